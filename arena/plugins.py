@@ -1,0 +1,258 @@
+"""Finding bots: installed plug-ins (entry-point group ``arena.bots``) and bot files.
+
+A bot spec names a bot and its options: ``minimax``, ``minimax:depth=6``,
+``path/to/my_bot.py``, ``path/to/my_bot.py:MyBot:depth=3``. Specs are plain
+strings so they can travel to worker processes; each worker turns a spec into a
+fresh bot with :func:`make_bot`.
+
+A plug-in that fails to import is reported as broken and never takes the other
+bots down with it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import sys
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from arena.bot import Bot, BotOptionError, Option
+
+ENTRY_POINT_GROUP = "arena.bots"
+
+
+class BotSpecError(ValueError):
+    """A bot spec that names no usable bot or carries a bad option."""
+
+
+@dataclass
+class BotEntry:
+    """One bot the arena knows of, usable or not."""
+
+    name: str
+    source: str  # "distribution version" or a file path
+    bot_class: type[Bot] | None = None
+    error: str | None = None
+    content_hash: str | None = None  # for file bots
+
+    @property
+    def description(self) -> str:
+        return self.bot_class.description() if self.bot_class else ""
+
+    @property
+    def options(self) -> dict[str, Option]:
+        return dict(self.bot_class.options) if self.bot_class else {}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "source": self.source,
+            "description": self.description,
+            "options": {
+                key: {"default": opt.default, "type": opt.kind.__name__, "help": opt.help}
+                for key, opt in self.options.items()
+            },
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """A parsed bot spec: which bot, and the options given to it (as written)."""
+
+    name: str
+    options: dict[str, str] = field(default_factory=dict, hash=False)
+    path: str | None = None  # set for file bots
+    class_name: str | None = None
+
+    @property
+    def is_file(self) -> bool:
+        return self.path is not None
+
+
+def parse_spec(text: str) -> BotSpec:
+    """Split ``name[:key=value,...]`` or ``file.py[:Class][:key=value,...]``."""
+    text = text.strip()
+    if not text:
+        raise BotSpecError("empty bot spec: give a bot name such as 'random' or a .py file")
+    head, _, rest = text.partition(":")
+    path = class_name = None
+    if head.endswith(".py"):
+        path = head
+        if rest and "=" not in rest.split(":", 1)[0]:
+            class_name, _, rest = rest.partition(":")
+        name = Path(head).stem if not class_name else class_name
+    else:
+        name = head
+    options: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in rest.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise BotSpecError(
+                f"bad option {item!r} in bot spec {text!r}: write key=value, "
+                "e.g. 'minimax:depth=6'"
+            )
+        options[key.strip()] = value.strip()
+    return BotSpec(name=name, options=options, path=path, class_name=class_name)
+
+
+def discover() -> dict[str, BotEntry]:
+    """Every installed bot, by name; broken and clashing plug-ins included, marked."""
+    found: dict[str, BotEntry] = {}
+    for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=_ep_order):
+        entry = _load_entry_point(ep)
+        other = found.get(ep.name)
+        if other is not None and other.source != entry.source:
+            found[ep.name] = BotEntry(
+                name=ep.name,
+                source=f"{other.source}; {entry.source}",
+                error=(
+                    f"two plug-ins are named {ep.name!r}: one from {other.source}, "
+                    f"one from {entry.source}; uninstall one of them"
+                ),
+            )
+            continue
+        found[ep.name] = entry
+    return found
+
+
+@lru_cache(maxsize=1)
+def installed_bots() -> dict[str, BotEntry]:
+    """``discover()``, done once per process (plug-ins do not change mid-run)."""
+    return discover()
+
+
+def load_entry(spec: BotSpec, installed: dict[str, BotEntry] | None = None) -> BotEntry:
+    """The usable BotEntry a spec refers to, or BotSpecError saying why not."""
+    if spec.is_file:
+        return load_file(spec.path, spec.class_name)  # type: ignore[arg-type]
+    installed = installed_bots() if installed is None else installed
+    entry = installed.get(spec.name)
+    if entry is None:
+        usable = ", ".join(sorted(n for n, e in installed.items() if not e.error))
+        raise BotSpecError(
+            f"unknown bot {spec.name!r}; installed bots: {usable or 'none'} "
+            "(or give a path to a .py file)"
+        )
+    if entry.error:
+        raise BotSpecError(f"bot {spec.name!r} cannot be used: {entry.error}")
+    return entry
+
+
+def make_bot(spec: BotSpec | str, installed: dict[str, BotEntry] | None = None) -> Bot:
+    """A fresh bot instance built from a spec."""
+    if isinstance(spec, str):
+        spec = parse_spec(spec)
+    entry = load_entry(spec, installed)
+    assert entry.bot_class is not None
+    try:
+        return entry.bot_class(**spec.options)
+    except BotOptionError as exc:
+        raise BotSpecError(f"bot spec {spec_text(spec)!r}: {exc}") from None
+
+
+def check_spec(text: str, installed: dict[str, BotEntry] | None = None) -> BotSpec:
+    """Parse a spec and build the bot once, so mistakes surface before any game."""
+    spec = parse_spec(text)
+    make_bot(spec, installed)
+    return spec
+
+
+def spec_text(spec: BotSpec) -> str:
+    """The canonical text of a spec (options sorted), used as the bot's identity."""
+    head = spec.path if spec.is_file else spec.name
+    if spec.class_name:
+        head = f"{head}:{spec.class_name}"
+    if not spec.options:
+        return head  # type: ignore[return-value]
+    options = ",".join(f"{k}={v}" for k, v in sorted(spec.options.items()))
+    return f"{head}:{options}"
+
+
+def load_file(path: str, class_name: str | None = None) -> BotEntry:
+    """Import a bot from a Python file and pick its Bot subclass."""
+    file = Path(path)
+    if not file.is_file():
+        raise BotSpecError(f"bot file {path!r} does not exist")
+    source = file.read_bytes()
+    digest = hashlib.sha256(source).hexdigest()
+    module = _import_file(file, digest)
+    candidates = {
+        obj.__name__: obj
+        for obj in vars(module).values()
+        if inspect.isclass(obj)
+        and issubclass(obj, Bot)
+        and obj is not Bot
+        and obj.__module__ == module.__name__
+    }
+    if class_name is not None:
+        if class_name not in candidates:
+            raise BotSpecError(
+                f"bot file {path!r} has no Bot subclass {class_name!r}; "
+                f"it has: {', '.join(sorted(candidates)) or 'none'}"
+            )
+        bot_class = candidates[class_name]
+    elif len(candidates) == 1:
+        bot_class = next(iter(candidates.values()))
+    elif not candidates:
+        raise BotSpecError(
+            f"bot file {path!r} defines no subclass of arena.bot.Bot; see the README's bot example"
+        )
+    else:
+        raise BotSpecError(
+            f"bot file {path!r} defines several bots ({', '.join(sorted(candidates))}); "
+            f"pick one with {path}:ClassName"
+        )
+    return BotEntry(
+        name=bot_class.bot_name(),
+        source=str(file),
+        bot_class=bot_class,
+        content_hash=digest,
+    )
+
+
+def _import_file(file: Path, digest: str) -> Any:
+    # The module name carries the content hash: a changed file is a new module.
+    module_name = f"arena_filebot_{file.stem}_{digest[:12]}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, file)
+    if spec is None or spec.loader is None:
+        raise BotSpecError(f"bot file {str(file)!r} cannot be imported as Python")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # a bot file's own error must not look like ours
+        del sys.modules[module_name]
+        raise BotSpecError(
+            f"bot file {str(file)!r} failed to import: {type(exc).__name__}: {exc}"
+        ) from None
+    return module
+
+
+def _ep_order(ep: metadata.EntryPoint) -> tuple[str, str]:
+    return (ep.name, _ep_source(ep))
+
+
+def _ep_source(ep: metadata.EntryPoint) -> str:
+    dist = ep.dist
+    if dist is None:
+        return ep.value
+    return f"{dist.metadata['Name']} {dist.version}"
+
+
+def _load_entry_point(ep: metadata.EntryPoint) -> BotEntry:
+    source = _ep_source(ep)
+    try:
+        obj = ep.load()
+    except Exception as exc:  # any failure in third-party code is reported, not raised
+        return BotEntry(ep.name, source, error=f"failed to import: {type(exc).__name__}: {exc}")
+    if not (inspect.isclass(obj) and issubclass(obj, Bot)):
+        return BotEntry(ep.name, source, error=f"{ep.value} is not a subclass of arena.bot.Bot")
+    return BotEntry(ep.name, source, bot_class=obj)
