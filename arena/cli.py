@@ -15,9 +15,14 @@ from typing import Any
 import click
 from tabulate import tabulate
 
-from arena.game import Rules, RulesError
+from arena import progress as progress_bar
+from arena.config import load_config
+from arena.game import Board, Rules, parse_moves
 from arena.match import match_specs, play_match
-from arena.plugins import BotSpecError, check_spec, discover, spec_text
+from arena.plugins import check_spec, discover, spec_text
+from arena.runner import run_tournament
+from arena.standings import FORMATS, render_standings, standings
+from arena.store import Store, rules_of
 
 
 class ArenaUsageError(click.ClickException):
@@ -119,6 +124,183 @@ def match_command(
     ]
     click.echo(f"{games} games, {rules.describe()}, seed {seed}")
     click.echo(tabulate(rows, headers=["bot", "games", "wins", "draws", "losses", "score %"]))
+
+
+def db_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--db", envvar="ARENA_DB", default="arena.db", show_default=True,
+        help="League database (or set ARENA_DB).",
+    )(func)
+
+
+def open_store(db: str) -> Store:
+    """An existing database; reading commands never create one by accident."""
+    return Store(db, create=False)
+
+
+@main.group("tournament")
+def tournament_group() -> None:
+    """Run tournaments (round robin or gauntlet) and store every move."""
+
+
+@tournament_group.command("run")
+@click.argument("config", required=False, type=click.Path(dir_okay=False))
+@click.option("--bots", help="Comma-separated bot specs (replaces the file's list).")
+@click.option("--challengers", help="Gauntlet: comma-separated bots that face the field.")
+@click.option("--format", "fmt", type=click.Choice(["round-robin", "gauntlet"]), help="Tournament format.")
+@click.option("--games", type=int, help="Games per pairing (each opening twice, colours swapped).")
+@click.option("--openings", "opening_plies", type=int, help="Random plies in each opening.")
+@click.option("--openings-file", help="File of opening move strings, one per line.")
+@click.option("--move-seconds", type=float, help="Time limit per move.")
+@click.option("--bank-seconds", type=float, help="Extra time a bot may draw on over the game.")
+@click.option("--workers", type=int, help="Worker processes (default: one per core).")
+@click.option("--seed", type=int, help="Tournament seed: the same seed gives the same games.")
+@click.option("--db", help="League database (default arena.db, or ARENA_DB).")
+@click.option("--name", help="Tournament name (default: the config file's name).")
+@rules_options
+@user_errors
+def tournament_run(config: str | None, bots: str | None, challengers: str | None, fmt: str | None,
+                   games: int | None, opening_plies: int | None, openings_file: str | None,
+                   move_seconds: float | None, bank_seconds: float | None, workers: int | None,
+                   seed: int | None, db: str | None, name: str | None, width: int | None,
+                   height: int | None, connect: int | None, no_gravity: bool) -> None:
+    """Play a tournament defined by CONFIG (a TOML file) and flags, then print standings.
+
+    Running it again with the same name and database resumes it: only the games
+    not yet stored are played.
+    """
+    overrides = {
+        "bots": _split(bots), "challengers": _split(challengers), "format": fmt, "games": games,
+        "openings.plies": opening_plies, "openings.file": openings_file,
+        "time.move_seconds": move_seconds, "time.bank_seconds": bank_seconds, "workers": workers,
+        "seed": seed, "db": db, "name": name, "rules.width": width, "rules.height": height,
+        "rules.connect": connect, "rules.gravity": False if no_gravity else None,
+    }
+    cfg = load_config(config, overrides)
+    store = Store(cfg.db)
+    bar = progress_bar.ProgressBar.for_stderr()
+    outcome = run_tournament(cfg, store, progress=bar.update if bar else None)
+    if bar:
+        bar.close()
+    stored = outcome.already_stored + outcome.played
+    if outcome.interrupted:
+        click.echo(
+            f"Interrupted: {stored} of {outcome.scheduled} games stored in {cfg.db}; "
+            "run the same command again to resume.", err=True,
+        )
+        sys.exit(130)
+    resumed = f", {outcome.already_stored} were already stored" if outcome.already_stored else ""
+    rate = outcome.played / outcome.seconds if outcome.seconds else 0.0
+    click.echo(
+        f"Tournament {cfg.name!r}: {outcome.played} games played in {outcome.seconds:.1f} s "
+        f"({rate:.0f} games/s){resumed}; {cfg.rules.describe()}; database {cfg.db}"
+    )
+    rows = standings(store.games(tournament=cfg.name), bots=cfg.entrants)
+    click.echo(render_standings(rows))
+
+
+@main.command("standings")
+@db_option
+@click.option("--tournament", "-t", help="One tournament (default: the latest).")
+@click.option("--all", "league", is_flag=True, help="Every game in the database: one league table.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("--anchor", help="Pin one bot's rating, e.g. random=0 (default: mean 1500).")
+@user_errors
+def standings_command(db: str, tournament: str | None, league: bool, fmt: str, anchor: str | None) -> None:
+    """Print the standings: results, Elo with 95% interval, incremental Elo."""
+    store = open_store(db)
+    if league and tournament:
+        raise ArenaUsageError("give either --tournament NAME or --all, not both")
+    if not league:
+        tournament = tournament or _latest_tournament(store)
+    games = store.games(tournament=None if league else tournament)
+    if not games:
+        raise ArenaUsageError(f"no games stored in {db} yet: run 'arena tournament run' first")
+    click.echo(render_standings(standings(games, anchor=_parse_anchor(anchor)), fmt))
+
+
+@main.command("games")
+@db_option
+@click.option("--tournament", "-t", help="Only this tournament.")
+@click.option("--bot", help="Only games of this bot spec.")
+@click.option("--limit", type=click.IntRange(min=1), help="At most this many games.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@user_errors
+def games_command(db: str, tournament: str | None, bot: str | None, limit: int | None, as_json: bool) -> None:
+    """List stored games."""
+    store = open_store(db)
+    games = store.games(tournament=tournament, bot=bot, limit=limit)
+    if as_json:
+        keep = ("id", "tournament", "key", "first", "second", "result", "termination", "reason",
+                "plies", "opening", "moves", "duration", "seed", "finished_at")
+        click.echo(json.dumps([{k: g[k] for k in keep} for g in games], indent=2))
+        return
+    rows = [
+        [g["id"], g["tournament"], g["key"], g["first"], g["second"], g["result"],
+         g["termination"] + (f" ({g['reason']})" if g["reason"] else ""), g["plies"]]
+        for g in games
+    ]
+    click.echo(tabulate(rows, headers=["id", "tournament", "key", "first", "second", "result", "termination", "plies"]))
+
+
+@main.command("show")
+@click.argument("game_id", type=int)
+@db_option
+@user_errors
+def show_command(game_id: int, db: str) -> None:
+    """Print a stored game: players, result, every move with its time and info, final board."""
+    store = open_store(db)
+    game = store.game(game_id)
+    rules = rules_of(game)
+    moves = store.moves(game_id)
+    click.echo(f"Game {game_id} ({game['tournament']} {game['key']}), {rules.describe()}")
+    click.echo(f"X (first): {game['first']}\nO (second): {game['second']}")
+    how = game["termination"] + (f": {game['reason']}" if game["reason"] else "")
+    click.echo(f"Result {game['result']} ({how}), {game['plies']} plies; moves {game['moves']}")
+    rows = []
+    for m in moves:
+        who = "opening" if m["ms"] is None else ("X" if m["ply"] % 2 == 0 else "O")
+        ms = "" if m["ms"] is None else f"{m['ms']:.2f}"
+        rows.append([m["ply"] + 1, who, m["move"], ms, m["info"] or ""])
+    click.echo(tabulate(rows, headers=["ply", "by", "move", "ms", "info"]))
+    board = Board.from_moves(parse_moves(game["moves"] or "", rules), rules)
+    click.echo(board.render())
+
+
+def _split(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    return [part.strip() for part in _split_specs(text) if part.strip()]
+
+
+def _split_specs(text: str) -> list[str]:
+    """Split "a,minimax:depth=3,seed=1,b" into bot specs: a comma followed by key=value
+    continues the options of the previous spec."""
+    specs: list[str] = []
+    for part in text.split(","):
+        if specs and "=" in part and ":" in specs[-1] and ":" not in part:
+            specs[-1] += "," + part
+        else:
+            specs.append(part)
+    return specs
+
+
+def _latest_tournament(store: Store) -> str:
+    tournaments = store.tournaments()
+    if not tournaments:
+        raise ArenaUsageError(f"no tournaments in {store.path} yet: run 'arena tournament run' first")
+    return str(tournaments[-1]["name"])
+
+
+def _parse_anchor(text: str | None) -> tuple[str, float] | None:
+    if text is None:
+        return None
+    bot, eq, value = text.rpartition("=")
+    try:
+        return (bot, float(value)) if eq and bot else None  # type: ignore[return-value]
+    except ValueError:
+        pass
+    raise ArenaUsageError(f"bad --anchor {text!r}: write BOT=RATING, e.g. random=0")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,167 @@
+"""Runs a tournament: schedules games, farms them out, streams results into the store.
+
+Workers only play: they receive picklable GameSpecs and return GameRecords. The
+coordinator (this process) is the only writer to the database. Anything that can
+map a top-level function over lists of specs and yield the results as they
+complete can serve as the executor, so a cluster executor can replace the local
+process pool without touching the schedule or the store.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from arena.config import TournamentConfig
+from arena.plugins import installed_bots, load_entry, parse_spec
+from arena.referee import GameRecord, GameSpec, play_game
+from arena.schedule import schedule
+from arena.store import BotIdentity, Store
+
+Progress = Callable[[int, int, float], None]  # (games done, games to play, seconds)
+
+
+class Executor(Protocol):
+    """Maps ``fn`` over ``chunks`` in any order, yielding each result as it completes."""
+
+    def map_unordered(
+        self, fn: Callable[[list[GameSpec]], list[GameRecord]], chunks: Sequence[list[GameSpec]]
+    ) -> Iterator[list[GameRecord]]: ...
+
+    def close(self, cancel: bool = False) -> None: ...
+
+
+class SerialExecutor:
+    """Plays everything in this process: simplest, and easiest to debug."""
+
+    def map_unordered(self, fn, chunks):  # type: ignore[no-untyped-def]
+        for chunk in chunks:
+            yield fn(chunk)
+
+    def close(self, cancel: bool = False) -> None:
+        pass
+
+
+class ProcessExecutor:
+    """A pool of worker processes on this machine (``multiprocess``)."""
+
+    def __init__(self, workers: int) -> None:
+        import multiprocess  # imported here: serial runs and tests need no pool
+
+        self.workers = workers
+        self._pool = multiprocess.Pool(workers, initializer=_init_worker)
+
+    def map_unordered(self, fn, chunks):  # type: ignore[no-untyped-def]
+        return self._pool.imap_unordered(fn, chunks)
+
+    def close(self, cancel: bool = False) -> None:
+        if cancel:
+            self._pool.terminate()
+        else:
+            self._pool.close()
+        self._pool.join()
+
+
+def make_executor(workers: int) -> Executor:
+    """``workers`` processes; 0 means one per core."""
+    return ProcessExecutor(workers or os.cpu_count() or 1)
+
+
+@dataclass
+class RunOutcome:
+    tournament_id: int
+    scheduled: int  # games in the whole tournament
+    already_stored: int  # found in the database at start (resume)
+    played: int  # stored by this run
+    interrupted: bool = False
+    seconds: float = 0.0
+
+
+def run_tournament(
+    config: TournamentConfig,
+    store: Store,
+    executor: Executor | None = None,
+    progress: Progress | None = None,
+) -> RunOutcome:
+    """Play every scheduled game that is not stored yet; store each as it finishes."""
+    specs = schedule(config)
+    tournament_id = store.start_tournament(
+        config.name, config.format, config.identity(), _as_given(config), config.seed
+    )
+    bot_ids = {spec: store.bot_id(bot_identity(spec)) for spec in config.entrants}
+    stored = store.stored_keys(tournament_id)
+    todo = [spec for spec in specs if spec.key not in stored]
+    outcome = RunOutcome(tournament_id, len(specs), len(specs) - len(todo), 0)
+    started = time.perf_counter()
+    own_executor = executor is None
+    if todo and executor is None:
+        executor = make_executor(config.workers) if config.workers != 1 or len(todo) > 1 else SerialExecutor()
+    try:
+        if todo:
+            assert executor is not None
+            for records in executor.map_unordered(play_games, chunked(todo, executor)):
+                outcome.played += store.record_games(tournament_id, records, bot_ids)
+                if progress is not None:
+                    progress(outcome.played, len(todo), time.perf_counter() - started)
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+    finally:
+        if own_executor and executor is not None:
+            executor.close(cancel=outcome.interrupted)
+        outcome.seconds = time.perf_counter() - started
+        status = "interrupted" if outcome.interrupted else "finished"
+        store.finish_tournament(tournament_id, status)
+    return outcome
+
+
+def play_games(specs: list[GameSpec]) -> list[GameRecord]:
+    """Worker entry point: play a chunk of games (top-level, so it pickles)."""
+    return [play_game(spec) for spec in specs]
+
+
+def chunked(specs: list[GameSpec], executor: Any) -> list[list[GameSpec]]:
+    """Small chunks keep workers busy and losses on interruption small; larger ones
+    cut the per-message cost when games are short. Aim for ~8 chunks per worker,
+    at most 64 games each."""
+    workers = getattr(executor, "workers", 1)
+    size = max(1, min(64, len(specs) // (workers * 8)))
+    return [specs[i : i + size] for i in range(0, len(specs), size)]
+
+
+def bot_identity(spec_text: str) -> BotIdentity:
+    """Where a bot's code comes from, for the bots table."""
+    spec = parse_spec(spec_text)
+    entry = load_entry(spec, installed_bots())
+    return BotIdentity(
+        spec=spec_text,
+        name=entry.name if not spec.is_file else spec.name,
+        options=dict(spec.options),
+        source=entry.source,
+        content_hash=entry.content_hash or "",
+    )
+
+
+def _as_given(config: TournamentConfig) -> dict[str, Any]:
+    return {"source": config.source, "workers": config.workers, "db": config.db, **config.identity()}
+
+
+def _init_worker() -> None:
+    # Ctrl-C is the coordinator's to handle: it stops the pool and keeps what is stored.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to kill this worker if the coordinator dies (even by kill -9)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass  # not Linux: workers still exit when their task pipe closes

@@ -1,0 +1,282 @@
+"""The league database: SQLite through sqlite-utils, schema by named migrations.
+
+One writer (the tournament coordinator) writes each finished game together with
+all of its moves in one transaction, so a game is either wholly stored or absent.
+Any SQLite tool can read the file; the tables are described in the README.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+from sqlite_utils.migrations import Migrations
+
+from arena.game import Rules, format_move, format_moves
+from arena.referee import GameRecord
+
+migrations = Migrations("arena")
+
+
+class StoreError(ValueError):
+    """A database the arena cannot use, or a lookup that finds nothing."""
+
+
+@migrations(name="0001_initial")
+def _initial(db: Database) -> None:
+    db["tournaments"].create(
+        {
+            "id": int, "name": str, "format": str, "config": str, "identity": str,
+            "rules": str, "seed": int, "status": str, "created_at": str, "finished_at": str,
+        },
+        pk="id",
+        not_null={"name", "status", "created_at"},
+    )
+    db["tournaments"].create_index(["name"], unique=True)
+    db["bots"].create(
+        {"id": int, "spec": str, "name": str, "options": str, "source": str, "content_hash": str},
+        pk="id",
+        not_null={"spec", "name", "source", "content_hash"},
+    )
+    db["bots"].create_index(["spec", "source", "content_hash"], unique=True)
+    db["games"].create(
+        {
+            "id": int, "tournament_id": int, "key": str, "pairing": str,
+            "first_bot_id": int, "second_bot_id": int, "opening": str, "opening_plies": int,
+            "result": str, "winner": int, "termination": str, "reason": str,
+            "plies": int, "moves": str, "duration": float, "seed": int, "finished_at": str,
+        },
+        pk="id",
+        foreign_keys=[
+            ("tournament_id", "tournaments", "id"),
+            ("first_bot_id", "bots", "id"),
+            ("second_bot_id", "bots", "id"),
+        ],
+        not_null={"tournament_id", "key", "first_bot_id", "second_bot_id", "result", "termination"},
+    )
+    db["games"].create_index(["tournament_id", "key"], unique=True)
+    db["games"].create_index(["first_bot_id"])
+    db["games"].create_index(["second_bot_id"])
+    db["moves"].create(
+        {"game_id": int, "ply": int, "move": str, "ms": float, "info": str},
+        pk=("game_id", "ply"),
+        foreign_keys=[("game_id", "games", "id")],
+        not_null={"move"},
+    )
+
+
+@dataclass(frozen=True)
+class BotIdentity:
+    """How a bot is recorded: its spec and where its code came from."""
+
+    spec: str
+    name: str
+    options: dict[str, str]
+    source: str
+    content_hash: str = ""
+
+
+class Store:
+    """The arena's database file."""
+
+    def __init__(self, path: str | Path, create: bool = True) -> None:
+        self.path = str(path)
+        if not create and self.path != ":memory:" and not Path(self.path).is_file():
+            raise StoreError(f"database {self.path!r} does not exist: run a tournament first or pass --db")
+        try:
+            self.db = Database(self.path)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path!r} is not an arena database ({exc})") from None
+
+    def _migrate(self) -> None:
+        known = {m.name for m in migrations._migrations}
+        newer = [m.name for m in migrations.applied(self.db) if m.name not in known]
+        if newer:
+            raise StoreError(
+                f"database {self.path!r} was written by a newer version of the arena "
+                f"(schema {newer[-1]}); upgrade connectk-arena to read it"
+            )
+        migrations.apply(self.db)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # --- tournaments ---------------------------------------------------------------
+
+    def tournament(self, name: str) -> dict[str, Any] | None:
+        rows = list(self.db["tournaments"].rows_where("name = ?", [name]))
+        return rows[0] if rows else None
+
+    def tournaments(self) -> list[dict[str, Any]]:
+        return list(self.db["tournaments"].rows_where(order_by="id"))
+
+    def start_tournament(
+        self, name: str, fmt: str, identity: dict[str, Any], config: dict[str, Any], seed: int
+    ) -> int:
+        """Create the tournament, or return the id of the stored one if it is the same.
+
+        A stored tournament of that name with other settings is refused: resuming
+        it would mix games of two different tournaments under one name.
+        """
+        identity_text = json.dumps(identity, sort_keys=True)
+        existing = self.tournament(name)
+        if existing is not None:
+            if existing["identity"] != identity_text:
+                raise StoreError(
+                    f"tournament {name!r} in {self.path} was run with other settings "
+                    f"({_first_difference(json.loads(existing['identity']), identity)}); "
+                    "pick another --name or repeat the original settings to resume it"
+                )
+            self.db["tournaments"].update(existing["id"], {"status": "running", "finished_at": None})
+            return int(existing["id"])
+        row = {
+            "name": name, "format": fmt, "config": json.dumps(config, sort_keys=True),
+            "identity": identity_text, "rules": json.dumps(identity["rules"]), "seed": seed,
+            "status": "running", "created_at": _now(), "finished_at": None,
+        }
+        return int(self.db["tournaments"].insert(row).last_pk)
+
+    def finish_tournament(self, tournament_id: int, status: str) -> None:
+        finished = _now() if status == "finished" else None
+        self.db["tournaments"].update(tournament_id, {"status": status, "finished_at": finished})
+
+    # --- bots ------------------------------------------------------------------------
+
+    def bot_id(self, bot: BotIdentity) -> int:
+        """The id of this exact bot (spec and code), adding it if new."""
+        key = [bot.spec, bot.source, bot.content_hash]
+        rows = list(self.db["bots"].rows_where("spec = ? and source = ? and content_hash = ?", key))
+        if rows:
+            return int(rows[0]["id"])
+        row = {
+            "spec": bot.spec, "name": bot.name, "options": json.dumps(bot.options, sort_keys=True),
+            "source": bot.source, "content_hash": bot.content_hash,
+        }
+        return int(self.db["bots"].insert(row).last_pk)
+
+    # --- games ----------------------------------------------------------------------
+
+    def stored_keys(self, tournament_id: int) -> set[str]:
+        rows = self.db.execute("select key from games where tournament_id = ?", [tournament_id])
+        return {key for (key,) in rows.fetchall()}
+
+    def record_games(
+        self, tournament_id: int, records: Iterable[GameRecord], bot_ids: dict[str, int]
+    ) -> int:
+        """Store finished games, each with all its moves, in one transaction."""
+        conn = self.db.conn
+        count = 0
+        with self.db.atomic():
+            for record in records:
+                game_id = conn.execute(_INSERT_GAME, _game_row(tournament_id, record, bot_ids)).lastrowid
+                conn.executemany(_INSERT_MOVE, _move_rows(game_id, record))
+                count += 1
+        return count
+
+    def game(self, game_id: int) -> dict[str, Any]:
+        rows = list(self.db.query(_GAME_SELECT + " where g.id = ?", [game_id]))
+        if not rows:
+            raise StoreError(f"no game with id {game_id} in {self.path}; list them with 'arena games'")
+        return rows[0]
+
+    def moves(self, game_id: int) -> list[dict[str, Any]]:
+        return list(self.db["moves"].rows_where("game_id = ?", [game_id], order_by="ply"))
+
+    def games(
+        self, tournament: str | None = None, bot: str | None = None, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Stored games, oldest first, optionally of one tournament or one bot spec."""
+        where, params = [], []
+        if tournament is not None:
+            if self.tournament(tournament) is None:
+                raise StoreError(self._unknown_tournament(tournament))
+            where.append("t.name = ?")
+            params.append(tournament)
+        if bot is not None:
+            where.append("(b1.spec = ? or b2.spec = ?)")
+            params += [bot, bot]
+        sql = _GAME_SELECT + (" where " + " and ".join(where) if where else "") + " order by g.id"
+        if limit is not None:
+            sql += f" limit {int(limit)}"
+        return list(self.db.query(sql, params))
+
+    def _unknown_tournament(self, name: str) -> str:
+        names = [t["name"] for t in self.tournaments()]
+        known = ", ".join(names) if names else "none yet"
+        return f"no tournament named {name!r} in {self.path}; tournaments: {known}"
+
+    def check_tournament(self, name: str) -> dict[str, Any]:
+        row = self.tournament(name)
+        if row is None:
+            raise StoreError(self._unknown_tournament(name))
+        return row
+
+
+_INSERT_GAME = """
+insert into games (tournament_id, key, pairing, first_bot_id, second_bot_id, opening,
+  opening_plies, result, winner, termination, reason, plies, moves, duration, seed, finished_at)
+values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+_INSERT_MOVE = "insert into moves (game_id, ply, move, ms, info) values (?, ?, ?, ?, ?)"
+_GAME_SELECT = """
+select g.id, t.name as tournament, g.key, b1.spec as first, b2.spec as second,
+  g.result, g.winner, g.termination, g.reason, g.plies, g.opening, g.opening_plies,
+  g.moves, g.duration, g.seed, g.finished_at, t.rules
+from games g
+join tournaments t on t.id = g.tournament_id
+join bots b1 on b1.id = g.first_bot_id
+join bots b2 on b2.id = g.second_bot_id
+"""
+
+
+def _game_row(tournament_id: int, record: GameRecord, bot_ids: dict[str, int]) -> tuple[Any, ...]:
+    spec = record.spec
+    rules = spec.rules
+    return (
+        tournament_id, spec.key, spec.key.split("-", 1)[0], bot_ids[spec.first], bot_ids[spec.second],
+        format_moves(list(spec.opening), rules), len(spec.opening), record.result, record.winner,
+        record.termination, record.reason, record.plies, format_moves(record.move_list(), rules),
+        round(record.duration, 6), spec.seed, _timestamp(record.finished_at),
+    )
+
+
+def _move_rows(game_id: int, record: GameRecord) -> list[tuple[Any, ...]]:
+    rules = record.spec.rules
+    return [
+        (
+            game_id, m.ply, format_move(m.move, rules),
+            None if m.ms is None else round(m.ms, 3),
+            None if m.info is None else json.dumps(m.info),
+        )
+        for m in record.moves
+    ]
+
+
+def rules_of(row: dict[str, Any]) -> Rules:
+    """The Rules stored with a game or tournament row."""
+    return Rules(**json.loads(row["rules"]))
+
+
+def _first_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
+    for key in sorted(set(old) | set(new)):
+        if old.get(key) != new.get(key):
+            return f"{key} was {old.get(key)!r}, now {new.get(key)!r}"
+    return "same settings"
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _timestamp(seconds: float) -> str:
+    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).isoformat(timespec="milliseconds")
