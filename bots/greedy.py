@@ -1,0 +1,35 @@
+"""The greedy connect-k bot."""
+
+from __future__ import annotations
+
+from arena.bot import Bot
+from arena.game import Board
+
+from bots.lines import landing_bit, lines_for, open_line_length
+
+
+class GreedyBot(Bot):
+    """Greedy connect-k: wins if it can, else makes its longest open line.
+
+    An open line is a window of `connect` cells through the new stone holding no
+    opponent stone; its length is the number of own stones in it after the move.
+    It prefers connect, then connect-1, connect-2, ... down to 2; with nothing of
+    length 2 or more it plays at random. Ties are broken at random.
+    """
+
+    name = "greedy"
+    options = {}
+
+    def choose_move(self, board: Board) -> int:
+        legal = board.legal_moves()
+        lines = lines_for(board.rules)
+        me = board.to_move
+        own, opp = board.stones(me), board.stones(1 - me)
+        best, best_moves = 1, []
+        for move in legal:
+            length = open_line_length(lines, own, opp, landing_bit(board, move))
+            if length > best:
+                best, best_moves = length, [move]
+            elif length == best and best > 1:
+                best_moves.append(move)
+        return self.rng.choice(best_moves or legal)

@@ -1,0 +1,44 @@
+"""Shared fixtures: a fresh database path, bot files written on the fly, the CLI."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import main
+
+HERE = Path(__file__).parent
+TEST_BOTS = HERE / "bots"
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> str:
+    return str(tmp_path / "arena.db")
+
+
+@pytest.fixture
+def write_bot(tmp_path: Path):
+    """write_bot("name", "class body source") -> path of a bot file."""
+
+    def write(name: str, source: str) -> str:
+        path = tmp_path / f"{name}.py"
+        path.write_text(textwrap.dedent(source))
+        return str(path)
+
+    return write
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """Run the arena command in a temporary working directory; returns the result."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ARENA_DB", raising=False)
+    runner = CliRunner()
+
+    def run(*args: str):
+        return runner.invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+    return run

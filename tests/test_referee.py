@@ -1,0 +1,116 @@
+"""The referee: results, forfeits for every kind of bad answer, clocks, info."""
+
+from __future__ import annotations
+
+import pytest
+
+from arena.game import Board, Rules
+from arena.referee import GameSpec, TimeControl, play_game
+from tests.conftest import TEST_BOTS
+
+MISBEHAVING = TEST_BOTS / "misbehaving.py"
+
+
+def spec(first: str, second: str, **kwargs) -> GameSpec:
+    return GameSpec(key="g", rules=kwargs.pop("rules", Rules()), first=first, second=second, **kwargs)
+
+
+def bad(name: str) -> str:
+    return f"{MISBEHAVING}:{name}"
+
+
+def test_game_ends_with_a_win_and_records_every_ply():
+    record = play_game(spec("minimax", "random", seed=3))
+    assert record.termination == "win"
+    assert record.winner == 0
+    assert record.result == "1-0"
+    board = Board.from_moves(record.move_list())
+    assert board.winner == 0
+    assert [m.ply for m in record.moves] == list(range(record.plies))
+    assert all(m.ms is not None and m.ms >= 0 for m in record.moves)
+    assert all(set(m.info) == {"score", "depth", "nodes"} for m in record.moves[0::2])
+
+
+def test_a_full_board_without_a_line_is_a_draw():
+    # On 3x3 connect 3 without gravity, two blockers that always block end level.
+    rules = Rules(3, 3, 3, gravity=False)
+    records = [play_game(spec("minimax", "minimax", rules=rules, seed=s)) for s in range(3)]
+    assert all(r.termination == "draw" and r.winner is None for r in records)
+    assert all(r.result == "1/2-1/2" and r.plies == 9 for r in records)
+
+
+def test_opening_plies_are_played_first_and_marked():
+    record = play_game(spec("random", "random", opening=(3, 3, 2), seed=1))
+    assert record.move_list()[:3] == [3, 3, 2]
+    assert [m.ms for m in record.moves[:3]] == [None, None, None]
+    assert record.moves[3].ms is not None
+
+
+@pytest.mark.parametrize(
+    ("bot", "reason"),
+    [
+        ("Raises", "crashed: RuntimeError: boom"),
+        ("ReturnsNone", "not a move: None (NoneType)"),
+        ("ReturnsString", "not a move: '4' (str)"),
+        ("ReturnsFloat", "not a move: 3.0 (float)"),
+        ("ReturnsBool", "not a move: True (bool)"),
+        ("OutOfRange", "illegal move: 7 is out of range 0..6"),
+        ("FullColumn", "illegal move: 1, column is full"),
+    ],
+)
+@pytest.mark.parametrize("player", [0, 1])
+def test_a_bad_answer_forfeits_the_game_to_the_opponent(bot, reason, player):
+    bots = [bad(bot), "random"] if player == 0 else ["random", bad(bot)]
+    # Column 1 is full from the opening, so FullColumn's first answer is illegal;
+    # random cannot win in its single move before the bad bot answers.
+    record = play_game(spec(*bots, seed=5, opening=(0,) * 6))
+    loser = bots.index(bad(bot))
+    assert record.termination == "forfeit"
+    assert record.winner == 1 - loser
+    assert record.reason == reason
+
+
+def test_mutating_its_copy_does_not_touch_the_real_board():
+    record = play_game(spec(bad("MutatesBoard"), "random", seed=2))
+    assert record.termination in ("win", "draw")
+    assert Board.from_moves(record.move_list()).is_over()
+
+
+def test_overrunning_the_move_limit_loses_on_time():
+    clock = TimeControl(move_seconds=0.05)
+    record = play_game(spec("random", bad("Slow"), time_control=clock))
+    assert record.termination == "forfeit"
+    assert record.winner == 0
+    assert record.reason.startswith("time: took 0.2")
+
+
+def test_the_bank_absorbs_overruns_until_it_is_spent():
+    clock = TimeControl(move_seconds=0.05, bank_seconds=0.4)
+    record = play_game(spec("random", bad("Slow"), time_control=clock, seed=1))
+    slow_moves = [m for m in record.moves if m.ply % 2 == 1]
+    # 0.15 s over per move: the bank covers two moves and the third overruns it
+    # (random, moving first, cannot have won by then).
+    assert record.termination == "forfeit"
+    assert record.winner == 0
+    assert len(slow_moves) == 2
+
+
+def test_unknown_bot_in_a_spec_forfeits_for_that_side():
+    record = play_game(spec("random", "no-such-bot"))
+    assert record.termination == "forfeit"
+    assert record.winner == 0
+    assert "unknown bot 'no-such-bot'" in record.reason
+
+
+def test_info_that_is_not_json_is_replaced_not_fatal():
+    record = play_game(spec(bad("BadInfo"), "random", seed=4))
+    assert record.termination in ("win", "draw")
+    assert record.moves[0].info == {"error": "info was not JSON-serialisable"}
+
+
+def test_same_spec_same_game():
+    first = play_game(spec("greedy", "blocker", seed=11))
+    again = play_game(spec("greedy", "blocker", seed=11))
+    other = play_game(spec("greedy", "blocker", seed=12))
+    assert first.move_list() == again.move_list()
+    assert first.move_list() != other.move_list()
