@@ -107,6 +107,8 @@ class _Geometry:
         self.full = sum(self.column)
         # One shift per line direction: vertical, horizontal, and the two diagonals.
         self.shifts = (1, self.stride, self.stride - 1, self.stride + 1)
+        self.line_plan = line_plan(self.shifts, rules.connect)
+        self.top_pairs = tuple(enumerate(self.top))
         self.cell_bit = [
             1 << (c * self.stride + r) for c in range(w) for r in range(h)
         ]
@@ -125,18 +127,33 @@ class _Geometry:
         return (dc * dc + dr * dr, move)
 
 
-def has_line(stones: int, shifts: tuple[int, ...], connect: int) -> bool:
-    """True if ``stones`` holds ``connect`` in a row along any of ``shifts``."""
+def line_plan(shifts: tuple[int, ...], connect: int) -> tuple[tuple[int, ...], ...]:
+    """For each direction, the right-shifts whose and-ing leaves the start bits of
+    every run of ``connect`` stones.
+
+    Doubling: after and-ing with a shift of ``s * run``, bit p is set iff a run of
+    ``2 * run`` starts at p. Two overlapping runs of ``run`` cover ``connect`` cells
+    once ``run >= connect / 2``, so at most log2(connect) + 1 steps are needed.
+    """
+    plan = []
     for s in shifts:
-        m = stones
+        steps = []
         run = 1
-        # Doubling: after each step, bit p is set iff a run of `run` starts at p.
         while run * 2 <= connect:
-            m &= m >> (s * run)
+            steps.append(s * run)
             run *= 2
         if run < connect:
-            # Two overlapping runs of `run` cover `connect` cells when run >= connect/2.
-            m &= m >> (s * (connect - run))
+            steps.append(s * (connect - run))
+        plan.append(tuple(steps))
+    return tuple(plan)
+
+
+def has_line(stones: int, plan: tuple[tuple[int, ...], ...]) -> bool:
+    """True if ``stones`` holds a run in any direction of ``plan`` (see line_plan)."""
+    for steps in plan:
+        m = stones
+        for shift in steps:
+            m &= m >> shift
         if m:
             return True
     return False
@@ -245,8 +262,7 @@ class Board:
             return []
         mask = self._mask
         if self.rules.gravity:
-            top = self._g.top
-            return [c for c in range(len(top)) if not mask & top[c]]
+            return [c for c, top in self._g.top_pairs if not mask & top]
         return [i for i, bit in enumerate(self._g.cell_bit) if not mask & bit]
 
     def is_legal(self, move: object) -> bool:
@@ -270,7 +286,7 @@ class Board:
         self._mask |= bit
         self._history.append(move)
         self._bits.append(bit)
-        if has_line(mover, g.shifts, self.rules.connect):
+        if has_line(mover, g.line_plan):
             self._winner = len(self._history) - 1 & 1
 
     def play_checked(self, move: object) -> None:
@@ -296,7 +312,7 @@ class Board:
             bit = (self._mask + g.bottom[move]) & g.column[move]
         else:
             bit = g.cell_bit[move]
-        return has_line(self._current | bit, g.shifts, self.rules.connect)
+        return has_line(self._current | bit, g.line_plan)
 
     def centre_order(self, moves: list[int]) -> list[int]:
         """``moves`` sorted from the centre outwards."""

@@ -146,7 +146,9 @@ def load_entry(spec: BotSpec, installed: dict[str, BotEntry] | None = None) -> B
 
 def make_bot(spec: BotSpec | str, installed: dict[str, BotEntry] | None = None) -> Bot:
     """A fresh bot instance built from a spec."""
-    if isinstance(spec, str):
+    if isinstance(spec, str) and installed is None:
+        spec = _parse_installed_spec(spec)
+    elif isinstance(spec, str):
         spec = parse_spec(spec)
     entry = load_entry(spec, installed)
     assert entry.bot_class is not None
@@ -154,6 +156,12 @@ def make_bot(spec: BotSpec | str, installed: dict[str, BotEntry] | None = None) 
         return entry.bot_class(**spec.options)
     except BotOptionError as exc:
         raise BotSpecError(f"bot spec {spec_text(spec)!r}: {exc}") from None
+
+
+@lru_cache(maxsize=256)
+def _parse_installed_spec(text: str) -> BotSpec:
+    # Workers build two bots per game from the same few spec strings.
+    return parse_spec(text)
 
 
 def check_spec(text: str, installed: dict[str, BotEntry] | None = None) -> BotSpec:

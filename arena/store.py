@@ -12,13 +12,14 @@ import json
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-from arena.game import Rules, format_move, format_moves
+from arena.game import Rules, format_move
 from arena.referee import GameRecord
 
 migrations = Migrations("arena")
@@ -244,22 +245,35 @@ def _game_row(tournament_id: int, record: GameRecord, bot_ids: dict[str, int]) -
     rules = spec.rules
     return (
         tournament_id, spec.key, spec.key.split("-", 1)[0], bot_ids[spec.first], bot_ids[spec.second],
-        format_moves(list(spec.opening), rules), len(spec.opening), record.result, record.winner,
-        record.termination, record.reason, record.plies, format_moves(record.move_list(), rules),
+        _join(spec.opening, rules), len(spec.opening), record.result, record.winner,
+        record.termination, record.reason, record.plies, _join(record.move_list(), rules),
         round(record.duration, 6), spec.seed, _timestamp(record.finished_at),
     )
 
 
 def _move_rows(game_id: int, record: GameRecord) -> list[tuple[Any, ...]]:
-    rules = record.spec.rules
+    names = _move_names(record.spec.rules)
+    dumps = json.dumps
     return [
         (
-            game_id, m.ply, format_move(m.move, rules),
-            None if m.ms is None else round(m.ms, 3),
-            None if m.info is None else json.dumps(m.info),
+            game_id, ply, names[move],
+            None if ms is None else round(ms, 3),
+            None if info is None else dumps(info),
         )
-        for m in record.moves
+        for ply, move, ms, info in record.moves
     ]
+
+
+@lru_cache(maxsize=16)
+def _move_names(rules: Rules) -> list[str]:
+    """Every move's notation, precomputed: the store writes millions of them."""
+    return [format_move(move, rules) for move in range(rules.move_count)]
+
+
+def _join(moves: Any, rules: Rules) -> str:
+    names = _move_names(rules)
+    separator = "," if rules.gravity and rules.width > 9 else ""
+    return separator.join([names[m] for m in moves])
 
 
 def rules_of(row: dict[str, Any]) -> Rules:

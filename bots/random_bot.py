@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
-from arena.bot import Bot
-from arena.game import Board
+import random
+
+from arena.bot import Bot, Option
+from arena.game import Board, Rules
 
 
 class RandomBot(Bot):
     """Plays a uniformly random legal move.
 
-    Reproducible: the same seed (given by new_game) gives the same moves.
+    Reproducible: the same game seed (given by new_game) gives the same moves.
+    The ``stream`` option picks another, independent sequence, so that
+    ``random:stream=1`` and ``random:stream=2`` are two different random players.
     """
 
     name = "random"
-    options = {}
+    options = {"stream": Option(0, "which random stream to draw from (independent players)")}
+
+    def new_game(self, rules: Rules, player: int, seed: int) -> None:
+        super().new_game(rules, player, seed)
+        if self.stream:
+            self.rng = random.Random(f"{seed}:{self.stream}")
 
     def choose_move(self, board: Board) -> int:
         return self.rng.choice(board.legal_moves())

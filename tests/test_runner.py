@@ -1,0 +1,188 @@
+"""Tournaments end to end: every game and move stored, parallel = serial, resume."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.config import load_config
+from arena.game import Board, parse_moves
+from arena.runner import ProcessExecutor, SerialExecutor, run_tournament
+from arena.schedule import schedule
+from arena.store import Store, StoreError, rules_of
+from tests.conftest import TEST_BOTS
+
+FIELD = ["random", "neighbour", "greedy", "minimax:depth=2"]
+
+
+def config(db: str, **overrides):
+    values = {"name": "t", "bots": FIELD, "games": 4, "seed": 3, "db": db, **overrides}
+    return load_config(None, values)
+
+
+def snapshot(db: str, name: str = "t") -> dict[str, tuple]:
+    """key -> (first, second, result, termination, reason, moves), plus every move row."""
+    store = Store(db)
+    games = {
+        g["key"]: (g["first"], g["second"], g["result"], g["termination"], g["reason"], g["moves"])
+        for g in store.games(tournament=name)
+    }
+    store.close()
+    return games
+
+
+def test_every_game_and_every_move_is_stored(db_path):
+    cfg = config(db_path)
+    store = Store(db_path)
+    outcome = run_tournament(cfg, store, SerialExecutor())
+    assert (outcome.scheduled, outcome.played, outcome.interrupted) == (24, 24, False)
+    games = store.games(tournament="t")
+    assert sorted(g["key"] for g in games) == sorted(s.key for s in schedule(cfg))
+    for game in games:
+        rules = rules_of(game)
+        moves = store.moves(game["id"])
+        assert [m["ply"] for m in moves] == list(range(game["plies"]))
+        assert "".join(m["move"] for m in moves) == game["moves"]
+        assert game["moves"].startswith(game["opening"])
+        board = Board.from_moves(parse_moves(game["moves"], rules), rules)
+        assert board.is_over()
+        assert game["winner"] == board.winner
+    assert store.tournament("t")["status"] == "finished"
+    depth_info = store.db.execute(
+        "select count(*) from moves where info like '%\"depth\": 2%'"
+    ).fetchone()[0]
+    assert depth_info > 0  # minimax's own info is logged
+
+
+def test_parallel_workers_store_the_same_games_as_a_serial_run(tmp_path):
+    serial, parallel = str(tmp_path / "s.db"), str(tmp_path / "p.db")
+    run_tournament(config(serial), Store(serial), SerialExecutor())
+    pool = ProcessExecutor(2)
+    try:
+        run_tournament(config(parallel), Store(parallel), pool)
+    finally:
+        pool.close()
+    assert snapshot(serial) == snapshot(parallel)
+
+
+def test_an_interrupted_run_resumes_to_the_uninterrupted_result(tmp_path):
+    whole, broken = str(tmp_path / "whole.db"), str(tmp_path / "broken.db")
+    run_tournament(config(whole), Store(whole), SerialExecutor())
+
+    def stop_after_some(done, total, seconds):
+        if done >= 2:
+            raise KeyboardInterrupt
+
+    store = Store(broken)
+    first = run_tournament(config(broken, games=4), store, _OneByOne(), progress=stop_after_some)
+    assert first.interrupted and first.played == 2
+    assert store.tournament("t")["status"] == "interrupted"
+    second = run_tournament(config(broken), store, SerialExecutor())
+    assert (second.already_stored, second.played) == (2, 22)
+    assert snapshot(whole) == snapshot(broken)
+    third = run_tournament(config(broken), store, SerialExecutor())
+    assert (third.already_stored, third.played) == (24, 0)
+
+
+class _OneByOne(SerialExecutor):
+    """Hands games over one at a time, so an interruption lands between games."""
+
+    workers = 24
+
+
+def test_the_same_name_with_other_settings_is_refused(db_path):
+    store = Store(db_path)
+    run_tournament(config(db_path), store, SerialExecutor())
+    with pytest.raises(StoreError, match=r"tournament 't' .* other settings \(seed was 3, now 4\)"):
+        run_tournament(config(db_path, seed=4), store, SerialExecutor())
+    assert len(store.games(tournament="t")) == 24  # nothing lost
+
+
+def test_a_misbehaving_bot_loses_its_games_and_the_tournament_goes_on(db_path):
+    bad = f"{TEST_BOTS / 'misbehaving.py'}:Raises"
+    store = Store(db_path)
+    run_tournament(config(db_path, bots=["random", "greedy", bad], games=2), store, SerialExecutor())
+    games = store.games(tournament="t")
+    assert len(games) == 6
+    for game in games:
+        if bad in (game["first"], game["second"]):
+            assert game["termination"] == "forfeit"
+            assert game["reason"] == "crashed: RuntimeError: boom"
+            assert (game["first"] == bad) == (game["winner"] == 1)
+        else:
+            assert game["termination"] in ("win", "draw")
+
+
+# --- kill -9 ------------------------------------------------------------------------
+
+SLEEPY = TEST_BOTS / "sleepy.py"
+SLOW_CONFIG = f"""
+name = "killed"
+bots = ["{SLEEPY}:stream=1", "{SLEEPY}:stream=2", "greedy", "minimax:depth=3"]
+games = 6
+seed = 11
+workers = 2
+"""
+
+
+def _arena(*args: str, cwd: Path) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
+    env.pop("ARENA_DB", None)
+    return subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", *args], cwd=cwd, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+    )
+
+
+def _group_gone(group: int, wait: float = 10.0) -> bool:
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    os.killpg(group, signal.SIGKILL)  # leave no strays behind, then fail
+    return False
+
+
+def _stored(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(db, timeout=5) as conn:
+            return conn.execute("select count(*) from games").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0  # schema not created yet
+
+
+@pytest.mark.parametrize("kill_after", [0, 1, 12])
+def test_kill_9_of_the_coordinator_loses_nothing_and_repeats_nothing(tmp_path, kill_after):
+    (tmp_path / "t.toml").write_text(SLOW_CONFIG)
+    reference = _arena("tournament", "run", "t.toml", "--db", "whole.db", cwd=tmp_path)
+    assert reference.wait(timeout=300) == 0, reference.stderr.read().decode()
+
+    db = tmp_path / "killed.db"
+    victim = _arena("tournament", "run", "t.toml", "--db", "killed.db", cwd=tmp_path)
+    deadline = time.monotonic() + 120
+    while _stored(db) < kill_after and victim.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.kill(victim.pid, signal.SIGKILL)  # the coordinator only: workers must die with it
+    victim.wait(timeout=30)
+    assert _stored(db) < 36, "the run finished before it could be killed"
+    assert _group_gone(victim.pid), "worker processes outlived the killed coordinator"
+    again = _arena("tournament", "run", "t.toml", "--db", "killed.db", cwd=tmp_path)
+    out, err = again.communicate(timeout=300)
+    assert again.returncode == 0, err.decode()
+    assert snapshot(str(tmp_path / "whole.db"), "killed") == snapshot(str(db), "killed")
+    assert len(snapshot(str(db), "killed")) == 36
+    with sqlite3.connect(db) as conn:
+        orphans = conn.execute("select count(*) from moves where game_id not in (select id from games)")
+        assert orphans.fetchone()[0] == 0
