@@ -86,11 +86,16 @@ def load_config(path: str | None, overrides: dict[str, Any] | None = None) -> To
     if path is not None:
         raw, source = _read_toml(path), path
         base = Path(path).resolve().parent
+    _check_all(raw, source)
+    merged = _merge(raw, overrides or {})
+    _check_all(merged, source)  # overrides too: the library may be called without the CLI
+    return _build(merged, source, base)
+
+
+def _check_all(raw: dict[str, Any], source: str) -> None:
     _check_keys(raw, _TOP_KEYS, source, "")
     for section, keys in (("rules", _RULES_KEYS), ("openings", _OPENINGS_KEYS), ("time", _TIME_KEYS)):
         _check_keys(raw.get(section, {}), keys, source, f"{section}.")
-    merged = _merge(raw, overrides or {})
-    return _build(merged, source, base)
 
 
 def _read_toml(path: str) -> dict[str, Any]:

@@ -72,19 +72,21 @@ def random_openings(rules: Rules, plies: int, count: int, rng: random.Random) ->
     still open and the side to move has no immediate win; distinct while possible."""
     found: list[tuple[int, ...]] = []
     seen: set[tuple[int, ...]] = set()
-    tries = 0
+    misses = 0  # draws in a row that gave nothing new
     while len(found) < count:
-        tries += 1
         line = _random_line(rules, plies, rng)
         if line is None:
-            if tries > MAX_OPENING_TRIES and not found:
+            misses += 1
+            if misses > MAX_OPENING_TRIES and not found:
                 raise ValueError(
                     f"no opening of {plies} plies leaves the game open on {rules.describe()}; "
                     "lower openings.plies"
                 )
             continue
-        if line in seen and tries < MAX_OPENING_TRIES:
-            continue  # prefer distinct openings; repeat only when there are too few
+        if line in seen and misses < MAX_OPENING_TRIES:
+            misses += 1
+            continue  # prefer distinct openings; repeat only once they seem used up
+        misses = 0
         seen.add(line)
         found.append(line)
     return found
