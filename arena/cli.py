@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -17,10 +18,12 @@ from tabulate import tabulate
 
 from arena import progress as progress_bar
 from arena.config import load_config
+from arena.crosstable import by_colour, crosstable, render_colours, render_crosstable
 from arena.game import Board, Rules, parse_moves
-from arena.match import match_specs, play_match
+from arena.match import match_specs, play_match, play_sprt
 from arena.plugins import check_spec, discover, spec_text
 from arena.runner import run_tournament
+from arena.sprt import Sprt, elo_with_interval
 from arena.standings import FORMATS, render_standings, standings
 from arena.store import Store, rules_of
 
@@ -88,8 +91,12 @@ def bots_command(as_json: bool) -> None:
 @main.command("match")
 @click.argument("bot_a")
 @click.argument("bot_b")
-@click.option("--games", "-n", type=click.IntRange(min=1), default=10, show_default=True, help="Games to play.")
+@click.option("--games", "-n", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Games to play (with --sprt: at most this many).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed: the same seed gives the same games.")
+@click.option("--openings", "opening_plies", type=click.IntRange(min=0), default=2, show_default=True,
+              help="Random plies before the bots take over (each opening is played with both colours).")
+@click.option("--sprt", "sprt_text", help="Stop when a sequential test decides: elo0=0,elo1=20[,alpha=0.05,beta=0.05].")
 @rules_options
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @user_errors
@@ -98,6 +105,8 @@ def match_command(
     bot_b: str,
     games: int,
     seed: int,
+    opening_plies: int,
+    sprt_text: str | None,
     width: int | None,
     height: int | None,
     connect: int | None,
@@ -107,23 +116,51 @@ def match_command(
     """Play GAMES games between BOT_A and BOT_B, alternating who moves first.
 
     A bot is a name from `arena bots` with optional options (minimax:depth=6)
-    or a path to a bot file (my_bot.py, my_bot.py:MyBot).
+    or a path to a bot file (my_bot.py, my_bot.py:MyBot). The result gives BOT_A's
+    Elo advantage over BOT_B with its 95% interval.
     """
     rules = make_rules(width, height, connect, no_gravity)
     a = spec_text(check_spec(bot_a))
     b = spec_text(check_spec(bot_b))
     if a == b:
         raise ArenaUsageError(f"both bots are {a!r}: a match needs two different bot specs")
-    result = play_match(match_specs(a, b, games, seed, rules), (a, b))
+    test = Sprt.parse(sprt_text) if sprt_text else None
+    specs = match_specs(a, b, games, seed, rules, opening_plies=opening_plies)
+    if test is None:
+        result, decision = play_match(specs, (a, b)), None
+    else:
+        result, decision = play_sprt(specs, (a, b), test)
+    tally = result.tally()[a]
+    elo, low, high = elo_with_interval(tally.wins, tally.draws, tally.losses)
     if as_json:
-        click.echo(json.dumps(result.as_json(), indent=2))
+        data = result.as_json()
+        data["elo_difference"] = {"elo": _finite(elo), "low": _finite(low), "high": _finite(high)}
+        if test is not None:
+            data["sprt"] = {"decision": decision, "llr": round(test.llr(tally.wins, tally.draws, tally.losses), 3),
+                            "bounds": [round(x, 3) for x in test.bounds]}
+        click.echo(json.dumps(data, indent=2))
         return
     rows = [
         [bot, t.games, t.wins, t.draws, t.losses, f"{100 * t.score / t.games:.1f}"]
         for bot, t in result.tally().items()
     ]
-    click.echo(f"{games} games, {rules.describe()}, seed {seed}")
+    click.echo(f"{len(result.records)} games, {rules.describe()}, seed {seed}")
     click.echo(tabulate(rows, headers=["bot", "games", "wins", "draws", "losses", "score %"]))
+    click.echo(f"Elo difference ({a} - {b}): {elo:+.1f}, 95% interval {low:+.1f} .. {high:+.1f}")
+    if test is not None:
+        llr = test.llr(tally.wins, tally.draws, tally.losses)
+        lower, upper = test.bounds
+        verdict = {
+            "H1": f"H1 accepted: the games favour a difference of {test.elo1:g} Elo over {test.elo0:g}",
+            "H0": f"H0 accepted: the games favour a difference of {test.elo0:g} Elo over {test.elo1:g}",
+            "continue": f"undecided after {len(result.records)} games: raise --games to go on",
+        }[decision]
+        click.echo(f"SPRT elo0={test.elo0:g} elo1={test.elo1:g}: LLR {llr:.2f} (bounds {lower:.2f}, {upper:.2f}); {verdict}")
+
+
+def _finite(value: float) -> float | None:
+    """JSON has no infinity: an unbounded Elo difference is null."""
+    return round(value, 1) if math.isfinite(value) else None
 
 
 def db_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -199,15 +236,18 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
     click.echo(render_standings(rows))
 
 
-@main.command("standings")
-@db_option
-@click.option("--tournament", "-t", help="One tournament (default: the latest).")
-@click.option("--all", "league", is_flag=True, help="Every game in the database: one league table.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
-@click.option("--anchor", help="Pin one bot's rating, e.g. random=0 (default: mean 1500).")
-@user_errors
-def standings_command(db: str, tournament: str | None, league: bool, fmt: str, anchor: str | None) -> None:
-    """Print the standings: results, Elo with 95% interval, incremental Elo."""
+def league_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--db, --tournament/--all and --format, shared by the commands that print tables."""
+    func = click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+                        help="table, github (markdown), csv or json.")(func)
+    func = click.option("--all", "league", is_flag=True,
+                        help="Every game in the database: one league across tournaments.")(func)
+    func = click.option("--tournament", "-t", help="One tournament (default: the latest).")(func)
+    return db_option(func)
+
+
+def selected_games(db: str, tournament: str | None, league: bool) -> list[dict[str, Any]]:
+    """The games a table is built from: one tournament (the latest by default) or all."""
     store = open_store(db)
     if league and tournament:
         raise ArenaUsageError("give either --tournament NAME or --all, not both")
@@ -216,7 +256,40 @@ def standings_command(db: str, tournament: str | None, league: bool, fmt: str, a
     games = store.games(tournament=None if league else tournament)
     if not games:
         raise ArenaUsageError(f"no games stored in {db} yet: run 'arena tournament run' first")
-    click.echo(render_standings(standings(games, anchor=_parse_anchor(anchor)), fmt))
+    return games
+
+
+@main.command("standings")
+@league_options
+@click.option("--anchor", help="Pin one bot's rating, e.g. random=0 (default: mean 1500).")
+@click.option("--k", "k_factor", type=click.FloatRange(min=0, min_open=True), default=16.0, show_default=True,
+              help="K-factor of the incremental Elo column.")
+@user_errors
+def standings_command(db: str, tournament: str | None, league: bool, fmt: str, anchor: str | None,
+                      k_factor: float) -> None:
+    """Print the standings: results, Elo with 95% interval, incremental Elo, forfeits."""
+    games = selected_games(db, tournament, league)
+    click.echo(render_standings(standings(games, anchor=_parse_anchor(anchor), k=k_factor), fmt))
+
+
+@main.command("crosstable")
+@league_options
+@user_errors
+def crosstable_command(db: str, tournament: str | None, league: bool, fmt: str) -> None:
+    """Print every pair's head-to-head score (points/games), bots in standings order."""
+    games = selected_games(db, tournament, league)
+    order = [row.bot for row in standings(games)]
+    click.echo(render_crosstable(crosstable(games, order), fmt))
+
+
+@main.command("colours")
+@league_options
+@user_errors
+def colours_command(db: str, tournament: str | None, league: bool, fmt: str) -> None:
+    """Print how each bot does moving first and moving second."""
+    games = selected_games(db, tournament, league)
+    order = [row.bot for row in standings(games)]
+    click.echo(render_colours(by_colour(games, order), fmt))
 
 
 @main.command("games")

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from arena.game import Rules
+from arena.openings import game_seed, random_openings
 from arena.referee import GameRecord, GameSpec, TimeControl, play_game
+from arena.sprt import CONTINUE, Sprt
 
 
 @dataclass
@@ -65,20 +68,29 @@ def match_specs(
     seed: int = 0,
     rules: Rules | None = None,
     time_control: TimeControl | None = None,
+    opening_plies: int = 2,
 ) -> list[GameSpec]:
-    """The games of a match: bot_a moves first in even games, bot_b in odd ones."""
+    """The games of a match: bot_a moves first in even games, bot_b in odd ones.
+
+    Each pair of games starts from the same seeded random opening of
+    ``opening_plies`` plies, so that deterministic bots do not replay one game.
+    """
     rules = rules or Rules()
     clock = time_control or TimeControl()
+    rng = random.Random(f"match-openings:{seed}")
+    openings = random_openings(rules, opening_plies, (games + 1) // 2, rng) if opening_plies else []
     specs = []
     for number in range(games):
         first, second = (bot_a, bot_b) if number % 2 == 0 else (bot_b, bot_a)
+        key = f"match-{number:06d}"
         specs.append(
             GameSpec(
-                key=f"match-{number:06d}",
+                key=key,
                 rules=rules,
                 first=first,
                 second=second,
-                seed=seed * 1_000_003 + number,
+                opening=openings[number // 2] if openings else (),
+                seed=game_seed(seed, key),
                 time_control=clock,
             )
         )
@@ -96,3 +108,19 @@ def play_match(
     result.records.extend(games)
     result.records.sort(key=lambda record: record.spec.key)
     return result
+
+
+def play_sprt(specs: Iterable[GameSpec], bots: tuple[str, str], test: Sprt) -> tuple[MatchResult, str]:
+    """Play ``specs`` in order, checking ``test`` after each pair of games (one
+    opening, both colours); stop as soon as it decides. Returns the games played
+    and the decision (H0, H1, or continue if the specs ran out first)."""
+    result = MatchResult(bots)
+    decision = CONTINUE
+    for spec in specs:
+        result.records.append(play_game(spec))
+        if len(result.records) % 2 == 0:
+            tally = result.tally()[bots[0]]
+            decision = test.decision(tally.wins, tally.draws, tally.losses)
+            if decision != CONTINUE:
+                break
+    return result, decision

@@ -80,7 +80,7 @@ def render_standings(rows: list[Standing], fmt: str = "table") -> str:
     if fmt == "json":
         return json.dumps({"standings": [asdict(r) for r in rows]}, indent=2)
     if fmt == "csv":
-        return _csv(list(Standing.__dataclass_fields__), [list(asdict(r).values()) for r in rows])
+        return csv_text(list(Standing.__dataclass_fields__), [list(asdict(r).values()) for r in rows])
     headers = ["rank", "bot", "games", "wins", "draws", "losses", "score %", "elo", "-/+", "inc. elo", "forfeits", "LOS"]
     table = [
         [
@@ -94,7 +94,7 @@ def render_standings(rows: list[Standing], fmt: str = "table") -> str:
                     disable_numparse=True, colalign=("right", "left") + ("right",) * 10)
 
 
-def _csv(headers: list[str], table: list[list[Any]]) -> str:
+def csv_text(headers: list[str], table: list[list[Any]]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(headers)
