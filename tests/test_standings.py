@@ -1,0 +1,134 @@
+"""League tables: standings, crosstable, colours, and the two-bot tests."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from arena.crosstable import by_colour, crosstable, render_colours, render_crosstable
+from arena.match import match_specs, play_sprt
+from arena.sprt import ACCEPT_H0, ACCEPT_H1, CONTINUE, Sprt, SprtError, elo_with_interval
+from arena.standings import render_standings, standings
+
+
+def game(first, second, winner, key, tournament="t", termination=None):
+    return {
+        "first": first, "second": second, "winner": winner, "key": key, "tournament": tournament,
+        "termination": termination or ("draw" if winner is None else "win"),
+    }
+
+
+def league(seed=1, n=300):
+    rng = random.Random(seed)
+    bots = ["a", "b", "c", "d"]
+    strength = {"a": 0.0, "b": 0.5, "c": 1.0, "d": 2.0}
+    games = []
+    for i in range(n):
+        x, y = rng.sample(bots, 2)
+        p = 1 / (1 + pow(10, (strength[x] - strength[y])))
+        r = rng.random()
+        winner = 0 if r < p * 0.9 else (None if r < p * 0.9 + 0.1 else 1)
+        games.append(game(x, y, winner, f"k{i:05d}", tournament=f"t{i % 3}"))
+    return games
+
+
+def test_the_same_games_in_any_order_print_the_same_table():
+    games = league()
+    expected = render_standings(standings(games))
+    for seed in range(5):
+        shuffled = games[:]
+        random.Random(seed).shuffle(shuffled)
+        assert render_standings(standings(shuffled)) == expected
+        assert render_standings(standings(shuffled), "json") == render_standings(standings(games), "json")
+
+
+def test_standings_rows_add_up():
+    games = league()
+    rows = standings(games)
+    assert [r.rank for r in rows] == [1, 2, 3, 4]
+    assert [r.bot for r in rows] == ["a", "b", "c", "d"]  # by construction, a is strongest
+    assert sum(r.games for r in rows) == 2 * len(games)
+    assert sum(r.wins for r in rows) == sum(r.losses for r in rows)
+    for r in rows:
+        assert r.games == r.wins + r.draws + r.losses
+        assert r.score_pct == round(100 * (r.wins + r.draws / 2) / r.games, 1)
+        assert r.elo_minus == r.elo_plus > 0
+    assert rows[-1].los_next is None
+    assert all(0.5 <= r.los_next <= 1 for r in rows[:-1])
+    assert sum(r.elo for r in rows) / len(rows) == pytest.approx(1500, abs=0.1)
+
+
+def test_forfeits_are_counted_against_the_loser():
+    games = [game("a", "b", 0, "k1", termination="forfeit"), game("b", "a", 1, "k2"), game("a", "b", 1, "k3")]
+    rows = {r.bot: r for r in standings(games)}
+    assert (rows["b"].forfeits, rows["a"].forfeits) == (1, 0)
+
+
+def test_standings_json_fields_are_the_documented_ones():
+    data = json.loads(render_standings(standings(league()), "json"))
+    assert set(data) == {"standings"}
+    assert set(data["standings"][0]) == {
+        "rank", "bot", "games", "wins", "draws", "losses", "score_pct", "elo", "elo_minus",
+        "elo_plus", "incremental_elo", "forfeits", "los_next",
+    }
+
+
+def test_anchor_pins_one_bot():
+    rows = {r.bot: r for r in standings(league(), anchor=("d", 0.0))}
+    assert rows["d"].elo == 0
+    assert rows["a"].elo > rows["b"].elo > rows["c"].elo > 0
+
+
+def test_crosstable_and_colours():
+    games = [game("a", "b", 0, "1"), game("b", "a", None, "2"), game("a", "c", 1, "3")]
+    table = crosstable(games, ["a", "b", "c"])
+    assert table["a"]["b"] == [1.5, 2] and table["b"]["a"] == [0.5, 2]
+    assert table["a"]["c"] == [0.0, 1] and table["c"]["a"] == [1.0, 1]
+    text = render_crosstable(table)
+    assert "1.5/2" in text and "1.5/3" in text  # a's total
+    assert json.loads(render_crosstable(table, "json"))["crosstable"]["a"]["b"] == {"points": 1.5, "games": 2}
+    colours = by_colour(games, ["a", "b", "c"])
+    assert colours["a"] == {"first": [1, 0, 1], "second": [0, 1, 0]}
+    assert colours["c"] == {"first": [0, 0, 0], "second": [1, 0, 0]}
+    csv = render_colours(colours, "csv").splitlines()
+    assert csv[0].startswith("bot,") and len(csv) == 4
+
+
+# --- two-bot match: Elo interval and SPRT -----------------------------------------------
+
+
+def test_elo_interval_is_finite_and_wide_for_a_sweep():
+    elo, low, high = elo_with_interval(10, 0, 0)
+    assert 0 < low < elo < high < 2000
+    small = elo_with_interval(60, 0, 40)
+    big = elo_with_interval(600, 0, 400)
+    assert big[2] - big[1] < small[2] - small[1]
+    assert big[0] == pytest.approx(70.4, abs=1.5)  # 60% is 70.4 Elo
+
+
+@pytest.mark.parametrize(
+    "text", ["elo0=20,elo1=0", "elo0=0,elo1=20,alpha=0.7", "elo0=x", "elo2=3", "junk"]
+)
+def test_bad_sprt_settings_are_refused(text):
+    with pytest.raises(SprtError):
+        Sprt.parse(text)
+
+
+def test_sprt_decides_for_clear_evidence_and_waits_for_little():
+    test = Sprt.parse("elo0=0,elo1=20")
+    assert test.decision(0, 0, 0) == CONTINUE
+    assert test.decision(6, 0, 4) == CONTINUE
+    assert test.decision(700, 0, 300) == ACCEPT_H1
+    assert test.decision(500, 0, 500) == CONTINUE  # LLR -1.65: not yet
+    assert test.decision(1000, 0, 1000) == ACCEPT_H0
+    assert test.llr(600, 0, 400) > test.llr(550, 0, 450) > test.llr(500, 0, 500)
+
+
+def test_sprt_match_stops_early_when_one_bot_is_much_stronger():
+    specs = match_specs("minimax", "random", 400, seed=1)
+    result, decision = play_sprt(specs, ("minimax", "random"), Sprt(0, 100))
+    assert decision == ACCEPT_H1
+    assert len(result.records) < 40
+    assert len(result.records) % 2 == 0
