@@ -204,6 +204,10 @@ class Store:
             where.append("t.name = ?")
             params.append(tournament)
         if bot is not None:
+            specs = [row["spec"] for row in self.db["bots"].rows_where(order_by="spec")]
+            if bot not in specs:
+                known = ", ".join(dict.fromkeys(specs)) or "none yet"
+                raise StoreError(f"no bot {bot!r} in {self.path}; bots: {known}")
             where.append("(b1.spec = ? or b2.spec = ?)")
             params += [bot, bot]
         sql = _GAME_SELECT + (" where " + " and ".join(where) if where else "") + " order by g.id"

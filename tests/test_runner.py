@@ -186,3 +186,26 @@ def test_kill_9_of_the_coordinator_loses_nothing_and_repeats_nothing(tmp_path, k
     with sqlite3.connect(db) as conn:
         orphans = conn.execute("select count(*) from moves where game_id not in (select id from games)")
         assert orphans.fetchone()[0] == 0
+
+
+def test_ctrl_c_stops_cleanly_and_the_run_resumes(tmp_path):
+    (tmp_path / "t.toml").write_text(SLOW_CONFIG)
+    db = tmp_path / "stopped.db"
+    run = _arena("tournament", "run", "t.toml", "--db", "stopped.db", cwd=tmp_path)
+    deadline = time.monotonic() + 120
+    while _stored(db) < 3 and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.killpg(run.pid, signal.SIGINT)  # as a terminal does: the whole process group
+    out, err = run.communicate(timeout=60)
+    assert run.returncode == 130
+    assert "Interrupted:" in err.decode() and "run the same command again to resume" in err.decode()
+    assert "Traceback" not in err.decode()
+    stored = _stored(db)
+    assert 3 <= stored < 36
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("select status from tournaments").fetchone()[0] == "interrupted"
+    again = _arena("tournament", "run", "t.toml", "--db", "stopped.db", cwd=tmp_path)
+    out, err = again.communicate(timeout=300)
+    assert again.returncode == 0, err.decode()
+    assert f"{stored} were already stored" in out.decode()
+    assert _stored(db) == 36
