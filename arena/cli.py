@@ -66,7 +66,28 @@ def make_rules(width: int | None, height: int | None, connect: int | None, no_gr
     )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class ArenaGroup(click.Group):
+    """Click's own usage errors (a bad flag value, an unknown option) as one line too."""
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except click.UsageError as exc:
+            where = f"; see '{exc.ctx.command_path} --help'" if exc.ctx is not None else ""
+            click.echo(f"Error: {exc.format_message().rstrip('.')}{where}", err=True)
+            sys.exit(2)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+@click.group(cls=ArenaGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="connectk-arena")
 def main() -> None:
     """A bot arena for Connect Four and its relatives."""
@@ -370,10 +391,12 @@ def _parse_anchor(text: str | None) -> tuple[str, float] | None:
         return None
     bot, eq, value = text.rpartition("=")
     try:
-        return (bot, float(value)) if eq and bot else None  # type: ignore[return-value]
+        rating = float(value)
     except ValueError:
-        pass
-    raise ArenaUsageError(f"bad --anchor {text!r}: write BOT=RATING, e.g. random=0")
+        rating = math.nan
+    if not (eq and bot.strip() and math.isfinite(rating)):
+        raise ArenaUsageError(f"bad --anchor {text!r}: write BOT=RATING with a finite number, e.g. random=0")
+    return bot.strip(), rating
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,337 @@
+"""arena/store.py directly: schema and migrations, tournaments, bots, atomic game writes,
+queries, and databases the arena refuses to use."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from arena.game import Rules, format_move
+from arena.referee import GameSpec, play_game
+from arena.store import BotIdentity, Store, StoreError, rules_of
+
+TABLES = {"tournaments", "bots", "games", "moves"}
+SMALL = Rules(width=5, height=4, connect=3)
+TIC_TAC_TOE = Rules(width=3, height=3, connect=3, gravity=False)
+
+
+def identity(**changes) -> dict:
+    base = {
+        "format": "round-robin", "bots": ["random", "greedy"], "challengers": [], "games": 2,
+        "rules": SMALL.as_dict(), "openings": {"plies": 0, "lines": []},
+        "time_control": {"move_seconds": None, "bank_seconds": 0.0}, "seed": 1,
+    }
+    base.update(changes)
+    return base
+
+
+def bot(spec: str, content_hash: str = "", source: str = "connectk-arena 0.1.0") -> BotIdentity:
+    return BotIdentity(spec=spec, name=spec.split(":")[0], options={}, source=source, content_hash=content_hash)
+
+
+def record(key: str, first: str = "random", second: str = "greedy", rules: Rules = SMALL,
+           opening: tuple[int, ...] = (), seed: int = 1):
+    return play_game(GameSpec(key=key, rules=rules, first=first, second=second, opening=opening, seed=seed))
+
+
+def count(store: Store, table: str) -> int:
+    return store.db.execute(f"select count(*) from {table}").fetchone()[0]
+
+
+@pytest.fixture
+def store(db_path):
+    s = Store(db_path)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def league(store):
+    """A store with a tournament 't' and its bots; returns (store, tournament id, bot ids)."""
+    tid = store.start_tournament("t", "round-robin", identity(), {"source": "test"}, 1)
+    ids = {spec: store.bot_id(bot(spec)) for spec in ("random", "greedy", "minimax:depth=2")}
+    return store, tid, ids
+
+
+# --- schema and migrations ------------------------------------------------------------
+
+
+def test_fresh_store_creates_the_tables_and_records_the_migration(db_path):
+    store = Store(db_path)
+    assert TABLES <= set(store.db.table_names())
+    rows = list(store.db.query("select migration_set, name from _sqlite_migrations"))
+    assert rows == [{"migration_set": "arena", "name": "0001_initial"}]
+    store.close()
+    assert Path(db_path).is_file()
+
+
+def test_opening_again_applies_nothing_new(db_path):
+    Store(db_path).close()
+    before = sqlite3.connect(db_path).execute("select * from _sqlite_migrations").fetchall()
+    schema = sqlite3.connect(db_path).execute("select sql from sqlite_master order by name").fetchall()
+    again = Store(db_path, create=False)
+    again.close()
+    conn = sqlite3.connect(db_path)
+    assert conn.execute("select * from _sqlite_migrations").fetchall() == before
+    assert conn.execute("select sql from sqlite_master order by name").fetchall() == schema
+    assert len(before) == 1
+    conn.close()
+
+
+def test_journal_mode_is_wal(store):
+    assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert store.db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+
+
+def test_tables_have_the_documented_columns(store):
+    columns = {t: set(store.db[t].columns_dict) for t in TABLES}
+    assert {"name", "format", "config", "rules", "seed", "status", "created_at", "finished_at"} <= columns["tournaments"]
+    assert {"spec", "name", "options", "source", "content_hash"} <= columns["bots"]
+    assert {"tournament_id", "key", "pairing", "first_bot_id", "second_bot_id", "opening", "result",
+            "winner", "termination", "reason", "plies", "moves", "duration", "seed", "finished_at"} <= columns["games"]
+    assert {"game_id", "ply", "move", "ms", "info"} <= columns["moves"]
+
+
+# --- tournaments ----------------------------------------------------------------------
+
+
+def test_start_tournament_same_identity_same_id(store):
+    first = store.start_tournament("t", "round-robin", identity(), {"workers": 1}, 1)
+    store.finish_tournament(first, "finished")
+    assert store.tournament("t")["status"] == "finished"
+    # the config as given (workers, db) is not part of the identity
+    again = store.start_tournament("t", "round-robin", identity(), {"workers": 4}, 1)
+    assert again == first
+    assert store.tournament("t")["status"] == "running"
+    assert [t["name"] for t in store.tournaments()] == ["t"]
+    other = store.start_tournament("u", "round-robin", identity(), {}, 1)
+    assert other != first
+    assert [t["name"] for t in store.tournaments()] == ["t", "u"]
+    assert rules_of(store.tournament("t")) == SMALL
+
+
+@pytest.mark.parametrize(
+    "changes,named",
+    [
+        ({"seed": 2}, "seed was 1, now 2"),
+        ({"games": 4}, "games was 2, now 4"),
+        ({"bots": ["random", "blocker"]}, "bots"),
+        ({"rules": Rules().as_dict()}, "rules"),
+        ({"games": 4, "seed": 9}, "games was 2, now 4"),  # the first differing key, sorted
+    ],
+)
+def test_start_tournament_refuses_other_settings(store, changes, named):
+    store.start_tournament("t", "round-robin", identity(), {}, 1)
+    before = store.tournament("t")
+    with pytest.raises(StoreError) as err:
+        store.start_tournament("t", "round-robin", identity(**changes), {}, 1)
+    assert named in str(err.value)
+    assert "'t'" in str(err.value)
+    assert store.tournament("t") == before
+
+
+def test_check_tournament(league):
+    store, tid, _ = league
+    assert store.check_tournament("t")["id"] == tid
+    with pytest.raises(StoreError, match="nope.*tournaments: t"):
+        store.check_tournament("nope")
+
+
+# --- bots -----------------------------------------------------------------------------
+
+
+def test_bot_id_is_stable_and_tells_code_apart(store):
+    a = store.bot_id(bot("random"))
+    assert store.bot_id(bot("random")) == a
+    b = store.bot_id(bot("greedy"))
+    assert b != a
+    file_v1 = store.bot_id(bot("my_bot.py", content_hash="abc", source="/tmp/my_bot.py"))
+    file_v2 = store.bot_id(bot("my_bot.py", content_hash="def", source="/tmp/my_bot.py"))
+    assert file_v1 != file_v2
+    assert store.bot_id(bot("my_bot.py", content_hash="abc", source="/tmp/my_bot.py")) == file_v1
+    other_source = store.bot_id(bot("random", source="connectk-arena 0.2.0"))
+    assert other_source != a
+    assert count(store, "bots") == 5
+    row = store.db["bots"].get(file_v2)
+    assert (row["spec"], row["content_hash"], row["source"]) == ("my_bot.py", "def", "/tmp/my_bot.py")
+
+
+def test_bot_id_stores_options(store):
+    bid = store.bot_id(BotIdentity("minimax:depth=2", "minimax", {"depth": "2"}, "connectk-arena 0.1.0"))
+    row = store.db["bots"].get(bid)
+    assert json.loads(row["options"]) == {"depth": "2"}
+    assert row["name"] == "minimax"
+
+
+# --- games ----------------------------------------------------------------------------
+
+
+def test_record_games_stores_each_game_with_all_its_moves(league):
+    store, tid, ids = league
+    records = [
+        record("p0000-o0000-a", opening=(2, 1)),
+        record("p0000-o0000-b", "greedy", "random", opening=(2, 1)),
+        record("p0001-o0000-a", "minimax:depth=2", "random", seed=5),
+    ]
+    assert store.record_games(tid, records, ids) == 3
+    games = {g["key"]: g for g in store.games(tournament="t")}
+    assert set(games) == {r.spec.key for r in records}
+    for rec in records:
+        game = games[rec.spec.key]
+        assert (game["first"], game["second"]) == rec.spec.bots
+        assert (game["result"], game["winner"], game["termination"], game["reason"]) == (
+            rec.result, rec.winner, rec.termination, rec.reason)
+        assert game["plies"] == rec.plies
+        assert game["seed"] == rec.spec.seed
+        assert game["moves"] == "".join(format_move(m, SMALL) for m in rec.move_list())
+        assert game["opening"] == "".join(format_move(m, SMALL) for m in rec.spec.opening)
+        assert game["opening_plies"] == len(rec.spec.opening)
+        moves = store.moves(game["id"])
+        assert [m["ply"] for m in moves] == list(range(rec.plies))
+        assert [m["move"] for m in moves] == [format_move(m.move, SMALL) for m in rec.moves]
+        for stored, played in zip(moves, rec.moves):
+            if played.ms is None:
+                assert stored["ms"] is None
+            else:
+                assert stored["ms"] == pytest.approx(played.ms, abs=0.001)
+            assert (None if stored["info"] is None else json.loads(stored["info"])) == played.info
+        # opening plies were chosen by nobody
+        assert [m["ms"] for m in moves[: len(rec.spec.opening)]] == [None] * len(rec.spec.opening)
+    minimax_game = games["p0001-o0000-a"]
+    assert any(m["info"] and "depth" in json.loads(m["info"]) for m in store.moves(minimax_game["id"]))
+    assert store.stored_keys(tid) == set(games)
+    row = store.db["games"].get(minimax_game["id"])
+    assert row["pairing"] == "p0001"
+
+
+def test_record_games_without_gravity_and_wide_boards(league):
+    store, tid, ids = league
+    wide = Rules(width=12, height=4, connect=3)
+    records = [record("p0000-o0000-a", rules=TIC_TAC_TOE), record("p0000-o0001-a", rules=wide)]
+    store.record_games(tid, records, ids)
+    ttt, wide_game = store.games(tournament="t")
+    assert ttt["moves"] == "".join(format_move(m, TIC_TAC_TOE) for m in records[0].move_list())
+    assert ttt["moves"][0].isalpha()
+    assert wide_game["moves"] == ",".join(format_move(m, wide) for m in records[1].move_list())
+
+
+def test_a_failing_record_stores_nothing_of_its_batch(league):
+    store, tid, ids = league
+    store.record_games(tid, [record("p0000-o0000-a")], ids)
+    before = (count(store, "games"), count(store, "moves"))
+    batch = [
+        record("p0000-o0001-a"),
+        record("p0000-o0001-b", "greedy", "random"),
+        record("p0009-o0000-a", "blocker", "random"),  # blocker has no bot id
+    ]
+    with pytest.raises(KeyError):
+        store.record_games(tid, batch, ids)
+    assert (count(store, "games"), count(store, "moves")) == before
+    assert store.stored_keys(tid) == {"p0000-o0000-a"}
+    # the store is still usable afterwards
+    assert store.record_games(tid, batch[:2], ids) == 2
+    assert count(store, "games") == 3
+
+
+def test_a_duplicate_key_stores_nothing_of_its_batch(league):
+    store, tid, ids = league
+    store.record_games(tid, [record("p0000-o0000-a")], ids)
+    before = (count(store, "games"), count(store, "moves"))
+    with pytest.raises(sqlite3.IntegrityError):
+        store.record_games(tid, [record("p0000-o0001-a"), record("p0000-o0000-a")], ids)
+    assert (count(store, "games"), count(store, "moves")) == before
+
+
+def test_committed_games_are_visible_to_another_connection(league, db_path):
+    store, tid, ids = league
+    store.record_games(tid, [record("p0000-o0000-a"), record("p0000-o0000-b", "greedy", "random")], ids)
+    conn = sqlite3.connect(db_path)
+    assert conn.execute("select count(*) from games").fetchone()[0] == 2
+    assert conn.execute("select count(*) from moves").fetchone()[0] == count(store, "moves") > 0
+    conn.close()
+
+
+def test_games_filters_by_tournament_and_bot(league):
+    store, tid, ids = league
+    other = store.start_tournament("u", "round-robin", identity(seed=2), {}, 2)
+    store.record_games(tid, [record("p0000-o0000-a"), record("p0001-o0000-a", "minimax:depth=2", "random")], ids)
+    store.record_games(other, [record("p0000-o0000-a", "greedy", "minimax:depth=2")], ids)
+    everything = store.games()
+    assert [(g["tournament"], g["key"]) for g in everything] == [
+        ("t", "p0000-o0000-a"), ("t", "p0001-o0000-a"), ("u", "p0000-o0000-a")]
+    assert [g["key"] for g in store.games(tournament="u")] == ["p0000-o0000-a"]
+    assert len(store.games(tournament="t")) == 2
+    assert {g["tournament"] for g in store.games(bot="minimax:depth=2")} == {"t", "u"}
+    assert len(store.games(bot="minimax:depth=2")) == 2
+    assert [g["tournament"] for g in store.games(tournament="t", bot="greedy")] == ["t"]
+    assert [g["tournament"] for g in store.games(bot="greedy")] == ["t", "u"]
+    with pytest.raises(StoreError, match="'minimax'.*minimax:depth=2"):  # specs match exactly
+        store.games(bot="minimax")
+    assert len(store.games(limit=2)) == 2
+    with pytest.raises(StoreError, match="nope.*t, u"):
+        store.games(tournament="nope")
+
+
+def test_game_by_id(league):
+    store, tid, ids = league
+    store.record_games(tid, [record("p0000-o0000-a")], ids)
+    (listed,) = store.games()
+    assert store.game(listed["id"]) == listed
+    assert rules_of(listed) == SMALL
+    with pytest.raises(StoreError, match="12345"):
+        store.game(12345)
+    assert store.moves(12345) == []
+
+
+# --- databases the arena cannot use ---------------------------------------------------
+
+
+def test_missing_file_without_create(tmp_path):
+    path = tmp_path / "missing.db"
+    with pytest.raises(StoreError, match="missing.db"):
+        Store(path, create=False)
+    assert not path.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_existing_file_without_create(db_path):
+    Store(db_path).close()
+    store = Store(db_path, create=False)
+    assert TABLES <= set(store.db.table_names())
+    store.close()
+
+
+def test_newer_version_is_refused(db_path):
+    Store(db_path).close()
+    conn = sqlite3.connect(db_path)
+    conn.execute("insert into _sqlite_migrations (migration_set, name, applied_at) "
+                 "values ('arena', '0099_future', '2099-01-01')")
+    conn.commit()
+    conn.close()
+    for create in (True, False):
+        with pytest.raises(StoreError, match="newer version.*0099_future"):
+            Store(db_path, create=create)
+
+
+def test_other_migration_sets_are_not_a_newer_version(db_path):
+    Store(db_path).close()
+    conn = sqlite3.connect(db_path)
+    conn.execute("insert into _sqlite_migrations (migration_set, name, applied_at) "
+                 "values ('someone-else', '0099_theirs', '2099-01-01')")
+    conn.commit()
+    conn.close()
+    Store(db_path, create=False).close()
+
+
+@pytest.mark.parametrize("content", [b"not a database\n" * 100, bytes(range(256)) * 8],
+                         ids=["text", "binary"])
+def test_not_a_database_is_refused(tmp_path, content):
+    path = tmp_path / "junk.db"
+    path.write_bytes(content)
+    for create in (True, False):
+        with pytest.raises(StoreError, match="not an arena database"):
+            Store(path, create=create)
+    assert path.read_bytes() == content
