@@ -93,6 +93,8 @@ class Bot:
         self.rules = Rules()
         self.player = 0
         self.rng = random.Random(0)
+        #: Seconds this move may take (set by the referee before each move; None: no limit).
+        self.time_allowed: float | None = None
 
     @classmethod
     def bot_name(cls) -> str:
@@ -116,6 +118,9 @@ class Bot:
     def choose_move(self, board: Board) -> int | Choice:
         """Return the move to play in ``board`` (the bot's own copy)."""
         raise NotImplementedError
+
+    def close(self) -> None:
+        """Called when the game is over; release anything held (processes, files)."""
 
 
 def split_answer(answer: object) -> tuple[object, dict[str, Any]]:

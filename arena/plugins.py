@@ -12,9 +12,7 @@ bots down with it.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import inspect
-import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import metadata
@@ -22,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from arena.bot import Bot, BotOptionError, Option
+from arena.game import Rules
+from arena.sandbox import BotCode, BotFailure, Limits, SandboxedBot
 
 ENTRY_POINT_GROUP = "arena.bots"
 
@@ -130,7 +130,8 @@ def installed_bots() -> dict[str, BotEntry]:
 def load_entry(spec: BotSpec, installed: dict[str, BotEntry] | None = None) -> BotEntry:
     """The usable BotEntry a spec refers to, or BotSpecError saying why not."""
     if spec.is_file:
-        return load_file(spec.path, spec.class_name)  # type: ignore[arg-type]
+        path, digest = file_identity(spec.path)  # type: ignore[arg-type]
+        return BotEntry(name=spec.class_name or Path(path).stem, source=path, content_hash=digest)
     installed = installed_bots() if installed is None else installed
     entry = installed.get(spec.name)
     if entry is None:
@@ -144,18 +145,30 @@ def load_entry(spec: BotSpec, installed: dict[str, BotEntry] | None = None) -> B
     return entry
 
 
-def make_bot(spec: BotSpec | str, installed: dict[str, BotEntry] | None = None) -> Bot:
-    """A fresh bot instance built from a spec."""
-    if isinstance(spec, str) and installed is None:
-        spec = _parse_installed_spec(spec)
-    elif isinstance(spec, str):
-        spec = parse_spec(spec)
+def make_bot(
+    spec: BotSpec | str,
+    installed: dict[str, BotEntry] | None = None,
+    isolate: bool = False,
+    limits: Limits | None = None,
+) -> Bot:
+    """A fresh bot built from a spec.
+
+    Bot files are untrusted: they always run sandboxed in a process of their own.
+    Installed bots run in this process unless ``isolate`` is set.
+    """
+    if isinstance(spec, str):
+        spec = _parse_installed_spec(spec) if installed is None else parse_spec(spec)
+    if spec.is_file:
+        return SandboxedBot(file_code(spec), spec.options, limits)
     entry = load_entry(spec, installed)
     assert entry.bot_class is not None
     try:
-        return entry.bot_class(**spec.options)
+        bot = entry.bot_class(**spec.options)  # trusted code: also checks the options
     except BotOptionError as exc:
         raise BotSpecError(f"bot spec {spec_text(spec)!r}: {exc}") from None
+    if isolate:
+        return SandboxedBot(BotCode(label=spec.name, entry_point=spec.name), spec.options, limits)
+    return bot
 
 
 @lru_cache(maxsize=256)
@@ -165,10 +178,25 @@ def _parse_installed_spec(text: str) -> BotSpec:
 
 
 def check_spec(text: str, installed: dict[str, BotEntry] | None = None) -> BotSpec:
-    """Parse a spec and build the bot once, so mistakes surface before any game."""
+    """Parse a spec and build the bot once, so mistakes surface before any game.
+
+    A bot file is loaded in the sandbox (never in this process) and must start a game.
+    """
     spec = parse_spec(text)
-    make_bot(spec, installed)
+    bot = make_bot(spec, installed)
+    if spec.is_file:
+        _check_file_bot(spec_text(spec), file_identity(spec.path)[1], bot)  # type: ignore[arg-type]
     return spec
+
+
+@lru_cache(maxsize=64)
+def _check_file_bot(text: str, content_hash: str, bot: Bot) -> None:
+    try:
+        bot.new_game(Rules(), 0, 0)
+    except BotFailure as exc:
+        raise BotSpecError(f"bot {text!r}: {exc.reason}") from None
+    finally:
+        bot.close()
 
 
 def spec_text(spec: BotSpec) -> str:
@@ -182,66 +210,56 @@ def spec_text(spec: BotSpec) -> str:
     return f"{head}:{options}"
 
 
-def load_file(path: str, class_name: str | None = None) -> BotEntry:
-    """Import a bot from a Python file and pick its Bot subclass."""
+def file_code(spec: BotSpec) -> BotCode:
+    """The source of a file bot, read now (the sandbox never needs to open it)."""
+    assert spec.path is not None
+    file = Path(spec.path)
+    if not file.is_file():
+        raise BotSpecError(f"bot file {spec.path!r} does not exist")
+    try:
+        source = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BotSpecError(f"bot file {spec.path!r} cannot be read: {exc}") from None
+    return BotCode(label=spec.path, source=source, class_name=spec.class_name)
+
+
+def file_identity(path: str) -> tuple[str, str]:
+    """(absolute path, sha256 of the content) of a bot file."""
     file = Path(path)
     if not file.is_file():
         raise BotSpecError(f"bot file {path!r} does not exist")
-    source = file.read_bytes()
-    digest = hashlib.sha256(source).hexdigest()
-    module = _import_file(file, digest)
+    return str(file.resolve()), hashlib.sha256(file.read_bytes()).hexdigest()
+
+
+def pick_bot_class(
+    namespace: dict[str, Any], label: str, class_name: str | None, quiet: bool = False
+) -> type[Bot] | None:
+    """The Bot subclass a file defines (the one named, or its only one).
+
+    With ``quiet``, a file with no Bot subclass gives None (it may hold a ConnectX agent).
+    """
+    module = namespace.get("__name__")
     candidates = {
         obj.__name__: obj
-        for obj in vars(module).values()
-        if inspect.isclass(obj)
-        and issubclass(obj, Bot)
-        and obj is not Bot
-        and obj.__module__ == module.__name__
+        for obj in namespace.values()
+        if inspect.isclass(obj) and issubclass(obj, Bot) and obj is not Bot and obj.__module__ == module
     }
     if class_name is not None:
         if class_name not in candidates:
             raise BotSpecError(
-                f"bot file {path!r} has no Bot subclass {class_name!r}; "
+                f"bot file {label!r} has no Bot subclass {class_name!r}; "
                 f"it has: {', '.join(sorted(candidates)) or 'none'}"
             )
-        bot_class = candidates[class_name]
-    elif len(candidates) == 1:
-        bot_class = next(iter(candidates.values()))
-    elif not candidates:
-        raise BotSpecError(
-            f"bot file {path!r} defines no subclass of arena.bot.Bot; see the README's bot example"
-        )
-    else:
-        raise BotSpecError(
-            f"bot file {path!r} defines several bots ({', '.join(sorted(candidates))}); "
-            f"pick one with {path}:ClassName"
-        )
-    return BotEntry(
-        name=bot_class.bot_name(),
-        source=str(file),
-        bot_class=bot_class,
-        content_hash=digest,
+        return candidates[class_name]
+    if len(candidates) == 1:
+        return next(iter(candidates.values()))
+    if not candidates:
+        if quiet:
+            return None
+        raise BotSpecError(f"bot file {label!r} defines no subclass of arena.bot.Bot; see the README's bot example")
+    raise BotSpecError(
+        f"bot file {label!r} defines several bots ({', '.join(sorted(candidates))}); pick one with {label}:ClassName"
     )
-
-
-def _import_file(file: Path, digest: str) -> Any:
-    # The module name carries the content hash: a changed file is a new module.
-    module_name = f"arena_filebot_{file.stem}_{digest[:12]}"
-    if module_name in sys.modules:
-        return sys.modules[module_name]
-    spec = importlib.util.spec_from_file_location(module_name, file)
-    if spec is None or spec.loader is None:
-        raise BotSpecError(f"bot file {str(file)!r} cannot be imported as Python")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:  # a bot file's own error must not look like ours
-        del sys.modules[module_name]
-        raise BotSpecError(
-            f"bot file {str(file)!r} failed to import: {type(exc).__name__}: {exc}"
-        ) from None
-    return module
 
 
 def _ep_order(ep: metadata.EntryPoint) -> tuple[str, str]:

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 from arena.bot import Bot, split_answer
 from arena.game import Board, Rules, format_move
 from arena.plugins import make_bot
+from arena.sandbox import BotFailure
 
 WIN, DRAW, FORFEIT = "win", "draw", "forfeit"
 
@@ -48,6 +49,7 @@ class GameSpec:
     opening: tuple[int, ...] = ()
     seed: int = 0
     time_control: TimeControl = TimeControl()
+    isolate: bool = False  # run installed bots in their own processes too
 
     @property
     def bots(self) -> tuple[str, str]:
@@ -116,6 +118,7 @@ def play_game(spec: GameSpec, bots: tuple[Bot, Bot] | None = None) -> GameRecord
     moves = [MoveRecord(ply, move, None) for ply, move in enumerate(spec.opening)]
     for move in spec.opening:
         board.play_checked(move)
+    players: tuple[Bot, ...] = ()
     try:
         players = bots if bots is not None else _make_bots(spec)
         _start_bots(players, spec)
@@ -124,6 +127,9 @@ def play_game(spec: GameSpec, bots: tuple[Bot, Bot] | None = None) -> GameRecord
         termination, reason = (WIN if winner is not None else DRAW), None
     except _Forfeit as forfeit:
         winner, termination, reason = 1 - forfeit.player, FORFEIT, forfeit.reason
+    finally:
+        for bot in players:
+            _close(bot)
     return GameRecord(
         spec=spec,
         winner=winner,
@@ -136,21 +142,32 @@ def play_game(spec: GameSpec, bots: tuple[Bot, Bot] | None = None) -> GameRecord
 
 
 def _make_bots(spec: GameSpec) -> tuple[Bot, Bot]:
-    made = []
+    made: list[Bot] = []
     for player, text in enumerate(spec.bots):
         try:
-            made.append(make_bot(text))
+            made.append(make_bot(text, isolate=spec.isolate))
         except Exception as exc:
+            for bot in made:
+                _close(bot)
             raise _Forfeit(player, f"bot could not be created: {_describe(exc)}") from None
     return made[0], made[1]
 
 
-def _start_bots(players: tuple[Bot, Bot], spec: GameSpec) -> None:
+def _start_bots(players: tuple[Bot, ...], spec: GameSpec) -> None:
     for player, bot in enumerate(players):
         try:
             bot.new_game(spec.rules, player, _bot_seed(spec.seed, player))
+        except BotFailure as failure:
+            raise _Forfeit(player, failure.reason) from None
         except Exception as exc:
             raise _Forfeit(player, f"crashed in new_game: {_describe(exc)}") from None
+
+
+def _close(bot: Bot) -> None:
+    try:
+        bot.close()
+    except Exception:
+        pass  # a bot that cannot even close has already lost or finished
 
 
 def _play_out(
@@ -160,9 +177,14 @@ def _play_out(
     limit = clock.move_seconds
     while not board.is_over():
         player = board.to_move
+        bot = players[player]
+        if limit is not None:
+            bot.time_allowed = limit + max(banks[player], 0.0)
         started = time.perf_counter()
         try:
-            answer = players[player].choose_move(board.copy())
+            answer = bot.choose_move(board.copy())
+        except BotFailure as failure:
+            raise _Forfeit(player, failure.reason) from None
         except Exception as exc:
             raise _Forfeit(player, f"crashed: {_describe(exc)}") from None
         took = time.perf_counter() - started

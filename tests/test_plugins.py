@@ -11,7 +11,10 @@ import pytest
 from arena import plugins
 from arena.bot import Bot
 from arena.game import Board
-from arena.plugins import BotSpecError, discover, load_file, make_bot, parse_spec, spec_text
+from arena.bot import split_answer
+from arena.game import Rules
+from arena.plugins import BotSpecError, check_spec, discover, file_identity, make_bot, parse_spec, spec_text
+from arena.sandbox import SandboxedBot
 
 BUILT_IN = {"random", "neighbour", "greedy", "blocker", "minimax"}
 README = Path(__file__).parent.parent / "README.md"
@@ -126,23 +129,32 @@ class Last(Bot):
 """
 
 
-def test_a_file_with_one_bot(write_bot):
+def first_move(spec: str, board: Board | None = None) -> int:
+    """Start a game with a (sandboxed) file bot and return its first answer's move."""
+    bot = make_bot(spec)
+    try:
+        bot.new_game(Rules(), 0, 1)
+        return split_answer(bot.choose_move(board or Board()))[0]
+    finally:
+        bot.close()
+
+
+def test_a_file_bot_runs_sandboxed(write_bot):
     path = write_bot("first", ONE_BOT)
-    entry = load_file(path)
-    assert entry.name == "first"
-    assert entry.description == "Always the first legal move."
-    assert len(entry.content_hash) == 64
-    assert make_bot(f"{path}:offset=3").offset == 3
-    assert make_bot(path).choose_move(Board()) == 0
+    assert isinstance(make_bot(path), SandboxedBot)
+    assert first_move(path) == 0
+    assert check_spec(f"{path}:offset=3").options == {"offset": "3"}
+    name, digest = file_identity(path)
+    assert name.endswith("first.py") and len(digest) == 64
 
 
 def test_a_file_with_several_bots_needs_a_class_name(write_bot):
     path = write_bot("two", TWO_BOTS)
     with pytest.raises(BotSpecError, match=r"several bots \(First, Last\); pick one with .*:ClassName"):
-        make_bot(path)
-    assert make_bot(f"{path}:Last").choose_move(Board()) == 6
+        check_spec(path)
+    assert first_move(f"{path}:Last") == 6
     with pytest.raises(BotSpecError, match="no Bot subclass 'Middle'; it has: First, Last"):
-        make_bot(f"{path}:Middle")
+        check_spec(f"{path}:Middle")
 
 
 @pytest.mark.parametrize(
@@ -151,13 +163,19 @@ def test_a_file_with_several_bots_needs_a_class_name(write_bot):
         ("import no_such_module_anywhere\n", "failed to import: ModuleNotFoundError"),
         ("raise RuntimeError('at import')\n", "failed to import: RuntimeError: at import"),
         ("x = (\n", "failed to import: SyntaxError"),
-        ("x = 1\n", "defines no subclass of arena.bot.Bot"),
+        ("x = 1\n", "defines no Bot subclass and no agent(observation, configuration)"),
     ],
 )
 def test_bad_bot_files_are_refused_with_the_reason(write_bot, source, message):
     path = write_bot("bad", source)
     with pytest.raises(BotSpecError, match=re.escape(message)):
-        make_bot(path)
+        check_spec(path)
+
+
+def test_a_bad_option_of_a_file_bot_is_refused(write_bot):
+    path = write_bot("first", ONE_BOT)
+    with pytest.raises(BotSpecError, match="bad option: .*option offset='x' must be int"):
+        check_spec(f"{path}:offset=x")
 
 
 def test_a_missing_file_is_refused():
@@ -167,11 +185,10 @@ def test_a_missing_file_is_refused():
 
 def test_changing_a_bot_file_gives_a_new_version(write_bot):
     path = write_bot("first", ONE_BOT)
-    before = load_file(path)
+    before = file_identity(path)[1]
     Path(path).write_text(ONE_BOT.replace("[0]", "[-1]"))
-    after = load_file(path)
-    assert before.content_hash != after.content_hash
-    assert make_bot(path).choose_move(Board()) == 6
+    assert file_identity(path)[1] != before
+    assert first_move(path) == 6
 
 
 def test_the_readme_example_bot_works(tmp_path):
@@ -179,9 +196,12 @@ def test_the_readme_example_bot_works(tmp_path):
     code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
     path = tmp_path / "centre.py"
     path.write_text(code)
-    bot = make_bot(str(path))
-    assert isinstance(bot, Bot)
     board = Board.from_moves("445566")
-    answer = bot.choose_move(board)
+    bot = make_bot(str(path))
+    try:
+        bot.new_game(Rules(), 0, 1)
+        answer = bot.choose_move(board)
+    finally:
+        bot.close()
     assert answer.move in (2, 6) and answer.info == {"score": 1}  # completes the bottom row
-    assert make_bot(f"{path}:Centre:greedy=false").choose_move(Board.from_moves("445566")) == 3
+    assert first_move(f"{path}:Centre:greedy=false", Board.from_moves("445566")) == 3

@@ -81,7 +81,7 @@ def test_overrunning_the_move_limit_loses_on_time():
     record = play_game(spec("random", bad("Slow"), time_control=clock))
     assert record.termination == "forfeit"
     assert record.winner == 0
-    assert record.reason.startswith("time: took 0.2")
+    assert record.reason.startswith("time: ")
 
 
 def test_the_bank_absorbs_overruns_until_it_is_spent():

@@ -142,15 +142,30 @@ def _arena(*args: str, cwd: Path) -> subprocess.Popen:
 
 
 def _group_gone(group: int, wait: float = 10.0) -> bool:
+    """No live process is left in the process group (zombies are dead: an init that
+    does not reap orphans promptly may keep them listed)."""
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
-        try:
-            os.killpg(group, 0)
-        except ProcessLookupError:
+        if not _live_members(group):
             return True
         time.sleep(0.05)
     os.killpg(group, signal.SIGKILL)  # leave no strays behind, then fail
     return False
+
+
+def _live_members(group: int) -> list[int]:
+    live = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        state, pgid = fields[0], int(fields[2])
+        if pgid == group and state != "Z":
+            live.append(int(entry.name))
+    return live
 
 
 def _stored(db: Path) -> int:

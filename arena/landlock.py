@@ -1,0 +1,116 @@
+"""Landlock (Linux 5.13+): let a process confine itself, no privileges needed.
+
+``confine(writable, readable)`` restricts the calling process for good: files may
+be written only under ``writable``, read only under ``writable`` and ``readable``;
+on kernels with Landlock ABI 4+ it may open no TCP connection and bind no port;
+with ABI 6+ it may not signal processes outside its own sandbox. Where Landlock
+is missing (another OS, an old kernel, a container that blocks the syscalls)
+``confine`` returns False and changes nothing: the other limits still hold.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+
+_SYSCALLS = {"x86_64": (444, 445, 446), "aarch64": (444, 445, 446)}
+_CREATE_RULESET_VERSION = 1
+_RULE_PATH_BENEATH = 1
+_PR_SET_NO_NEW_PRIVS = 38
+
+# Filesystem rights, by the ABI version that introduced them.
+_FS_V1 = {
+    "EXECUTE": 1 << 0, "WRITE_FILE": 1 << 1, "READ_FILE": 1 << 2, "READ_DIR": 1 << 3,
+    "REMOVE_DIR": 1 << 4, "REMOVE_FILE": 1 << 5, "MAKE_CHAR": 1 << 6, "MAKE_DIR": 1 << 7,
+    "MAKE_REG": 1 << 8, "MAKE_SOCK": 1 << 9, "MAKE_FIFO": 1 << 10, "MAKE_BLOCK": 1 << 11,
+    "MAKE_SYM": 1 << 12,
+}
+_FS_REFER = 1 << 13  # ABI 2
+_FS_TRUNCATE = 1 << 14  # ABI 3
+_FS_IOCTL_DEV = 1 << 15  # ABI 5
+_NET_BIND_TCP, _NET_CONNECT_TCP = 1 << 0, 1 << 1  # ABI 4
+_SCOPE_ABSTRACT_UNIX, _SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6
+
+_READ = _FS_V1["EXECUTE"] | _FS_V1["READ_FILE"] | _FS_V1["READ_DIR"]
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [
+        ("handled_access_fs", ctypes.c_uint64),
+        ("handled_access_net", ctypes.c_uint64),
+        ("scoped", ctypes.c_uint64),
+    ]
+
+
+class _PathBeneathAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def abi_version() -> int:
+    """The kernel's Landlock ABI version, or 0 where there is none."""
+    numbers = _SYSCALLS.get(platform.machine())
+    if numbers is None or platform.system() != "Linux":
+        return 0
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return 0
+    version = libc.syscall(numbers[0], None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
+    return max(int(version), 0)
+
+
+def confine(writable: list[str], readable: list[str]) -> bool:
+    """Restrict this process as described above; True if Landlock is now in force."""
+    abi = abi_version()
+    if abi < 1:
+        return False
+    create, add_rule, restrict = _SYSCALLS[platform.machine()]
+    libc = ctypes.CDLL(None, use_errno=True)
+    all_fs = sum(_FS_V1.values())
+    if abi >= 2:
+        all_fs |= _FS_REFER
+    if abi >= 3:
+        all_fs |= _FS_TRUNCATE
+    if abi >= 5:
+        all_fs |= _FS_IOCTL_DEV
+    attr = _RulesetAttr(all_fs, 0, 0)
+    size = ctypes.sizeof(_RulesetAttr)
+    if abi < 4:
+        size = 8  # only handled_access_fs is known to older kernels
+    elif abi < 6:
+        size = 16
+    if abi >= 4:
+        attr.handled_access_net = _NET_BIND_TCP | _NET_CONNECT_TCP
+    if abi >= 6:
+        attr.scoped = _SCOPE_ABSTRACT_UNIX | _SCOPE_SIGNAL
+    ruleset = libc.syscall(create, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
+    if ruleset < 0:
+        return False
+    try:
+        for path in writable:
+            _allow(libc, add_rule, ruleset, path, all_fs)
+        for path in readable:
+            _allow(libc, add_rule, ruleset, path, _READ)
+        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            return False
+        return libc.syscall(restrict, ctypes.c_int(ruleset), ctypes.c_uint32(0)) == 0
+    finally:
+        os.close(ruleset)
+
+
+def _allow(libc: ctypes.CDLL, add_rule: int, ruleset: int, path: str, access: int) -> None:
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        if not os.path.isdir(path):
+            # Directory-only rights are refused on files.
+            access &= _READ | _FS_V1["WRITE_FILE"] | _FS_TRUNCATE | _FS_IOCTL_DEV
+            access &= ~_FS_V1["READ_DIR"]
+        rule = _PathBeneathAttr(access, fd)
+        libc.syscall(add_rule, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0))
+    finally:
+        os.close(fd)
