@@ -212,6 +212,7 @@ def tournament_group() -> None:
 @click.option("--move-seconds", type=float, help="Time limit per move.")
 @click.option("--bank-seconds", type=float, help="Extra time a bot may draw on over the game.")
 @click.option("--workers", type=int, help="Worker processes (default: one per core).")
+@click.option("--isolate", is_flag=True, default=None, help="Run installed bots sandboxed too (bot files always are).")
 @click.option("--seed", type=int, help="Tournament seed: the same seed gives the same games.")
 @click.option("--db", help="League database (default arena.db, or ARENA_DB).")
 @click.option("--name", help="Tournament name (default: the config file's name).")
@@ -220,7 +221,7 @@ def tournament_group() -> None:
 def tournament_run(config: str | None, bots: str | None, challengers: str | None, fmt: str | None,
                    games: int | None, opening_plies: int | None, openings_file: str | None,
                    move_seconds: float | None, bank_seconds: float | None, workers: int | None,
-                   seed: int | None, db: str | None, name: str | None, width: int | None,
+                   isolate: bool | None, seed: int | None, db: str | None, name: str | None, width: int | None,
                    height: int | None, connect: int | None, no_gravity: bool) -> None:
     """Play a tournament defined by CONFIG (a TOML file) and flags, then print standings.
 
@@ -231,6 +232,7 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
         "bots": _split(bots), "challengers": _split(challengers), "format": fmt, "games": games,
         "openings.plies": opening_plies, "openings.file": openings_file,
         "time.move_seconds": move_seconds, "time.bank_seconds": bank_seconds, "workers": workers,
+        "isolate": isolate,
         "seed": seed, "db": db, "name": name, "rules.width": width, "rules.height": height,
         "rules.connect": connect, "rules.gravity": False if no_gravity else None,
     }

@@ -15,6 +15,7 @@ from typing import Any
 from arena.game import Board, Rules, RulesError, parse_moves
 from arena.plugins import BotSpecError, check_spec, spec_text
 from arena.referee import TimeControl
+from arena.sandbox import Limits
 
 FORMATS = ("round-robin", "gauntlet")
 DEFAULT_DB = "arena.db"
@@ -44,6 +45,8 @@ class TournamentConfig:
     time_control: TimeControl = TimeControl()
     seed: int = 1
     workers: int = 0  # 0: one per core
+    isolate: bool = False  # installed bots too run sandboxed (bot files always are)
+    limits: Limits = Limits()
     db: str = DEFAULT_DB
     source: str = "<command line>"  # where the definition came from, for messages
     opening_lines: tuple[tuple[int, ...], ...] = field(default=(), compare=False)
@@ -66,13 +69,17 @@ class TournamentConfig:
                 "bank_seconds": self.time_control.bank_seconds,
             },
             "seed": self.seed,
+            "isolate": self.isolate,
+            "limits": {"memory_mb": self.limits.memory_mb, "output_kb": self.limits.output_kb},
         }
 
 
 _TOP_KEYS = {
     "name": str, "format": str, "bots": list, "challengers": list, "games": int,
-    "seed": int, "workers": int, "db": str, "rules": dict, "openings": dict, "time": dict,
+    "seed": int, "workers": int, "db": str, "isolate": bool, "rules": dict, "openings": dict,
+    "time": dict, "limits": dict,
 }
+_LIMITS_KEYS = {"memory_mb": int, "output_kb": int}
 _RULES_KEYS = {"width": int, "height": int, "connect": int, "gravity": bool}
 _OPENINGS_KEYS = {"plies": int, "file": str}
 _TIME_KEYS = {"move_seconds": (int, float), "bank_seconds": (int, float)}
@@ -94,7 +101,8 @@ def load_config(path: str | None, overrides: dict[str, Any] | None = None) -> To
 
 def _check_all(raw: dict[str, Any], source: str) -> None:
     _check_keys(raw, _TOP_KEYS, source, "")
-    for section, keys in (("rules", _RULES_KEYS), ("openings", _OPENINGS_KEYS), ("time", _TIME_KEYS)):
+    sections = (("rules", _RULES_KEYS), ("openings", _OPENINGS_KEYS), ("time", _TIME_KEYS), ("limits", _LIMITS_KEYS))
+    for section, keys in sections:
         _check_keys(raw.get(section, {}), keys, source, f"{section}.")
 
 
@@ -174,6 +182,8 @@ def _build(raw: dict[str, Any], source: str, base: Path) -> TournamentConfig:
         time_control=_time_control(raw.get("time", {}), fail),
         seed=raw.get("seed", 1),
         workers=workers,
+        isolate=raw.get("isolate", False),
+        limits=_limits(raw.get("limits", {}), fail),
         db=raw.get("db") or os.environ.get("ARENA_DB") or DEFAULT_DB,
         source=source,
         opening_lines=lines,
@@ -207,6 +217,17 @@ def _check_field_of_play(fmt: str, bots: tuple[str, ...], challengers: tuple[str
         both = set(challengers) & set(bots)
         if both:
             raise fail(f"bot {sorted(both)[0]!r} is both a challenger and in the field")
+
+
+def _limits(raw: dict[str, Any], fail: Any) -> Limits:
+    defaults = Limits()
+    memory = raw.get("memory_mb", defaults.memory_mb)
+    output = raw.get("output_kb", defaults.output_kb)
+    if memory < 64:
+        raise fail(f"limits.memory_mb must be at least 64 (Python needs room to start), got {memory}")
+    if output < 1:
+        raise fail(f"limits.output_kb must be at least 1, got {output}")
+    return Limits(memory_mb=memory, output_kb=output)
 
 
 def _time_control(raw: dict[str, Any], fail: Any) -> TimeControl:

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from arena.bot import Bot, split_answer
 from arena.game import Board, Rules, format_move
 from arena.plugins import make_bot
-from arena.sandbox import BotFailure
+from arena.sandbox import BotFailure, Limits
 
 WIN, DRAW, FORFEIT = "win", "draw", "forfeit"
 
@@ -50,6 +50,7 @@ class GameSpec:
     seed: int = 0
     time_control: TimeControl = TimeControl()
     isolate: bool = False  # run installed bots in their own processes too
+    limits: Limits = Limits()  # for sandboxed bots
 
     @property
     def bots(self) -> tuple[str, str]:
@@ -145,7 +146,7 @@ def _make_bots(spec: GameSpec) -> tuple[Bot, Bot]:
     made: list[Bot] = []
     for player, text in enumerate(spec.bots):
         try:
-            made.append(make_bot(text, isolate=spec.isolate))
+            made.append(make_bot(text, isolate=spec.isolate, limits=spec.limits))
         except Exception as exc:
             for bot in made:
                 _close(bot)

@@ -24,6 +24,7 @@ group are reaped because the worker is their subreaper.
 from __future__ import annotations
 
 import ctypes
+import errno
 import json
 import os
 import resource
@@ -220,7 +221,7 @@ def _bot_process(
         except _Failed as exc:
             _send(answers, {"error": str(exc)})
             return
-        _serve(bot, requests, answers)
+        _serve(bot, requests, answers, limits)
     except BaseException:  # nothing may escape a forked child: it would run the worker's code
         try:
             _send(answers, {"error": "crashed: " + _last_line(traceback.format_exc())})
@@ -293,7 +294,7 @@ class _Failed(Exception):
     pass
 
 
-def _serve(bot: Any, requests: int, answers: int) -> None:
+def _serve(bot: Any, requests: int, answers: int, limits: Limits) -> None:
     pending = b""
     while True:
         while b"\n" not in pending:
@@ -303,10 +304,10 @@ def _serve(bot: Any, requests: int, answers: int) -> None:
             pending += chunk
         line, _, pending = pending.partition(b"\n")
         request = json.loads(line)
-        _send(answers, _answer(bot, request))
+        _send(answers, _answer(bot, request, limits))
 
 
-def _answer(bot: Any, request: dict[str, Any]) -> dict[str, Any]:
+def _answer(bot: Any, request: dict[str, Any], limits: Limits) -> dict[str, Any]:
     from arena.bot import split_answer
 
     try:
@@ -322,6 +323,12 @@ def _answer(bot: Any, request: dict[str, Any]) -> dict[str, Any]:
         move, info = split_answer(bot.choose_move(board))
     except _Failed as exc:
         return {"error": str(exc)}
+    except MemoryError:
+        return {"error": f"memory: over the {limits.memory_mb} MB limit"}
+    except OSError as exc:
+        if exc.errno == errno.EFBIG:
+            return {"error": f"output: printed more than the {limits.output_kb} KB allowed"}
+        return {"error": f"crashed: {type(exc).__name__}: {exc}"[:300]}
     except BaseException as exc:
         return {"error": f"crashed: {type(exc).__name__}: {exc}"[:300]}
     if type(move) is not int:
@@ -405,13 +412,13 @@ def _die_with_parent() -> None:
         pass
 
 
-_subreaper = False
+_subreaper_pid = 0  # the attribute is per process and not inherited across fork
 
 
 def _become_subreaper() -> None:
     """Orphans of bot processes get this process as parent, so they can be killed."""
-    global _subreaper
-    if _subreaper:
+    global _subreaper_pid
+    if _subreaper_pid == os.getpid():
         return
     try:
         libc = ctypes.CDLL(None, use_errno=True)
@@ -419,7 +426,7 @@ def _become_subreaper() -> None:
         libc.prctl(pr_set_child_subreaper, 1, 0, 0, 0)
     except (OSError, AttributeError):
         pass
-    _subreaper = True
+    _subreaper_pid = os.getpid()
 
 
 def _kill_group(pid: int) -> None:
@@ -450,6 +457,10 @@ def _wait(pid: int, seconds: float) -> int | None:
 def _kill_orphans() -> None:
     """Kill and reap children of this process that were adopted (forked by bots
     that then died, or that left the bot's process group)."""
+    try:  # the usual case costs one system call: no children at all
+        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return
     me = os.getpid()
     pool_children = _pool_children()
     for entry in Path("/proc").iterdir() if Path("/proc").exists() else []:

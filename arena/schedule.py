@@ -54,6 +54,8 @@ def schedule(config: TournamentConfig) -> list[GameSpec]:
                     opening=opening,
                     seed=game_seed(config.seed, key),
                     time_control=config.time_control,
+                    isolate=config.isolate,
+                    limits=config.limits,
                 )
             )
     return specs

@@ -1,0 +1,149 @@
+"""Hostile bots: each tries one way to break the arena. Every one must lose its own
+games (or play them harmlessly) while the tournament completes around it."""
+
+import os
+import signal
+import sqlite3
+import sys
+import time
+
+from arena.bot import Bot, Choice, Option
+
+
+class Raises(Bot):
+    def choose_move(self, board):
+        raise RuntimeError("hostile raise")
+
+
+class ReturnsNone(Bot):
+    def choose_move(self, board):
+        return None
+
+
+class ReturnsString(Bot):
+    def choose_move(self, board):
+        return "4"
+
+
+class ReturnsFloat(Bot):
+    def choose_move(self, board):
+        return 2.5
+
+
+class IllegalColumn(Bot):
+    def choose_move(self, board):
+        return 99
+
+
+class FullColumn(Bot):
+    def choose_move(self, board):
+        return 0  # the tournament's opening fills column 1
+
+
+class SleepsForever(Bot):
+    def choose_move(self, board):
+        time.sleep(10**6)
+
+
+class BusyLoops(Bot):
+    def choose_move(self, board):
+        while True:
+            pass
+
+
+class AllocatesWithoutBound(Bot):
+    def choose_move(self, board):
+        hoard = []
+        while True:
+            hoard.append(bytearray(10**7))
+
+
+class ExitsAbruptly(Bot):
+    def choose_move(self, board):
+        os._exit(3)
+
+
+class ForksChildren(Bot):
+    """Starts children that would outlive it (one even leaves the process group),
+    then plays legally."""
+
+    def choose_move(self, board):
+        children = []
+        for escape in (False, True):
+            pid = os.fork()
+            if pid == 0:
+                if escape:
+                    os.setsid()
+                time.sleep(10**6)
+                os._exit(0)
+            children.append(pid)
+        return Choice(board.legal_moves()[0], {"children": children})
+
+
+class PrintsTooMuch(Bot):
+    def choose_move(self, board):
+        chunk = "x" * 1_000_000
+        for _ in range(100):
+            print(chunk)
+        return board.legal_moves()[0]
+
+
+class ClosesStdio(Bot):
+    """Closes stdin and stdout and writes junk to fd 1: the protocol must not care."""
+
+    def choose_move(self, board):
+        try:
+            os.write(1, b"{not json}\n")
+        except OSError:
+            pass
+        sys.stdin.close()
+        sys.stdout.close()
+        return board.legal_moves()[0]
+
+
+class MutatesBoard(Bot):
+    def choose_move(self, board):
+        move = board.legal_moves()[0]
+        while not board.is_over():
+            board.play(board.legal_moves()[-1])
+        return move
+
+
+class OpensDatabase(Bot):
+    """Tries to read and wreck the arena database, then plays legally and reports."""
+
+    options = {"path": Option("", "the database to attack")}
+
+    def choose_move(self, board):
+        outcomes = {}
+        for name, attack in (("read", self.read), ("write", self.write), ("delete", self.delete)):
+            try:
+                attack()
+                outcomes[name] = "done"
+            except Exception as exc:
+                outcomes[name] = type(exc).__name__
+        return Choice(board.legal_moves()[0], outcomes)
+
+    def read(self):
+        with open(self.path, "rb") as handle:
+            handle.read(100)
+
+    def write(self):
+        conn = sqlite3.connect(self.path)
+        conn.execute("delete from moves")
+        conn.commit()
+
+    def delete(self):
+        os.remove(self.path)
+
+
+class KillsItsParent(Bot):
+    """Tries to kill the process that referees it, then plays legally."""
+
+    def choose_move(self, board):
+        outcome = "done"
+        try:
+            os.kill(os.getppid(), signal.SIGKILL)
+        except Exception as exc:
+            outcome = type(exc).__name__
+        return Choice(board.legal_moves()[0], {"kill": outcome})

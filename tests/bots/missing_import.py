@@ -1,0 +1,1 @@
+import no_such_module_for_sure

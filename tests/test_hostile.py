@@ -1,0 +1,133 @@
+"""Hostile bots in a real tournament: each loses its own games by the right forfeit
+(or plays harmlessly), the tournament completes, and the database is intact."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.config import load_config
+from arena.runner import ProcessExecutor, run_tournament
+from arena.store import Store
+from tests.conftest import TEST_BOTS
+
+HOSTILE = TEST_BOTS / "hostile.py"
+FORFEITS = {
+    "Raises": "crashed: RuntimeError: hostile raise",
+    "ReturnsNone": "not a move: None (NoneType)",
+    "ReturnsString": "not a move: '4' (str)",
+    "ReturnsFloat": "not a move: 2.5 (float)",
+    "IllegalColumn": "illegal move: 99 is out of range 0..6",
+    "FullColumn": "illegal move: 1, column is full",
+    "SleepsForever": "time: no answer within",
+    "BusyLoops": "time: no answer within",
+    "AllocatesWithoutBound": "memory: over the 256 MB limit",
+    "ExitsAbruptly": "exited with code 3",
+    "PrintsTooMuch": "output: printed more than the 64 KB allowed",
+}
+HARMLESS = ["ForksChildren", "ClosesStdio", "MutatesBoard", "OpensDatabase", "KillsItsParent"]
+
+
+@pytest.fixture(scope="module")
+def tournament(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("hostile")
+    db = str(folder / "arena.db")
+    challengers = [f"{HOSTILE}:{name}" for name in [*FORFEITS, *HARMLESS]]
+    challengers[-2] = f"{HOSTILE}:OpensDatabase:path={db}"
+    challengers.append(str(TEST_BOTS / "missing_import.py"))
+    # Every game starts with column 1 full, so FullColumn's answer is illegal at once.
+    (folder / "openings.txt").write_text("111111\n")
+    overrides = {
+        "openings.file": str(folder / "openings.txt"),
+        "name": "hostile", "format": "gauntlet", "challengers": challengers, "bots": ["random"],
+        "games": 2, "seed": 5, "db": db, "time.move_seconds": 0.5,
+        "limits.memory_mb": 256, "limits.output_kb": 64,
+    }
+    # The missing import is refused before any game is played: test that, then drop it.
+    with pytest.raises(ValueError, match="failed to import: ModuleNotFoundError"):
+        load_config(None, overrides)
+    overrides["challengers"] = challengers[:-1]
+    config = load_config(None, overrides)
+    store = Store(db)
+    pool = ProcessExecutor(2)
+    try:
+        outcome = run_tournament(config, store, pool)
+    finally:
+        pool.close()
+    return outcome, store, db
+
+
+def games_of(store, name):
+    return [g for g in store.games(tournament="hostile") if f":{name}" in g["first"] + g["second"]]
+
+
+def test_the_tournament_completes(tournament):
+    outcome, store, _ = tournament
+    assert not outcome.interrupted
+    assert outcome.played == outcome.scheduled == 2 * (len(FORFEITS) + len(HARMLESS))
+    assert store.tournament("hostile")["status"] == "finished"
+
+
+@pytest.mark.parametrize("name", list(FORFEITS))
+def test_each_hostile_bot_loses_by_the_right_forfeit(tournament, name):
+    _, store, _ = tournament
+    games = games_of(store, name)
+    assert len(games) == 2
+    for game in games:
+        hostile_first = f":{name}" in game["first"]
+        assert game["termination"] == "forfeit"
+        assert game["winner"] == (1 if hostile_first else 0)  # random gets the win
+        assert game["reason"].startswith(FORFEITS[name]), game["reason"]
+
+
+@pytest.mark.parametrize("name", HARMLESS)
+def test_harmless_tricks_do_not_forfeit(tournament, name):
+    _, store, _ = tournament
+    for game in games_of(store, name):
+        assert game["termination"] in ("win", "draw"), game["reason"]
+
+
+def test_the_database_cannot_be_touched_by_a_bot(tournament):
+    _, store, db = tournament
+    assert Path(db).exists()
+    for game in games_of(store, "OpensDatabase"):
+        moves = store.moves(game["id"])
+        infos = [json.loads(m["info"]) for m in moves if m["info"]]
+        assert infos, "the bot reported its attempts"
+        for info in infos:
+            assert info["write"] != "done" and info["delete"] != "done"
+            assert info["read"] != "done"  # Landlock: the database is not even readable
+    total = store.db.execute("select count(*) from moves").fetchone()[0]
+    assert total == sum(g["plies"] for g in store.games(tournament="hostile"))
+
+
+def test_a_bot_cannot_kill_its_referee(tournament):
+    _, store, _ = tournament
+    for game in games_of(store, "KillsItsParent"):
+        infos = [json.loads(m["info"]) for m in store.moves(game["id"]) if m["info"]]
+        assert infos and all(info["kill"] == "PermissionError" for info in infos)
+
+
+def test_children_of_bots_do_not_outlive_the_game(tournament):
+    _, store, _ = tournament
+    children = []
+    for game in games_of(store, "ForksChildren"):
+        for move in store.moves(game["id"]):
+            if move["info"]:
+                children += json.loads(move["info"])["children"]
+    assert len(children) >= 4
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(_alive(pid) for pid in children):
+        time.sleep(0.05)
+    assert not [pid for pid in children if _alive(pid)], "a bot's child outlived its game"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
