@@ -21,7 +21,9 @@ from arena.config import load_config
 from arena.crosstable import by_colour, crosstable, render_colours, render_crosstable
 from arena.game import Board, Rules, parse_moves
 from arena.match import match_specs, play_match, play_sprt
-from arena.plugins import check_spec, discover, spec_text
+from arena.plugins import check_spec, discover, file_code, parse_spec, spec_text
+from arena.submissions import submit_file
+from arena.testing import check_code
 from arena.runner import run_tournament
 from arena.sprt import Sprt, elo_with_interval
 from arena.standings import FORMATS, render_standings, standings
@@ -91,6 +93,13 @@ class ArenaGroup(click.Group):
 @click.version_option(package_name="connectk-arena")
 def main() -> None:
     """A bot arena for Connect Four and its relatives."""
+
+
+def db_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--db", envvar="ARENA_DB", default="arena.db", show_default=True,
+        help="League database (or set ARENA_DB).",
+    )(func)
 
 
 @main.command("bots")
@@ -184,11 +193,49 @@ def _finite(value: float) -> float | None:
     return round(value, 1) if math.isfinite(value) else None
 
 
-def db_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option(
-        "--db", envvar="ARENA_DB", default="arena.db", show_default=True,
-        help="League database (or set ARENA_DB).",
-    )(func)
+@main.command("submit")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--name", help="Name to enter the bot under (default: the file's name).")
+@db_option
+@user_errors
+def submit_command(path: str, name: str | None, db: str) -> None:
+    """Check a bot file in the sandbox and store it in the league database.
+
+    It then plays in tournaments by name (NAME for the latest version, NAME@v2
+    for an older one). Resubmitting changed code makes a new version.
+    """
+    store = Store(db)
+    submission, new, report = submit_file(store, path, name)
+    for check in report.checks:
+        click.echo(f"  ok  {check.name}: {check.detail}")
+    if new:
+        click.echo(f"Submitted {submission.spec} ({submission.kind}, sha256 {submission.content_hash[:12]}) to {db}; "
+                   f"play it with: arena tournament run --bots {submission.name},minimax --db {db}")
+    else:
+        click.echo(f"Unchanged: this code is already {submission.spec} in {db}")
+
+
+@main.command("check")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--seconds", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+              help="Time allowed per move.")
+@rules_options
+@user_errors
+def check_command(path: str, seconds: float, width: int | None, height: int | None, connect: int | None,
+                  no_gravity: bool) -> None:
+    """Run the submission checks on a bot file, in the sandbox, without storing it.
+
+    Exit code 0 if every check passes, 1 if one fails.
+    """
+    rules = make_rules(width, height, connect, no_gravity)
+    source = file_code(parse_spec(path)).source or ""
+    report = check_code(source, path, rules_list=(rules,), seconds=seconds)
+    for check in report.checks:
+        click.echo(f"  {'ok' if check.passed else 'FAIL'}  {check.name}: {check.detail}")
+    if not report.passed:
+        click.echo(f"{path}: not ready to submit ({report.first_failure()})")
+        sys.exit(1)
+    click.echo(f"{path}: all checks passed (a {report.kind})")
 
 
 def open_store(db: str) -> Store:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.game import Board, Rules, RulesError, parse_moves
-from arena.plugins import BotSpecError, check_spec, spec_text
+from arena.plugins import BotSpecError, check_spec, parse_spec, spec_text
 from arena.referee import TimeControl
 from arena.sandbox import Limits
 
@@ -50,6 +50,7 @@ class TournamentConfig:
     db: str = DEFAULT_DB
     source: str = "<command line>"  # where the definition came from, for messages
     opening_lines: tuple[tuple[int, ...], ...] = field(default=(), compare=False)
+    sources: tuple[tuple[str, str], ...] = field(default=(), compare=False)  # submitted bots' code
 
     @property
     def entrants(self) -> tuple[str, ...]:
@@ -147,8 +148,11 @@ def _build(raw: dict[str, Any], source: str, base: Path) -> TournamentConfig:
     def fail(message: str) -> ConfigError:
         return ConfigError(f"{source}: {message}")
 
-    bots = tuple(_bot_specs(raw.get("bots", []), "bots", fail))
-    challengers = tuple(_bot_specs(raw.get("challengers", []), "challengers", fail))
+    db = raw.get("db") or os.environ.get("ARENA_DB") or DEFAULT_DB
+    sources: dict[str, str] = {}
+    with _Submitted(db) as submitted:
+        bots = tuple(_bot_specs(raw.get("bots", []), "bots", fail, submitted, sources))
+        challengers = tuple(_bot_specs(raw.get("challengers", []), "challengers", fail, submitted, sources))
     fmt = raw.get("format", "round-robin")
     if fmt not in FORMATS:
         raise fail(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
@@ -184,25 +188,61 @@ def _build(raw: dict[str, Any], source: str, base: Path) -> TournamentConfig:
         workers=workers,
         isolate=raw.get("isolate", False),
         limits=_limits(raw.get("limits", {}), fail),
-        db=raw.get("db") or os.environ.get("ARENA_DB") or DEFAULT_DB,
+        db=db,
         source=source,
+        sources=tuple(sorted(sources.items())),
         opening_lines=lines,
     )
 
 
-def _bot_specs(items: list[Any], key: str, fail: Any) -> list[str]:
+def _bot_specs(
+    items: list[Any], key: str, fail: Any, submitted: _Submitted, sources: dict[str, str]
+) -> list[str]:
     specs = []
     for item in items:
         if not isinstance(item, str):
             raise fail(f"{key} must be a list of bot specs (strings), got {item!r}")
         try:
-            specs.append(spec_text(check_spec(item)))
+            found = submitted.resolve(item)
+            if found is not None:
+                text, code = found
+                sources[parse_spec(text).name] = code
+                check_spec(text, sources=sources)
+                specs.append(text)
+            else:
+                specs.append(spec_text(check_spec(item)))
         except BotSpecError as exc:
             raise fail(f"{key}: {exc}") from None
     duplicates = {s for s in specs if specs.count(s) > 1}
     if duplicates:
         raise fail(f"{key}: bot {sorted(duplicates)[0]!r} is listed twice")
     return specs
+
+
+class _Submitted:
+    """Looks up submitted bots in the tournament's database, if it exists."""
+
+    def __init__(self, db: str) -> None:
+        self.db = db
+        self.store: Any = None
+
+    def __enter__(self) -> _Submitted:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.store is not None:
+            self.store.close()
+
+    def resolve(self, text: str) -> tuple[str, str] | None:
+        from arena.store import Store, StoreError  # here: config is read before any store
+        from arena.submissions import resolve
+
+        if self.store is None and Path(self.db).is_file():
+            try:
+                self.store = Store(self.db, create=False)
+            except StoreError:
+                return None  # reported when the tournament opens the database
+        return resolve(text, self.store)
 
 
 def _check_field_of_play(fmt: str, bots: tuple[str, ...], challengers: tuple[str, ...], fail: Any) -> None:

@@ -67,6 +67,7 @@ class KaggleAgentBot(Bot):
     """A ConnectX ``agent(observation, configuration)`` playing as a Bot."""
 
     name = "kaggle-agent"
+    kind = "connectx"
 
     def __init__(self, agent: Callable[..., Any]) -> None:
         super().__init__()

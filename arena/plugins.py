@@ -150,16 +150,20 @@ def make_bot(
     installed: dict[str, BotEntry] | None = None,
     isolate: bool = False,
     limits: Limits | None = None,
+    sources: dict[str, str] | None = None,
 ) -> Bot:
     """A fresh bot built from a spec.
 
-    Bot files are untrusted: they always run sandboxed in a process of their own.
-    Installed bots run in this process unless ``isolate`` is set.
+    Bot files and submitted bots (whose code is in ``sources``, by name) are
+    untrusted: they always run sandboxed in a process of their own. Installed
+    bots run in this process unless ``isolate`` is set.
     """
     if isinstance(spec, str):
         spec = _parse_installed_spec(spec) if installed is None else parse_spec(spec)
     if spec.is_file:
         return SandboxedBot(file_code(spec), spec.options, limits)
+    if sources and spec.name in sources:
+        return SandboxedBot(BotCode(label=spec.name, source=sources[spec.name]), spec.options, limits)
     entry = load_entry(spec, installed)
     assert entry.bot_class is not None
     try:
@@ -177,20 +181,27 @@ def _parse_installed_spec(text: str) -> BotSpec:
     return parse_spec(text)
 
 
-def check_spec(text: str, installed: dict[str, BotEntry] | None = None) -> BotSpec:
+def check_spec(
+    text: str, installed: dict[str, BotEntry] | None = None, sources: dict[str, str] | None = None
+) -> BotSpec:
     """Parse a spec and build the bot once, so mistakes surface before any game.
 
-    A bot file is loaded in the sandbox (never in this process) and must start a game.
+    Untrusted code is loaded in the sandbox (never in this process) and must start a game.
     """
     spec = parse_spec(text)
-    bot = make_bot(spec, installed)
-    if spec.is_file:
-        _check_file_bot(spec_text(spec), file_identity(spec.path)[1], bot)  # type: ignore[arg-type]
+    bot = make_bot(spec, installed, sources=sources)
+    if isinstance(bot, SandboxedBot):
+        key = (spec_text(spec), hashlib.sha256((bot.code.source or "").encode()).hexdigest())
+        if key not in _checked:  # a config check and a match check share one start-up
+            _check_sandboxed(key[0], bot)
+            _checked.add(key)
     return spec
 
 
-@lru_cache(maxsize=64)
-def _check_file_bot(text: str, content_hash: str, bot: Bot) -> None:
+_checked: set[tuple[str, str]] = set()
+
+
+def _check_sandboxed(text: str, bot: Bot) -> None:
     try:
         bot.new_game(Rules(), 0, 0)
     except BotFailure as exc:

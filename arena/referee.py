@@ -51,6 +51,7 @@ class GameSpec:
     time_control: TimeControl = TimeControl()
     isolate: bool = False  # run installed bots in their own processes too
     limits: Limits = Limits()  # for sandboxed bots
+    sources: tuple[tuple[str, str], ...] = ()  # code of submitted bots, by name
 
     @property
     def bots(self) -> tuple[str, str]:
@@ -146,7 +147,7 @@ def _make_bots(spec: GameSpec) -> tuple[Bot, Bot]:
     made: list[Bot] = []
     for player, text in enumerate(spec.bots):
         try:
-            made.append(make_bot(text, isolate=spec.isolate, limits=spec.limits))
+            made.append(make_bot(text, isolate=spec.isolate, limits=spec.limits, sources=dict(spec.sources)))
         except Exception as exc:
             for bot in made:
                 _close(bot)

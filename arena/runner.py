@@ -9,6 +9,7 @@ process pool without touching the schedule or the store.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import time
@@ -92,7 +93,8 @@ def run_tournament(
     tournament_id = store.start_tournament(
         config.name, config.format, config.identity(), _as_given(config), config.seed
     )
-    bot_ids = {spec: store.bot_id(bot_identity(spec)) for spec in config.entrants}
+    sources = dict(config.sources)
+    bot_ids = {spec: store.bot_id(bot_identity(spec, sources)) for spec in config.entrants}
     stored = store.stored_keys(tournament_id)
     todo = [spec for spec in specs if spec.key not in stored]
     outcome = RunOutcome(tournament_id, len(specs), len(specs) - len(todo), 0)
@@ -132,9 +134,14 @@ def chunked(specs: list[GameSpec], executor: Any) -> list[list[GameSpec]]:
     return [specs[i : i + size] for i in range(0, len(specs), size)]
 
 
-def bot_identity(spec_text: str) -> BotIdentity:
+def bot_identity(spec_text: str, sources: dict[str, str] | None = None) -> BotIdentity:
     """Where a bot's code comes from, for the bots table."""
     spec = parse_spec(spec_text)
+    if sources and spec.name in sources:
+        return BotIdentity(
+            spec=spec_text, name=spec.name, options=dict(spec.options), source=f"submitted {spec.name}",
+            content_hash=hashlib.sha256(sources[spec.name].encode()).hexdigest(),
+        )
     entry = load_entry(spec, installed_bots())
     return BotIdentity(
         spec=spec_text,

@@ -90,6 +90,7 @@ class SandboxedBot(Bot):
         self._from_bot: int | None = None
         self._buffer = b""
         self._workdir: str | None = None
+        self.kind = "bot"  # or "connectx", known once a game has started
 
     # --- the Bot contract, seen from the referee -------------------------------------
 
@@ -103,6 +104,7 @@ class SandboxedBot(Bot):
         )
         if "error" in reply:
             raise BotFailure(str(reply["error"]))
+        self.kind = str(reply.get("kind", "bot"))
 
     def choose_move(self, board: Board) -> int | Choice:
         allowed = self.time_allowed if self.time_allowed is not None else self.limits.move_seconds
@@ -315,7 +317,7 @@ def _answer(bot: Any, request: dict[str, Any], limits: Limits) -> dict[str, Any]
             rules = Rules(**request["rules"])
             bot.new_game(rules, request["player"], request["seed"])
             bot.sandbox_rules = rules
-            return {"ok": True}
+            return {"ok": True, "kind": getattr(bot, "kind", "bot")}
         board = Board(bot.sandbox_rules)
         for move in request["moves"]:
             board.play(move)

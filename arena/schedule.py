@@ -56,6 +56,13 @@ def schedule(config: TournamentConfig) -> list[GameSpec]:
                     time_control=config.time_control,
                     isolate=config.isolate,
                     limits=config.limits,
+                    sources=_sources_of(config, first, second),
                 )
             )
     return specs
+
+
+def _sources_of(config: TournamentConfig, *bots: str) -> tuple[tuple[str, str], ...]:
+    """The code of the submitted bots among ``bots`` (only theirs: specs travel per game)."""
+    names = {bot.split(":", 1)[0] for bot in bots}
+    return tuple((name, code) for name, code in config.sources if name in names)

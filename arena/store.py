@@ -8,6 +8,7 @@ Any SQLite tool can read the file; the tables are described in the README.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import sqlite3
 from collections.abc import Iterable
@@ -70,6 +71,36 @@ def _initial(db: Database) -> None:
         foreign_keys=[("game_id", "games", "id")],
         not_null={"move"},
     )
+
+
+@migrations(name="0002_submissions")
+def _submissions(db: Database) -> None:
+    db["submissions"].create(
+        {
+            "id": int, "name": str, "version": int, "kind": str, "source": str,
+            "content_hash": str, "file": str, "submitted_at": str,
+        },
+        pk="id",
+        not_null={"name", "version", "kind", "source", "content_hash", "submitted_at"},
+    )
+    db["submissions"].create_index(["name", "version"], unique=True)
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A submitted bot: one version of its code, kept in the database."""
+
+    name: str
+    version: int
+    kind: str  # "bot" (a Bot subclass) or "connectx" (an agent function)
+    source: str
+    content_hash: str
+    file: str
+    submitted_at: str
+
+    @property
+    def spec(self) -> str:
+        return f"{self.name}@v{self.version}"
 
 
 @dataclass(frozen=True)
@@ -164,6 +195,41 @@ class Store:
             "source": bot.source, "content_hash": bot.content_hash,
         }
         return int(self.db["bots"].insert(row).last_pk)
+
+    # --- submissions --------------------------------------------------------------------
+
+    def submit(self, name: str, source: str, kind: str, file: str) -> tuple[Submission, bool]:
+        """Store a version of ``name``; identical code returns the existing version.
+
+        Returns the submission and whether it is new.
+        """
+        digest = hashlib.sha256(source.encode()).hexdigest()
+        for existing in self.submissions(name):
+            if existing.content_hash == digest:
+                return existing, False
+        with self.db.atomic():
+            latest = self.db.execute(
+                "select coalesce(max(version), 0) from submissions where name = ?", [name]
+            ).fetchone()[0]
+            row = {
+                "name": name, "version": latest + 1, "kind": kind, "source": source,
+                "content_hash": digest, "file": file, "submitted_at": _now(),
+            }
+            self.db["submissions"].insert(row)
+        return Submission(**{k: row[k] for k in Submission.__dataclass_fields__}), True
+
+    def submissions(self, name: str | None = None) -> list[Submission]:
+        """Every stored version (of one name), oldest first."""
+        where, params = ("name = ?", [name]) if name is not None else (None, [])
+        rows = self.db["submissions"].rows_where(where, params, order_by="name, version")
+        return [Submission(**{k: r[k] for k in Submission.__dataclass_fields__}) for r in rows]
+
+    def submission(self, name: str, version: int | None = None) -> Submission | None:
+        """One version of a submitted bot (the latest if ``version`` is None)."""
+        versions = self.submissions(name)
+        if version is None:
+            return versions[-1] if versions else None
+        return next((v for v in versions if v.version == version), None)
 
     # --- games ----------------------------------------------------------------------
 

@@ -1,0 +1,67 @@
+"""Submitted bots: checked in the sandbox, stored in the league database by name
+and version, and run from there (always sandboxed) in tournaments.
+
+A submitted bot is referred to as ``name`` (its latest version) or ``name@v2``;
+options follow as usual (``name:depth=3``). Games record the exact version.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from arena.plugins import BotSpec, BotSpecError, installed_bots, parse_spec, spec_text
+from arena.store import Store, Submission
+from arena.testing import CheckReport, check_code
+
+NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
+VERSIONED = re.compile(r"(?P<name>[a-z][a-z0-9_-]{0,39})(?:@v(?P<version>\d+))?")
+
+
+class SubmissionError(ValueError):
+    """A bot that cannot be submitted, or a submitted bot that does not exist."""
+
+
+def submit_file(store: Store, path: str, name: str | None = None) -> tuple[Submission, bool, CheckReport]:
+    """Check ``path`` in the sandbox and store it under ``name`` (default: the file's stem).
+
+    Returns the stored version, whether it is new, and the check report.
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise SubmissionError(f"bot file {path!r} does not exist")
+    name = name or file.stem.lower().replace(" ", "-")
+    if not NAME.fullmatch(name):
+        raise SubmissionError(
+            f"bad bot name {name!r}: use 1-40 lower-case letters, digits, '-' or '_', starting with a letter"
+        )
+    if name in installed_bots():
+        raise SubmissionError(f"{name!r} is the name of an installed bot: pick another with --name")
+    try:
+        source = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SubmissionError(f"bot file {path!r} cannot be read: {exc}") from None
+    report = check_code(source, label=str(file))
+    if not report.passed:
+        raise SubmissionError(f"{path} was not submitted: {report.first_failure()}")
+    submission, new = store.submit(name, source, report.kind, str(file.resolve()))
+    return submission, new, report
+
+
+def resolve(text: str, store: Store | None) -> tuple[str, str] | None:
+    """(canonical spec, source code) if ``text`` names a submitted bot, else None."""
+    spec = parse_spec(text)
+    if spec.is_file or spec.name in installed_bots():
+        return None
+    match = VERSIONED.fullmatch(spec.name)
+    if match is None or store is None:
+        return None
+    version = int(match["version"]) if match["version"] else None
+    found = store.submission(match["name"], version)
+    if found is None:
+        if version is not None and store.submission(match["name"]) is not None:
+            known = ", ".join(s.spec for s in store.submissions(match["name"]))
+            raise BotSpecError(f"no version {version} of submitted bot {match['name']!r}; versions: {known}")
+        return None
+    canonical = BotSpec(name=found.spec, options=spec.options)
+    return spec_text(canonical), found.source

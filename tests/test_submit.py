@@ -1,0 +1,110 @@
+"""Submitting bots: checks, versions, ConnectX agents, and playing them by name."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from arena.game import Board, Rules
+from arena.kaggle import observation
+from arena.store import Store
+from arena.submissions import SubmissionError, submit_file
+from tests.conftest import TEST_BOTS
+
+CONNECTX = TEST_BOTS / "connectx_agent.py"
+FIRST = """
+from arena.bot import Bot
+
+class First(Bot):
+    '''Always the first legal move.'''
+
+    def choose_move(self, board):
+        return board.legal_moves()[{index}]
+"""
+
+
+def test_observation_is_kaggle_shaped():
+    board = Board.from_moves("4453")  # X: 4, 5 / O: 4 (on top of X), 3
+    obs = observation(board)
+    assert len(obs.board) == 42 and obs.mark == 1
+    bottom = obs.board[35:42]  # Kaggle's last row is the bottom
+    assert bottom == [0, 0, 2, 1, 1, 0, 0]
+    assert obs.board[28:35] == [0, 0, 0, 2, 0, 0, 0]
+    assert obs["mark"] == obs.mark
+
+
+def test_submit_versions_and_old_games_keep_their_version(cli, write_bot, tmp_path):
+    path = write_bot("first", FIRST.format(index=0))
+    result = cli("submit", path, "--db", "league.db")
+    assert result.exit_code == 0, result.output
+    assert "Submitted first@v1 (bot" in result.output
+    assert "Unchanged: this code is already first@v1" in cli("submit", path, "--db", "league.db").output
+    assert cli("tournament", "run", "--bots", "first,random", "--games", "2", "--name", "one",
+               "--db", "league.db", "--workers", "1").exit_code == 0
+    Path(path).write_text(FIRST.format(index=-1))
+    assert "Submitted first@v2" in cli("submit", path, "--db", "league.db").output
+    assert cli("tournament", "run", "--bots", "first,random", "--games", "2", "--name", "two",
+               "--db", "league.db", "--workers", "1").exit_code == 0
+    store = Store(tmp_path / "league.db")
+    assert {g["first"] for g in store.games(tournament="one")} | {g["second"] for g in store.games(tournament="one")} == {"first@v1", "random"}
+    assert "first@v2" in {g["first"] for g in store.games(tournament="two")}
+    bots = {row["spec"]: row for row in store.db["bots"].rows}
+    assert bots["first@v1"]["content_hash"] != bots["first@v2"]["content_hash"]
+    assert bots["first@v1"]["source"] == "submitted first@v1"
+    # an old version can still be entered explicitly
+    result = cli("tournament", "run", "--bots", "first@v1,random", "--games", "2", "--name", "three",
+                 "--db", "league.db", "--workers", "1")
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--name", "Bad Name"], "bad bot name 'Bad Name'"),
+        (["--name", "minimax"], "'minimax' is the name of an installed bot"),
+    ],
+)
+def test_bad_names_are_refused(cli, write_bot, args, message):
+    path = write_bot("first", FIRST.format(index=0))
+    result = cli("submit", path, "--db", "league.db", *args)
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def test_a_broken_bot_is_not_submitted(cli, write_bot, tmp_path):
+    path = write_bot("broken", FIRST.format(index=99))
+    result = cli("submit", path, "--db", "league.db")
+    assert result.exit_code == 2
+    assert "was not submitted: answers on the empty board" in result.output
+    assert "not a legal move" in result.output or "IndexError" in result.output
+    assert Store(tmp_path / "league.db").submissions() == []
+
+
+def test_check_reports_every_step(cli, write_bot):
+    good = cli("check", str(CONNECTX))
+    assert good.exit_code == 0
+    assert "all checks passed (a connectx)" in good.output
+    assert good.output.count("  ok  ") == 7
+    bad = cli("check", write_bot("broken", FIRST.format(index=99)))
+    assert bad.exit_code == 1
+    assert "FAIL" in bad.output and "not ready to submit" in bad.output
+
+
+def test_a_connectx_agent_plays_unchanged_in_a_tournament(cli, tmp_path):
+    assert cli("submit", str(CONNECTX), "--db", "league.db", "--name", "kx").exit_code == 0
+    result = cli("tournament", "run", "--bots", "kx,random,greedy", "--games", "10",
+                 "--name", "kaggle", "--db", "league.db", "--workers", "2")
+    assert result.exit_code == 0, result.output
+    store = Store(tmp_path / "league.db")
+    games = [g for g in store.games(tournament="kaggle") if "kx@v1" in (g["first"], g["second"])]
+    assert len(games) == 20
+    assert all(g["termination"] in ("win", "draw") for g in games)
+    wins = sum(1 for g in games if (g["winner"] == 0) == (g["first"] == "kx@v1") and g["winner"] is not None)
+    assert wins >= 14  # it wins and blocks; random and greedy do not block
+
+
+def test_submission_library_refuses_missing_files(tmp_path):
+    with pytest.raises(SubmissionError, match="does not exist"):
+        submit_file(Store(tmp_path / "x.db"), str(tmp_path / "nope.py"))
