@@ -63,7 +63,7 @@ def test_fresh_store_creates_the_tables_and_records_the_migration(db_path):
     store = Store(db_path)
     assert TABLES <= set(store.db.table_names())
     rows = list(store.db.query("select migration_set, name from _sqlite_migrations"))
-    assert rows == [{"migration_set": "arena", "name": "0001_initial"}]
+    assert rows == [{"migration_set": "arena", "name": name} for name in ("0001_initial", "0002_submissions")]
     store.close()
     assert Path(db_path).is_file()
 
@@ -77,8 +77,23 @@ def test_opening_again_applies_nothing_new(db_path):
     conn = sqlite3.connect(db_path)
     assert conn.execute("select * from _sqlite_migrations").fetchall() == before
     assert conn.execute("select sql from sqlite_master order by name").fetchall() == schema
-    assert len(before) == 1
+    assert len(before) == 2
     conn.close()
+
+
+def test_a_database_from_an_older_version_is_upgraded_in_place(db_path):
+    from sqlite_utils import Database
+
+    from arena.store import migrations
+
+    old = Database(db_path)
+    migrations.apply(old, stop_before="0002_submissions")  # as the first release left it
+    assert "submissions" not in old.table_names()
+    old["tournaments"].insert({"name": "kept", "status": "finished", "created_at": "2026-01-01"})
+    old.close()
+    store = Store(db_path, create=False)
+    assert "submissions" in store.db.table_names()
+    assert store.tournament("kept")["status"] == "finished"  # nothing lost
 
 
 def test_journal_mode_is_wal(store):
