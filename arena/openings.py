@@ -26,6 +26,7 @@ def random_openings(rules: Rules, plies: int, count: int, rng: random.Random) ->
     found: list[tuple[int, ...]] = []
     seen: set[tuple[int, ...]] = set()
     misses = 0  # draws in a row that gave nothing new
+    exhausted = False  # then repeats are accepted from here on
     while len(found) < count:
         line = _random_line(rules, plies, rng)
         if line is None:
@@ -36,8 +37,9 @@ def random_openings(rules: Rules, plies: int, count: int, rng: random.Random) ->
                     "lower openings.plies"
                 )
             continue
-        if line in seen and misses < MAX_OPENING_TRIES:
+        if line in seen and not exhausted:
             misses += 1
+            exhausted = misses >= MAX_OPENING_TRIES
             continue  # prefer distinct openings; repeat only once they seem used up
         misses = 0
         seen.add(line)

@@ -121,6 +121,7 @@ class SandboxedBot(Bot):
         if self._pid is not None:
             _kill_group(self._pid)
             _reap(self._pid)
+            _live_bots.discard(self._pid)
             self._pid = None
         for fd in (self._to_bot, self._from_bot):
             if fd is not None:
@@ -159,6 +160,7 @@ class SandboxedBot(Bot):
         os.close(down_r)
         os.close(up_w)
         self._pid, self._to_bot, self._from_bot = pid, down_w, up_r
+        _live_bots.add(pid)
 
     def _ask(self, request: dict[str, Any], seconds: float) -> dict[str, Any]:
         assert self._to_bot is not None and self._from_bot is not None
@@ -414,6 +416,7 @@ def _die_with_parent() -> None:
         pass
 
 
+_live_bots: set[int] = set()  # bot processes of this process still in a game: not orphans
 _subreaper_pid = 0  # the attribute is per process and not inherited across fork
 
 
@@ -469,7 +472,7 @@ def _kill_orphans() -> None:
         if not entry.name.isdigit():
             continue
         pid = int(entry.name)
-        if pid in pool_children:
+        if pid in pool_children or pid in _live_bots:
             continue
         try:
             stat = (entry / "stat").read_text()
