@@ -36,12 +36,13 @@ import tempfile
 import time
 import traceback
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from arena import kaggle, landlock
 from arena.bot import Bot, Choice
 from arena.game import Board, Rules
-from arena import landlock
 
 MAX_MESSAGE = 64 * 1024  # bytes of one answer from the bot process
 OUTPUT_NAME = "output.txt"
@@ -144,6 +145,7 @@ class SandboxedBot(Bot):
 
     def _spawn(self) -> None:
         _become_subreaper()
+        _readable_paths()  # computed once here, inherited by every bot process
         self._workdir = tempfile.mkdtemp(prefix="arena-bot-")
         user = _unprivileged_user()
         if user is not None:
@@ -267,7 +269,6 @@ def _confine(limits: Limits, workdir: str, user: tuple[int, int] | None, keep: t
 
 def _load(code: BotCode, options: dict[str, str]) -> Any:
     """Build the bot: a Bot subclass from the file or entry point, or a ConnectX agent."""
-    from arena import kaggle
     from arena.plugins import installed_bots, pick_bot_class  # plugins imports this module
 
     if code.entry_point is not None:
@@ -350,6 +351,7 @@ def _send(fd: int, message: dict[str, Any]) -> None:
     os.write(fd, json.dumps(message).encode() + b"\n")
 
 
+@lru_cache(maxsize=1)
 def _readable_paths() -> list[str]:
     """What a bot may read: the Python installation, the arena's packages, system
     libraries and the devices Python needs. Not the working tree or the database."""
@@ -380,6 +382,7 @@ def _close_quietly(fd: int) -> None:
 # --- process helpers (referee side) -----------------------------------------------------
 
 
+@lru_cache(maxsize=1)
 def _unprivileged_user() -> tuple[int, int] | None:
     """(uid, gid) of ``nobody`` when running as root and Python is readable by it."""
     if os.geteuid() != 0:
@@ -416,6 +419,8 @@ def _die_with_parent() -> None:
         pass
 
 
+ORPHAN_SCAN_SECONDS = 0.25
+_last_orphan_scan = 0.0
 _live_bots: set[int] = set()  # bot processes of this process still in a game: not orphans
 _subreaper_pid = 0  # the attribute is per process and not inherited across fork
 
@@ -442,7 +447,11 @@ def _kill_group(pid: int) -> None:
 
 
 def _reap(pid: int) -> None:
-    _wait(pid, 5.0)
+    """Collect a process that was sent SIGKILL (it cannot refuse; this is quick)."""
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
 
 
 def _wait(pid: int, seconds: float) -> int | None:
@@ -456,16 +465,23 @@ def _wait(pid: int, seconds: float) -> int | None:
             return status
         if time.monotonic() > deadline:
             return None
-        time.sleep(0.001)
+        time.sleep(0.0002)
 
 
 def _kill_orphans() -> None:
     """Kill and reap children of this process that were adopted (forked by bots
     that then died, or that left the bot's process group)."""
+    global _last_orphan_scan
     try:  # the usual case costs one system call: no children at all
         os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
     except ChildProcessError:
         return
+    # Children exist (often just the other side's bot): scanning /proc costs
+    # milliseconds, so do it at most a few times a second; an orphan lives that long.
+    now = time.monotonic()
+    if now - _last_orphan_scan < ORPHAN_SCAN_SECONDS:
+        return
+    _last_orphan_scan = now
     me = os.getpid()
     pool_children = _pool_children()
     for entry in Path("/proc").iterdir() if Path("/proc").exists() else []:
