@@ -11,6 +11,7 @@ import json
 import math
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -104,17 +105,26 @@ def db_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 @main.command("bots")
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
-def bots_command(as_json: bool) -> None:
-    """List every installed bot: source, description and options."""
+@db_option
+def bots_command(as_json: bool, db: str) -> None:
+    """List every bot: installed plug-ins, then bots submitted to the database."""
     entries = sorted(discover().values(), key=lambda e: e.name)
+    submitted = Store(db, create=False).submissions() if Path(db).is_file() else []
     if as_json:
-        click.echo(json.dumps([e.as_dict() for e in entries], indent=2))
+        data = [e.as_dict() for e in entries] + [
+            {"name": s.spec, "source": f"submitted {s.submitted_at} ({s.kind})", "description": "",
+             "options": {}, "error": None, "sha256": s.content_hash}
+            for s in submitted
+        ]
+        click.echo(json.dumps(data, indent=2))
         return
     rows = []
     for entry in entries:
         options = ", ".join(f"{k}={o.default!r}" for k, o in entry.options.items())
         about = f"BROKEN: {entry.error}" if entry.error else entry.description
         rows.append([entry.name, entry.source, about, options or "-"])
+    for sub in submitted:
+        rows.append([sub.spec, f"submitted to {db}", f"a {sub.kind}, sha256 {sub.content_hash[:12]}, {sub.submitted_at}", "-"])
     click.echo(tabulate(rows, headers=["bot", "source", "description", "options"]))
 
 
