@@ -52,6 +52,8 @@ def user_errors(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def rules_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """--width/--height/--connect/--no-gravity, shared by every command that plays."""
+    func = click.option("--scoring", type=click.Choice(["line", "count"]), default=None,
+                        help="line: first to connect wins (default); count: most windows on the full board.")(func)
     func = click.option("--no-gravity", is_flag=True, help="Stones stay where placed (any empty cell).")(func)
     func = click.option("--connect", type=int, default=None, help="How many in a row win (default 4).")(func)
     func = click.option("--height", type=int, default=None, help="Rows (default 6).")(func)
@@ -59,13 +61,15 @@ def rules_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-def make_rules(width: int | None, height: int | None, connect: int | None, no_gravity: bool) -> Rules:
+def make_rules(width: int | None, height: int | None, connect: int | None, no_gravity: bool,
+               scoring: str | None = None) -> Rules:
     defaults = Rules()
     return Rules(
         width=defaults.width if width is None else width,
         height=defaults.height if height is None else height,
         connect=defaults.connect if connect is None else connect,
         gravity=not no_gravity,
+        scoring=scoring or defaults.scoring,
     )
 
 
@@ -151,6 +155,7 @@ def match_command(
     height: int | None,
     connect: int | None,
     no_gravity: bool,
+    scoring: str | None,
     as_json: bool,
 ) -> None:
     """Play GAMES games between BOT_A and BOT_B, alternating who moves first.
@@ -159,7 +164,7 @@ def match_command(
     or a path to a bot file (my_bot.py, my_bot.py:MyBot). The result gives BOT_A's
     Elo advantage over BOT_B with its 95% interval.
     """
-    rules = make_rules(width, height, connect, no_gravity)
+    rules = make_rules(width, height, connect, no_gravity, scoring)
     a = spec_text(check_spec(bot_a))
     b = spec_text(check_spec(bot_b))
     if a == b:
@@ -232,12 +237,12 @@ def submit_command(path: str, name: str | None, db: str) -> None:
 @rules_options
 @user_errors
 def check_command(path: str, seconds: float, width: int | None, height: int | None, connect: int | None,
-                  no_gravity: bool) -> None:
+                  no_gravity: bool, scoring: str | None) -> None:
     """Run the submission checks on a bot file, in the sandbox, without storing it.
 
     Exit code 0 if every check passes, 1 if one fails.
     """
-    rules = make_rules(width, height, connect, no_gravity)
+    rules = make_rules(width, height, connect, no_gravity, scoring)
     source = file_code(parse_spec(path)).source or ""
     report = check_code(source, path, rules_list=(rules,), seconds=seconds)
     for check in report.checks:
@@ -279,7 +284,7 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
                    games: int | None, opening_plies: int | None, openings_file: str | None,
                    move_seconds: float | None, bank_seconds: float | None, workers: int | None,
                    isolate: bool | None, seed: int | None, db: str | None, name: str | None, width: int | None,
-                   height: int | None, connect: int | None, no_gravity: bool) -> None:
+                   height: int | None, connect: int | None, no_gravity: bool, scoring: str | None) -> None:
     """Play a tournament defined by CONFIG (a TOML file) and flags, then print standings.
 
     Running it again with the same name and database resumes it: only the games
@@ -291,7 +296,7 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
         "time.move_seconds": move_seconds, "time.bank_seconds": bank_seconds, "workers": workers,
         "isolate": isolate,
         "seed": seed, "db": db, "name": name, "rules.width": width, "rules.height": height,
-        "rules.connect": connect, "rules.gravity": False if no_gravity else None,
+        "rules.connect": connect, "rules.gravity": False if no_gravity else None, "rules.scoring": scoring,
     }
     cfg = load_config(config, overrides)
     store = Store(cfg.db)
@@ -418,6 +423,9 @@ def show_command(game_id: int, db: str) -> None:
     click.echo(tabulate(rows, headers=["ply", "by", "move", "ms", "info"]))
     board = Board.from_moves(parse_moves(game["moves"] or "", rules), rules)
     click.echo(board.render())
+    if rules.counts_windows:
+        first, second = board.window_counts()
+        click.echo(f"Windows of {rules.connect}: X {first}, O {second}")
 
 
 def _split(text: str | None) -> list[str] | None:

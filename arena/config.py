@@ -81,7 +81,7 @@ _TOP_KEYS = {
     "time": dict, "limits": dict,
 }
 _LIMITS_KEYS = {"memory_mb": int, "output_kb": int}
-_RULES_KEYS = {"width": int, "height": int, "connect": int, "gravity": bool}
+_RULES_KEYS = {"width": int, "height": int, "connect": int, "gravity": bool, "scoring": str}
 _OPENINGS_KEYS = {"plies": int, "file": str}
 _TIME_KEYS = {"move_seconds": (int, float), "bank_seconds": (int, float)}
 

@@ -19,6 +19,7 @@ from functools import lru_cache
 
 MIN_SIZE = 3
 MAX_SIZE = 40
+SCORINGS = ("line", "count")
 PLAYER_MARKS = ("X", "O")
 
 
@@ -42,6 +43,9 @@ class Rules:
     height: int = 6
     connect: int = 4
     gravity: bool = True
+    #: "line": the first to make `connect` in a row wins. "count": play goes on until
+    #: the board is full; whoever holds more windows of `connect` in a row wins.
+    scoring: str = "line"
 
     def __post_init__(self) -> None:
         for name in ("width", "height", "connect"):
@@ -50,6 +54,8 @@ class Rules:
                 raise RulesError(f"{name} must be a whole number, got {value!r}")
         if not isinstance(self.gravity, bool):
             raise RulesError(f"gravity must be true or false, got {self.gravity!r}")
+        if self.scoring not in SCORINGS:
+            raise RulesError(f"scoring must be one of {', '.join(SCORINGS)}, got {self.scoring!r}")
         for name in ("width", "height"):
             value = getattr(self, name)
             if not MIN_SIZE <= value <= MAX_SIZE:
@@ -72,17 +78,25 @@ class Rules:
         """How many distinct moves exist (columns, or cells without gravity)."""
         return self.width if self.gravity else self.cells
 
+    @property
+    def counts_windows(self) -> bool:
+        return self.scoring == "count"
+
     def describe(self) -> str:
         fall = "" if self.gravity else ", no gravity"
-        return f"{self.width}x{self.height} connect {self.connect}{fall}"
+        count = ", count scoring" if self.counts_windows else ""
+        return f"{self.width}x{self.height} connect {self.connect}{fall}{count}"
 
-    def as_dict(self) -> dict[str, int | bool]:
-        return {
+    def as_dict(self) -> dict[str, int | bool | str]:
+        data: dict[str, int | bool | str] = {
             "width": self.width,
             "height": self.height,
             "connect": self.connect,
             "gravity": self.gravity,
         }
+        if self.counts_windows:  # absent means "line": older databases read the same
+            data["scoring"] = self.scoring
+        return data
 
     @property
     def geometry(self) -> _Geometry:
@@ -148,6 +162,18 @@ def line_plan(shifts: tuple[int, ...], connect: int) -> tuple[tuple[int, ...], .
     return tuple(plan)
 
 
+def count_lines(stones: int, plan: tuple[tuple[int, ...], ...]) -> int:
+    """How many windows of ``connect`` in a row ``stones`` hold (a line of five
+    holds two fours), over every direction of ``plan``."""
+    total = 0
+    for steps in plan:
+        m = stones
+        for shift in steps:
+            m &= m >> shift
+        total += m.bit_count()
+    return total
+
+
 def has_line(stones: int, plan: tuple[tuple[int, ...], ...]) -> bool:
     """True if ``stones`` holds a run in any direction of ``plan`` (see line_plan)."""
     for steps in plan:
@@ -162,7 +188,7 @@ def has_line(stones: int, plan: tuple[tuple[int, ...], ...]) -> bool:
 class Board:
     """A position: both players' stones, whose turn it is, and how it came about."""
 
-    __slots__ = ("rules", "_g", "_current", "_mask", "_history", "_bits", "_winner")
+    __slots__ = ("rules", "_g", "_current", "_mask", "_history", "_bits", "_winner", "_counting")
 
     def __init__(self, rules: Rules | None = None) -> None:
         self.rules = rules if rules is not None else Rules()
@@ -172,6 +198,7 @@ class Board:
         self._history: list[int] = []
         self._bits: list[int] = []  # the bit each move set, for undo
         self._winner: int | None = None
+        self._counting = self.rules.counts_windows
 
     @classmethod
     def from_moves(cls, moves: str | list[int], rules: Rules | None = None) -> Board:
@@ -286,7 +313,10 @@ class Board:
         self._mask |= bit
         self._history.append(move)
         self._bits.append(bit)
-        if has_line(mover, g.line_plan):
+        if self._counting:
+            if self._mask == g.full:
+                self._winner = self._count_winner()
+        elif has_line(mover, g.line_plan):
             self._winner = len(self._history) - 1 & 1
 
     def play_checked(self, move: object) -> None:
@@ -305,14 +335,33 @@ class Board:
         self._winner = None  # play stops at a win, so the previous position was open
         return self._history.pop()
 
+    def window_counts(self) -> tuple[int, int]:
+        """Windows of ``connect`` in a row held by the first and the second player."""
+        plan = self._g.line_plan
+        return count_lines(self.stones(0), plan), count_lines(self.stones(1), plan)
+
+    def _count_winner(self) -> int | None:
+        first, second = self.window_counts()
+        return None if first == second else (0 if first > second else 1)
+
     def is_winning_move(self, move: int) -> bool:
-        """Would the side to move complete a line by playing ``move``? (unchecked)"""
+        """Would playing ``move`` win the game for the side to move? (unchecked)
+
+        With line scoring: does it complete a line. With count scoring only the
+        last move can decide, by the window counts on the full board.
+        """
         g = self._g
         if self.rules.gravity:
             bit = (self._mask + g.bottom[move]) & g.column[move]
         else:
             bit = g.cell_bit[move]
-        return has_line(self._current | bit, g.line_plan)
+        if not self._counting:
+            return has_line(self._current | bit, g.line_plan)
+        if self._mask | bit != g.full:
+            return False
+        mine = count_lines(self._current | bit, g.line_plan)
+        theirs = count_lines(self._current ^ self._mask, g.line_plan)
+        return mine > theirs
 
     def centre_order(self, moves: list[int]) -> list[int]:
         """``moves`` sorted from the centre outwards."""
@@ -329,6 +378,7 @@ class Board:
         other._history = self._history.copy()
         other._bits = self._bits.copy()
         other._winner = self._winner
+        other._counting = self._counting
         return other
 
     # --- text ------------------------------------------------------------------

@@ -94,6 +94,12 @@ def open_line_length(lines: Lines, own: int, opp: int, bit: int) -> int:
     return best
 
 
+def completed_windows(lines: Lines, own: int, bit: int) -> int:
+    """How many windows through ``bit`` become wholly own when the stone lands there."""
+    own |= bit
+    return sum(1 for w in lines.through[bit_position(bit)] if w & own == w)
+
+
 def winning_moves(board: Board, player: int) -> list[int]:
     """Legal moves that would complete a line for ``player`` (to move or not)."""
     lines = lines_for(board.rules)

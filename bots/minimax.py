@@ -204,6 +204,62 @@ class MinimaxBot(Bot):
 
     def choose_move(self, board: Board) -> Choice:
         depth = max(1, self.depth)
+        if board.rules.counts_windows:
+            counting = _CountSearch(board.rules)
+            move, score = counting.root(board.copy(), depth)
+            return Choice(move, {"score": score, "depth": depth, "nodes": counting.nodes})
         search = _search_for(board.rules)
         move, score = search.root(board, depth)
         return Choice(move, {"score": score, "depth": depth, "nodes": search.nodes})
+
+
+class _CountSearch:
+    """Negamax for full-board scoring: nothing ends the game early, so the aim is to
+    own more complete windows when the board fills. Each own full window is worth
+    FULL, the open-window terms are as in the line game."""
+
+    def __init__(self, rules: Rules) -> None:
+        self.lines = lines_for(rules)
+        self.nodes = 0
+
+    def evaluate(self, board: Board) -> int:
+        me = board.to_move
+        own, opp = board.stones(me), board.stones(1 - me)
+        mine, theirs = board.window_counts()
+        if me == 1:
+            mine, theirs = theirs, mine
+        if board.is_full():
+            return (WIN if mine > theirs else -WIN if theirs > mine else 0) + (mine - theirs)
+        o3, o2 = counts(self.lines, own, opp)
+        p3, _ = counts(self.lines, opp, own)
+        return FULL * (mine - theirs) + THREE * o3 + TWO * o2 - THREAT * p3
+
+    def negamax(self, board: Board, depth: int, alpha: int, beta: int) -> int:
+        self.nodes += 1
+        if depth == 0 or board.is_full():
+            return self.evaluate(board)
+        best = -WIN * 2
+        for move in board.centre_order(board.legal_moves()):
+            board.play(move)
+            score = -self.negamax(board, depth - 1, -beta, -alpha)
+            board.undo()
+            if score > best:
+                best = score
+                alpha = max(alpha, score)
+                if alpha >= beta:
+                    break
+        return best
+
+    def root(self, board: Board, depth: int) -> tuple[int, int]:
+        self.nodes = 1
+        best_move, best = None, -WIN * 2
+        alpha = -WIN * 2
+        for move in board.centre_order(board.legal_moves()):
+            board.play(move)
+            score = -self.negamax(board, depth - 1, -WIN * 2, -alpha)
+            board.undo()
+            if score > best:
+                best, best_move = score, move
+                alpha = max(alpha, score)
+        assert best_move is not None
+        return best_move, best

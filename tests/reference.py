@@ -16,7 +16,8 @@ DIRECTIONS = ((1, 0), (0, 1), (1, 1), (1, -1))
 class ReferenceGame:
     """One game in progress, with the rules given as plain values."""
 
-    def __init__(self, width: int, height: int, connect: int, gravity: bool) -> None:
+    def __init__(self, width: int, height: int, connect: int, gravity: bool, scoring: str = "line") -> None:
+        self.scoring = scoring
         self.width = width
         self.height = height
         self.connect = connect
@@ -29,7 +30,7 @@ class ReferenceGame:
 
     @classmethod
     def from_rules(cls, rules) -> ReferenceGame:
-        return cls(rules.width, rules.height, rules.connect, rules.gravity)
+        return cls(rules.width, rules.height, rules.connect, rules.gravity, rules.scoring)
 
     # --- state -------------------------------------------------------------------
 
@@ -95,9 +96,16 @@ class ReferenceGame:
 
         Counted locally: the new stone plus its same-coloured neighbours walking
         both ways along each direction (a different method from ``has_line``).
+        With count scoring: does playing it fill the board with the mover ahead.
         """
         column, row = self.target(move)
         player = self.to_move
+        if self.scoring == "count":
+            self.grid[column][row] = player
+            try:
+                return self.is_full() and self.window_count(player) > self.window_count(1 - player)
+            finally:
+                self.grid[column][row] = None
         for dc, dr in DIRECTIONS:
             run = 1
             for sign in (1, -1):
@@ -135,8 +143,25 @@ class ReferenceGame:
                 return False
         return True
 
+    def window_count(self, player: int) -> int:
+        """Every window of ``connect`` cells in a row wholly owned by ``player``."""
+        total = 0
+        for column in range(self.width):
+            for row in range(self.height):
+                for dc, dr in DIRECTIONS:
+                    cells = [(column + i * dc, row + i * dr) for i in range(self.connect)]
+                    if all(0 <= c < self.width and 0 <= r < self.height and self.grid[c][r] == player
+                           for c, r in cells):
+                        total += 1
+        return total
+
     def find_winner(self) -> int | None:
         """Scan the whole grid for both players."""
+        if self.scoring == "count":
+            if not self.is_full():
+                return None
+            first, second = self.window_count(0), self.window_count(1)
+            return None if first == second else (0 if first > second else 1)
         winners = [p for p in (0, 1) if self.has_line(p)]
         # Play stops at the first win, so at most one player can have a line.
         assert len(winners) <= 1, winners

@@ -346,3 +346,38 @@ def test_bots_play_legal_moves_to_the_end(cls, rules, games):
                 assert isinstance(info, dict)
                 board.play(move)
             assert board.winner is not None or board.is_draw()
+
+
+
+def test_greedy_prefers_the_move_completing_two_windows_under_count_scoring():
+    from arena.game import Board, Rules
+    from bots.greedy import GreedyBot
+
+    rules = Rules(7, 6, 4, gravity=False, scoring="count")
+    board = Board(rules)
+    # X holds a1 b1 d1 e1 (c1 completes two fours) and g1 g2 g3 (g4 completes one).
+    x_cells = [(0, 0), (1, 0), (3, 0), (4, 0), (6, 0), (6, 1), (6, 2)]
+    o_cells = [(0, 5), (2, 5), (4, 5), (6, 5), (1, 3), (3, 3), (5, 3)]
+    for (xc, xr), (oc, orow) in zip(x_cells, o_cells):
+        board.play(board.cell_move(xc, xr))
+        board.play(board.cell_move(oc, orow))
+    bot = GreedyBot()
+    bot.new_game(rules, 0, 1)
+    assert bot.choose_move(board.copy()) == board.cell_move(2, 0)
+
+
+def test_minimax_plays_count_scoring_to_the_full_board():
+    from arena.bot import split_answer
+    from arena.game import Board, Rules
+    from bots.minimax import MinimaxBot
+
+    rules = Rules(4, 4, 3, scoring="count")
+    board = Board(rules)
+    bots = [MinimaxBot(depth=3), MinimaxBot(depth=1)]
+    for player, bot in enumerate(bots):
+        bot.new_game(rules, player, 1)
+    while not board.is_over():
+        move, info = split_answer(bots[board.to_move].choose_move(board.copy()))
+        assert board.is_legal(move) and {"score", "depth", "nodes"} <= set(info)
+        board.play(move)
+    assert board.is_full()

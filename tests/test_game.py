@@ -891,3 +891,46 @@ def test_render_matches_cells(rules, data):
                 expected = expected.lower()
             assert token == expected
     assert len(lines[-1].split()) == rules.width
+
+
+
+# --- the full-board scoring variant ------------------------------------------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(rules=rules_strategy(max_width=7, max_height=7), data=st.data())
+def test_count_scoring_agrees_with_reference(rules, data):
+    rules = Rules(rules.width, rules.height, rules.connect, rules.gravity, scoring="count")
+    board, ref = Board(rules), ReferenceGame.from_rules(rules)
+    while not ref.is_over():
+        legal = ref.legal_moves()
+        assert board.legal_moves() == legal
+        assert board.winner is None  # nothing is decided before the board is full
+        assert [board.is_winning_move(m) for m in legal] == [ref.is_winning_move(m) for m in legal]
+        move = data.draw(st.sampled_from(legal))
+        board.play(move)
+        ref.play(move)
+    assert board.is_full() and board.is_over()
+    assert board.window_counts() == (ref.window_count(0), ref.window_count(1))
+    assert board.winner == ref.winner
+    assert board.is_draw() == (ref.winner is None)
+    board.undo()
+    assert board.winner is None and not board.is_over()
+
+
+def test_a_line_of_five_holds_two_fours():
+    rules = Rules(7, 6, 4, gravity=False, scoring="count")
+    board = Board(rules)
+    for column in range(5):  # X along the bottom row, O along the top
+        board.play(board.cell_move(column, 0))
+        board.play(board.cell_move(column, 5))
+    assert board.window_counts() == (2, 2)
+    assert board.winner is None and not board.is_over()  # lines do not end the game
+
+
+def test_scoring_is_validated_and_described():
+    with pytest.raises(RulesError, match="scoring must be one of line, count, got 'most'"):
+        Rules(scoring="most")
+    assert Rules(scoring="count").describe() == "7x6 connect 4, count scoring"
+    assert "scoring" not in Rules().as_dict()
+    assert Rules(**Rules(scoring="count").as_dict()) == Rules(scoring="count")

@@ -76,3 +76,14 @@ def test_minimax_beats_random_in_at_least_95_percent_of_games():
 )
 def test_minimax_is_strongest_on_other_rules_too(rules):
     assert score("minimax", "random", 20, 3, rules) >= 0.5
+
+
+
+@pytest.mark.parametrize("gravity", [True, False])
+def test_count_scoring_keeps_the_order_greedy_and_minimax_aim_for_windows(gravity):
+    rules = Rules(7, 6, 4, gravity=gravity, scoring="count")
+    assert score("greedy", "random", 20, 2, rules) >= 0.8
+    assert score("minimax:depth=2", "greedy", 20, 2, rules) >= 0.7
+    result = play_match(match_specs("greedy", "random", 4, 3, rules), ("greedy", "random"))
+    for record in result.records:
+        assert record.plies == rules.cells  # count scoring always fills the board
