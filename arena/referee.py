@@ -79,6 +79,8 @@ class GameRecord:
 
     @property
     def result(self) -> str:
+        if self.termination == "unfinished":
+            return "*"
         return {0: "1-0", 1: "0-1", None: "1/2-1/2"}[self.winner]
 
     @property

@@ -86,6 +86,16 @@ def _submissions(db: Database) -> None:
     db["submissions"].create_index(["name", "version"], unique=True)
 
 
+@migrations(name="0003_analyses")
+def _analyses(db: Database) -> None:
+    db["analyses"].create(
+        {"game_id": int, "ply": int, "value": int, "budget": float, "analysed_at": str},
+        pk=("game_id", "ply"),
+        foreign_keys=[("game_id", "games", "id")],
+        not_null={"budget", "analysed_at"},
+    )
+
+
 @dataclass(frozen=True)
 class Submission:
     """A submitted bot: one version of its code, kept in the database."""
@@ -231,6 +241,21 @@ class Store:
             return versions[-1] if versions else None
         return next((v for v in versions if v.version == version), None)
 
+    # --- analyses -----------------------------------------------------------------------
+
+    def position_values(self, game_id: int) -> dict[int, tuple[int | None, float]]:
+        """ply -> (value for the side to move or None if unproven, budget tried)."""
+        rows = self.db["analyses"].rows_where("game_id = ?", [game_id])
+        return {r["ply"]: (r["value"], r["budget"]) for r in rows}
+
+    def save_position_values(self, game_id: int, values: dict[int, int | None], budget: float) -> None:
+        rows = [
+            {"game_id": game_id, "ply": ply, "value": value, "budget": budget, "analysed_at": _now()}
+            for ply, value in values.items()
+        ]
+        with self.db.atomic():
+            self.db["analyses"].upsert_all(rows, pk=("game_id", "ply"))
+
     # --- games ----------------------------------------------------------------------
 
     def stored_keys(self, tournament_id: int) -> set[str]:
@@ -249,6 +274,13 @@ class Store:
                 conn.executemany(_INSERT_MOVE, _move_rows(game_id, record))
                 count += 1
         return count
+
+    def delete_game(self, game_id: int) -> None:
+        """Remove a game with its moves and analysis (a casual game saved again)."""
+        with self.db.atomic():
+            for table in ("moves", "analyses"):
+                self.db.execute(f"delete from {table} where game_id = ?", [game_id])
+            self.db.execute("delete from games where id = ?", [game_id])
 
     def game(self, game_id: int) -> dict[str, Any]:
         rows = list(self.db.query(_GAME_SELECT + " where g.id = ?", [game_id]))

@@ -1,0 +1,711 @@
+"""A perfect connect-k solver, and the bot that plays by it.
+
+Scores follow Pascal Pons' convention (the one of the shared test data), for the
+side to move: positive wins, 0 draws, negative loses, and the size tells how soon
+the game ends. A player who wins with its ``n``-th stone scores
+``(cells + 1) // 2 + 1 - n``, so on 7x6 a win scores 22 minus the winner's stone
+count, and the latest possible win scores 1 (see :func:`score_of_win`).
+
+The search is Pons' solver, generalised to every board and connect value of
+:mod:`arena.game` (with or without gravity):
+
+- negamax with alpha-beta on raw bitboards (``cur``: stones of the side to move,
+  ``mask``: all stones), never on :class:`~arena.game.Board` objects;
+- an immediate-win check before searching, and only *non-losing* moves searched:
+  a single opponent threat must be blocked, two lose at once, and with gravity
+  the cell under an opponent's threat is never filled;
+- moves ordered by how many winning cells they leave the mover, centre first
+  among equals;
+- a transposition table of upper and lower bounds (exact keys, so entries stay
+  valid from one search to the next);
+- at the root, iterative deepening by null-window probes that narrow the
+  [min, max] window (Pons' parts 7 and later).
+
+Two back ends run the same search: pure Python (always there) and, when numba is
+importable and the board fits in 64 bits, a compiled one in
+:mod:`bots.solver_fast`. ``backend="python"``/``"numba"``/``"auto"`` picks one;
+the environment variable ``CONNECTK_SOLVER_BACKEND`` sets the default.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from functools import lru_cache
+
+from arena.bot import Bot, BotOptionError, Choice, Option
+from arena.game import Board, Rules
+
+from bots.minimax import MinimaxBot
+
+#: Environment variable naming the default back end: auto, numba or python.
+BACKEND_ENV = "CONNECTK_SOLVER_BACKEND"
+BACKENDS = ("auto", "numba", "python")
+#: The pure-Python table is emptied when it holds more entries than this (about
+#: 100 MB of dict).
+PY_TABLE_LIMIT = 1 << 20
+#: Look at the clock (and the node budget) at most every this many nodes.
+CHECK_EVERY = 1024
+#: The pure-Python search reads the clock about this often (seconds).
+CLOCK_SECONDS = 0.002
+
+# --- scores -------------------------------------------------------------------------
+
+
+def score_of_win(rules: Rules, ply: int) -> int:
+    """Score of the player who wins by playing the stone of ply ``ply`` (0-based:
+    ``ply`` stones were on the board before it). That is its stone number
+    ``ply // 2 + 1``, so the score is ``(cells + 1) // 2 - ply // 2``: 21 - ply // 2
+    on 7x6, and never below 1."""
+    return (rules.cells + 1) // 2 - ply // 2
+
+
+def max_score(rules: Rules) -> int:
+    """The largest score any position of ``rules`` can have (a win on ply 0)."""
+    return score_of_win(rules, 0)
+
+
+def stones_of_score(rules: Rules, score: int) -> int | None:
+    """How many stones the winner will have played when the game ends (None: draw)."""
+    if score == 0:
+        return None
+    return (rules.cells + 1) // 2 + 1 - abs(score)
+
+
+def describe_score(rules: Rules, score: int) -> str:
+    """``score`` in words, e.g. "win with stone 9" or "draw"."""
+    if score == 0:
+        return "draw"
+    word = "win" if score > 0 else "loss"
+    return f"{word} (the winner's stone {stones_of_score(rules, score)})"
+
+
+class SearchAborted(Exception):
+    """The deadline or node budget of a search ran out (internal)."""
+
+
+# --- the pure-Python back end ---------------------------------------------------------
+
+
+def winning_cells_source(rules: Rules) -> str:
+    """Python source of ``win(p, empty)``: the cells of ``empty`` that complete a
+    line of ``rules.connect`` with the stones ``p``.
+
+    For a direction with shift ``s``, ``l_a`` marks the cells with stones of ``p``
+    on the ``a`` cells below them (``x - s`` .. ``x - a*s``), ``r_b`` those with
+    stones on the ``b`` cells above; a cell completes a line when some
+    ``l_a & r_(k-1-a)`` holds it. The empty top bit of each column stops runs
+    from wrapping into the next column. With gravity the cell above a vertical
+    run has nothing on top of it, so only ``l_(k-1)`` counts vertically.
+    """
+    k = rules.connect
+    g = rules.geometry
+    lines = ["def win(p, empty):", "    r = 0"]
+    for d, s in enumerate(g.shifts):
+        # A direction whose lines cannot fit on the board contributes nothing.
+        if d == 0:
+            fits = rules.height >= k
+        elif d == 1:
+            fits = rules.width >= k
+        else:
+            fits = rules.width >= k and rules.height >= k
+        if not fits:
+            continue
+        if d == 0 and rules.gravity:
+            terms = " & ".join(f"(p << {s * i})" for i in range(1, k))
+            lines.append(f"    r |= {terms}")
+            continue
+        for i in range(1, k):
+            prev_l = f"l{i - 1} & " if i > 1 else ""
+            prev_r = f"r{i - 1} & " if i > 1 else ""
+            lines.append(f"    l{i} = {prev_l}(p << {s * i})")
+            lines.append(f"    r{i} = {prev_r}(p >> {s * i})")
+        terms = [f"r{k - 1}", f"l{k - 1}"]
+        terms += [f"(l{a} & r{k - 1 - a})" for a in range(1, k - 1)]
+        lines.append("    r |= " + " | ".join(terms))
+    lines.append("    return r & empty")
+    return "\n".join(lines) + "\n"
+
+
+@lru_cache(maxsize=64)
+def winning_cells_function(rules: Rules):
+    """The compiled ``win(p, empty)`` of :func:`winning_cells_source`."""
+    namespace: dict = {}
+    exec(compile(winning_cells_source(rules), f"<winning cells {rules.describe()}>", "exec"), namespace)
+    return namespace["win"]
+
+
+class PythonCore:
+    """Pons' search in pure Python for one set of rules; keeps its table between calls.
+
+    ``root(cur, mask, ply, lo, hi)`` narrows [lo, hi] by null-window probes and
+    returns the exact score; ``probe(cur, mask, ply, alpha, beta)`` is one
+    fail-hard negamax. Both need a position where the side to move cannot win
+    at once. They raise :class:`SearchAborted` when ``deadline`` (a
+    ``time.monotonic()`` value) or ``budget`` (nodes) runs out.
+    """
+
+    name = "python"
+
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+        self.table: dict[int, int] = {}
+        self.nodes = 0
+        self._full = rules.geometry.full
+        self._bottom_row = sum(rules.geometry.bottom)
+        self._win = winning_cells_function(rules)
+        self._search = self._build()
+
+    def reset(self) -> None:
+        """Forget the transposition table."""
+        self.table.clear()
+
+    def probe(self, cur, mask, ply, alpha, beta, deadline=None, budget=None) -> int:
+        return self._run(cur, mask, ply, alpha, beta, deadline, budget, False)
+
+    def root(self, cur, mask, ply, lo, hi, deadline=None, budget=None) -> int:
+        return self._run(cur, mask, ply, lo, hi, deadline, budget, True)
+
+    def solve(self, cur, mask, ply, deadline=None, budget=None) -> int:
+        """Exact score of any open position: full board, immediate win, or search."""
+        rules = self.rules
+        full = self._full
+        self.nodes = 0
+        if mask == full:
+            return 0
+        self.nodes = 1
+        wins = self._win(cur, full ^ mask)
+        if rules.gravity:
+            wins &= (mask + self._bottom_row) & full
+        if wins:
+            return score_of_win(rules, ply)
+        lo, hi = -score_of_win(rules, ply + 1), score_of_win(rules, ply + 2)
+        return self._run(cur, mask, ply, lo, hi, deadline, budget, True)
+
+    def _run(self, cur, mask, ply, a, b, deadline, budget, narrow) -> int:
+        if len(self.table) > PY_TABLE_LIMIT:
+            self.table.clear()
+        self.nodes = 0
+        # One frame per stone still to come (1600 on 40x40), beyond Python's
+        # default limit of 1000 (a Python-to-Python call uses no C stack in 3.11+).
+        limit = sys.getrecursionlimit()
+        needed = self.rules.cells - ply + 100
+        if needed > limit // 4:  # only big boards get near the limit: count the frames
+            needed += _stack_depth()
+        if needed > limit:
+            sys.setrecursionlimit(needed)
+        try:
+            return self._search(cur, mask, ply, a, b, deadline, budget, narrow)
+        finally:
+            self.nodes = self._search.nodes
+            if needed > limit:
+                sys.setrecursionlimit(limit)
+
+    def _build(self):
+        rules = self.rules
+        g = rules.geometry
+        cells = rules.cells
+        full = g.full
+        gravity = rules.gravity
+        bottom_row = sum(g.bottom)
+        key_shift = g.stride * rules.width
+        half = (cells + 1) // 2
+        # win_at[p]: score_of_win at ply p (a little past the end, for the bounds).
+        win_at = [half - p // 2 for p in range(cells + 4)]
+        if gravity:
+            order = [g.column[c] for c in g.centre_order]
+        else:
+            order = [g.cell_bit[m] for m in g.centre_order]
+        ranked = [(-i, bits) for i, bits in enumerate(order)]
+        win = winning_cells_function(rules)
+        table = self.table
+        table_get = table.get
+        monotonic = time.monotonic
+        state = {"deadline": None, "budget": None, "every": 1, "seen": 0, "at": 0.0}
+
+        def check(count):
+            # Called at node ``count``; returns the node of the next look. The
+            # interval adapts so that the clock is read about every CLOCK_SECONDS
+            # (a node costs microseconds on 7x6, milliseconds on 40x40).
+            deadline, budget = state["deadline"], state["budget"]
+            if budget is not None and count > budget:
+                raise SearchAborted
+            if len(table) > PY_TABLE_LIMIT:
+                table.clear()  # bounds forgotten are only work to redo
+            every = CHECK_EVERY
+            if deadline is not None:
+                now = monotonic()
+                if now > deadline:
+                    raise SearchAborted
+                elapsed = now - state["at"]
+                done = count - state["seen"]
+                every = 2 * state["every"]
+                if elapsed > 0:
+                    every = min(every, int(done * CLOCK_SECONDS / elapsed))
+                every = max(1, min(CHECK_EVERY, every))
+                state["every"], state["seen"], state["at"] = every, count, now
+            nxt = count + every
+            if budget is not None and nxt > budget + 1:
+                nxt = budget + 1
+            return nxt
+
+        nodes = 0
+        next_check = 0
+
+        def negamax(cur, mask, p, alpha, beta):
+            # The side to move (stones ``cur``) cannot win at once.
+            nonlocal nodes, next_check
+            nodes += 1
+            if nodes >= next_check:
+                next_check = check(nodes)
+            empty = full ^ mask
+            opp_win = win(cur ^ mask, empty)
+            if gravity:
+                possible = (mask + bottom_row) & full
+                forced = possible & opp_win
+                if forced:
+                    if forced & (forced - 1):
+                        return -win_at[p + 1]  # two threats: the opponent wins next
+                    possible = forced
+                possible &= ~(opp_win >> 1)  # never fill the cell under a threat
+            else:
+                possible = empty
+                if opp_win:
+                    if opp_win & (opp_win - 1):
+                        return -win_at[p + 1]
+                    possible = opp_win
+            if not possible:
+                return -win_at[p + 1]
+            if p >= cells - 2:
+                return 0  # no one can win in the last two cells any more
+            low = -win_at[p + 3]  # the opponent cannot win on its next move
+            if alpha < low:
+                alpha = low
+                if alpha >= beta:
+                    return alpha
+            high = win_at[p + 2]  # nor can we on this one
+            if gravity:
+                key = cur + mask
+            else:
+                key = cur | (mask << key_shift)
+            entry = table_get(key)
+            if entry is not None:
+                bound = entry >> 1
+                if entry & 1:  # a lower bound
+                    if bound > low:
+                        low = bound
+                        if alpha < low:
+                            alpha = low
+                            if alpha >= beta:
+                                return alpha
+                elif bound < high:
+                    high = bound
+            if beta > high:
+                beta = high
+                if alpha >= beta:
+                    return beta
+            # Children, most winning cells first, centre first among equals
+            # (rank: higher nearer the centre). A single move needs no order.
+            if possible & (possible - 1):
+                moves = []
+                for rank, column in ranked:
+                    move = possible & column
+                    if move:
+                        moves.append((win(cur | move, empty ^ move).bit_count(), rank, move))
+                moves.sort(reverse=True)
+            else:
+                moves = ((0, 0, possible),)
+            child_cur = cur ^ mask
+            for _score, _rank, move in moves:
+                score = -negamax(child_cur, mask | move, p + 1, -beta, -alpha)
+                if score >= beta:
+                    table[key] = (score << 1) | 1
+                    return score
+                if score > alpha:
+                    alpha = score
+            table[key] = alpha << 1
+            return alpha
+
+        def search(cur, mask, p, a, b, deadline, budget, narrow):
+            nonlocal nodes, next_check
+            nodes = 0
+            state.update(deadline=deadline, budget=budget, every=1, seen=0, at=monotonic())
+            next_check = 0
+            try:
+                if not narrow:
+                    return negamax(cur, mask, p, a, b)
+                lo, hi = a, b
+                while lo < hi:
+                    med = lo + (hi - lo) // 2
+                    if med <= 0 and _half(lo) < med:
+                        med = _half(lo)
+                    elif med >= 0 and _half(hi) > med:
+                        med = _half(hi)
+                    r = negamax(cur, mask, p, med, med + 1)
+                    if r <= med:
+                        hi = r
+                    else:
+                        lo = r
+                return lo
+            finally:
+                search.nodes = nodes
+
+        search.nodes = 0
+        return search
+
+
+def _stack_depth() -> int:
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    return depth
+
+
+def _half(x: int) -> int:
+    """x / 2 rounded toward zero, as C does (Pons' window split)."""
+    return -((-x) // 2) if x < 0 else x // 2
+
+
+# --- choosing a back end ---------------------------------------------------------------
+
+
+def fast_available() -> bool:
+    """True if the compiled back end (numba) can be imported."""
+    return _fast_module() is not None
+
+
+@lru_cache(maxsize=1)
+def _fast_module():
+    try:
+        from bots import solver_fast
+    except Exception:  # numba missing, or it cannot build/cache here: stay pure
+        return None
+    return solver_fast
+
+
+def solvable(rules: Rules) -> bool:
+    """Can the solver serve ``rules``? (Line scoring: the first line wins; not
+    the count-scoring variant, whose value is decided on the full board.)"""
+    return not getattr(rules, "counts_windows", False)
+
+
+def fits_fast(rules: Rules) -> bool:
+    """Does the board fit the compiled back end (64-bit bitboards)?"""
+    return rules.width * (rules.height + 1) <= 64
+
+
+def resolve_backend(rules: Rules, backend: str | None = None) -> str:
+    """The back end that will serve ``rules``: "numba" or "python"."""
+    wanted = (backend or os.environ.get(BACKEND_ENV) or "auto").strip().lower()
+    if wanted not in BACKENDS:
+        raise ValueError(f"unknown solver backend {wanted!r}; choose from {', '.join(BACKENDS)}")
+    if wanted == "python":
+        return "python"
+    usable = fits_fast(rules) and fast_available()
+    if wanted == "numba" and not usable:
+        why = "numba is not importable" if fits_fast(rules) else "the board needs more than 64 bits"
+        raise ValueError(f"the numba solver backend cannot serve {rules.describe()}: {why}")
+    return "numba" if usable else "python"
+
+
+def _make_core(rules: Rules, backend: str, table_bits: int | None):
+    if backend == "numba":
+        module = _fast_module()
+        if not table_bits:
+            # No more entries than a small board has positions (about 3 ** cells).
+            table_bits = min(module.DEFAULT_TABLE_BITS, max(10, rules.cells + 2))
+        return module.NumbaCore(rules, table_bits)
+    return PythonCore(rules)
+
+
+# --- the solver ------------------------------------------------------------------------
+
+
+class Solver:
+    """Exact values of positions under one set of rules.
+
+    The transposition table is kept between calls (its entries are bounds that
+    hold in any search), so solving a game's positions in turn gets cheaper;
+    :meth:`reset` empties it. ``nodes`` is the node count of the last call.
+    """
+
+    def __init__(self, rules: Rules, backend: str | None = None, table_bits: int | None = None) -> None:
+        if not solvable(rules):
+            raise ValueError(f"the solver plays line scoring only, not {rules.describe()}")
+        self.rules = rules
+        self.backend = resolve_backend(rules, backend)
+        self.core = _make_core(rules, self.backend, table_bits)
+        g = rules.geometry
+        self._full = g.full
+        self._bottom_row = sum(g.bottom)
+        self._win = winning_cells_function(rules)
+        self.nodes = 0
+
+    def reset(self) -> None:
+        self.core.reset()
+
+    def warm_up(self) -> None:
+        """Load (or compile) the back end: a short search of the empty board,
+        stopped by its node budget after one look at the clock."""
+        if self.backend != "numba":
+            return  # nothing to load
+        lo, hi = self._bounds(0)
+        try:
+            self.core.root(0, 0, 0, lo, hi, time.monotonic() + 60.0, CHECK_EVERY + 10)
+        except SearchAborted:
+            pass
+
+    # --- raw positions --------------------------------------------------------------
+
+    def _wins_now(self, cur: int, mask: int) -> int:
+        """Cells where the side to move wins at once (playable ones only)."""
+        empty = self._full ^ mask
+        cells = self._win(cur, empty)
+        if self.rules.gravity:
+            cells &= (mask + self._bottom_row) & self._full
+        return cells
+
+    def _bounds(self, ply: int) -> tuple[int, int]:
+        """[min, max] of a position at ``ply`` where the mover cannot win at once."""
+        return -score_of_win(self.rules, ply + 1), score_of_win(self.rules, ply + 2)
+
+    def solve_raw(self, cur: int, mask: int, ply: int, deadline=None, nodes=None) -> int | None:
+        """Exact score of the open position (cur, mask) at ``ply``, or None on timeout."""
+        try:
+            return self.core.solve(cur, mask, ply, deadline, nodes)
+        except SearchAborted:
+            return None
+        finally:
+            self.nodes = self.core.nodes
+
+    def at_least_raw(self, cur: int, mask: int, ply: int, value: int, deadline=None, nodes=None) -> bool | None:
+        """Is the score of (cur, mask) at least ``value``? None on timeout."""
+        self.nodes = 0
+        if mask == self._full:
+            return 0 >= value
+        if self._wins_now(cur, mask):
+            return score_of_win(self.rules, ply) >= value
+        lo, hi = self._bounds(ply)
+        if value <= lo:
+            return True
+        if value > hi:
+            return False
+        try:
+            return self.core.probe(cur, mask, ply, value - 1, value, deadline, nodes) >= value
+        except SearchAborted:
+            return None
+        finally:
+            self.nodes += self.core.nodes
+
+    # --- boards ---------------------------------------------------------------------
+
+    def _check_rules(self, board: Board) -> None:
+        if board.rules != self.rules:
+            raise ValueError(f"this solver is for {self.rules.describe()}, not {board.rules.describe()}")
+
+    def solve(self, board: Board, deadline: float | None = None, nodes: int | None = None) -> int | None:
+        """Exact score of ``board`` for the side to move (see :func:`score_of_win`),
+        or None if ``deadline`` (``time.monotonic()``) or ``nodes`` runs out.
+        A finished game scores as it ended: 0 drawn, negative won by the last mover."""
+        if board.rules is not self.rules:
+            self._check_rules(board)
+        if board.winner is not None:
+            self.nodes = 0
+            return -score_of_win(self.rules, board.ply - 1)
+        cur, mask = board.key()
+        try:
+            return self.core.solve(cur, mask, board.ply, deadline, nodes)
+        except SearchAborted:
+            return None
+        finally:
+            self.nodes = self.core.nodes
+
+    def _children(self, board: Board):
+        """(move, cur, mask, immediate win) for each legal move of ``board``."""
+        me = board.to_move
+        cur, mask = board.stones(me), board.occupied
+        g = self.rules.geometry
+        wins = self._wins_now(cur, mask)
+        out = []
+        for move in board.legal_moves():
+            if self.rules.gravity:
+                bit = (mask + g.bottom[move]) & g.column[move]
+            else:
+                bit = g.cell_bit[move]
+            # The child from the opponent's side: its stones, all stones.
+            out.append((move, cur ^ mask, mask | bit, bool(wins & bit)))
+        return out
+
+    def solve_moves(
+        self, board: Board, deadline: float | None = None, nodes: int | None = None
+    ) -> dict[int, int | None]:
+        """Score of each legal move for the side to move (``-solve(child)``); None
+        for the moves not solved before ``deadline`` or the ``nodes`` budget."""
+        self._check_rules(board)
+        result: dict[int, int | None] = {}
+        total = 0
+        ply = board.ply
+        for move, cur, mask, wins in self._children(board):
+            if wins:
+                result[move] = score_of_win(self.rules, ply)
+                continue
+            left = None if nodes is None else nodes - total
+            if left is not None and left <= 0:
+                result[move] = None
+                continue
+            value = self.solve_raw(cur, mask, ply + 1, deadline, left)
+            total += self.nodes
+            result[move] = None if value is None else -value
+        self.nodes = total
+        return result
+
+    def best_move(
+        self, board: Board, deadline: float | None = None, nodes: int | None = None
+    ) -> tuple[int, int] | None:
+        """(a move keeping the exact value, that value), or None on timeout.
+
+        Solves the position, then proves one move (centre first) reaches the
+        value with a single null-window probe per move tried.
+        """
+        self._check_rules(board)
+        if board.is_over():
+            raise ValueError("the game is over: there is no move to choose")
+        value = self.solve(board, deadline, nodes)
+        total = self.nodes
+        if value is None:
+            return None
+        ply = board.ply
+        children = self._children(board)
+        for move, _cur, _mask, wins in children:
+            if wins:  # value == score_of_win(ply): the quickest win there is
+                self.nodes = total
+                return move, value
+        order = {m: i for i, m in enumerate(board.centre_order([c[0] for c in children]))}
+        children.sort(key=lambda c: order[c[0]])
+        for move, cur, mask, _wins in children:
+            left = None if nodes is None else nodes - total
+            if left is not None and left <= 0:
+                self.nodes = total
+                return None
+            # The move keeps the value iff the child's score is at most -value.
+            ok = self.at_least_raw(cur, mask, ply + 1, 1 - value, deadline, left)
+            total += self.nodes
+            if ok is None:
+                self.nodes = total
+                return None
+            if not ok:
+                self.nodes = total
+                return move, value
+        raise AssertionError(f"no move of {board!r} reaches its value {value}")  # pragma: no cover
+
+
+def solver_for(rules: Rules, backend: str | None = None) -> Solver:
+    """A shared :class:`Solver` for ``rules`` (one per resolved back end; the
+    eight most recently used are kept, with their tables)."""
+    return _solver_cached(rules, resolve_backend(rules, backend))
+
+
+@lru_cache(maxsize=8)
+def _solver_cached(rules: Rules, backend: str) -> Solver:
+    return Solver(rules, backend)
+
+
+def solve(
+    board: Board, deadline: float | None = None, nodes: int | None = None, backend: str | None = None
+) -> int | None:
+    """Exact score of ``board`` for the side to move, or None if the deadline
+    (a ``time.monotonic()`` value) or the node budget ran out first."""
+    return solver_for(board.rules, backend).solve(board, deadline, nodes)
+
+
+def solve_moves(
+    board: Board, deadline: float | None = None, nodes: int | None = None, backend: str | None = None
+) -> dict[int, int | None]:
+    """Score of each legal move, for the side to move; None where unsolved."""
+    return solver_for(board.rules, backend).solve_moves(board, deadline, nodes)
+
+
+# --- the bot ---------------------------------------------------------------------------
+
+#: Share of the move's time given to the exact search; the rest is kept for the
+#: fallback search and the hand-off.
+SOLVE_SHARE = 0.6
+TIME_RESERVE = 0.02
+
+
+class SolverBot(Bot):
+    """Solver: perfect play by exact alpha-beta search, minimax when out of time.
+
+    Each move it tries to solve the position within its time (``seconds``, else
+    the referee's time_allowed, else 1 s; 60% of it goes to the exact search) and
+    plays a move that keeps the proven value: the quickest win, the slowest loss,
+    a draw when drawn. When the value cannot be proven in time it plays the
+    minimax bot's choice at ``fallback_depth`` and says so in its info
+    ("solved": false). The transposition table is kept from move to move.
+    """
+
+    name = "solver"
+    options = {
+        "seconds": Option(0.0, "seconds per move (0: the referee's time_allowed, else 1.0)"),
+        "fallback_depth": Option(4, "minimax depth when the position is not solved in time"),
+        "backend": Option("auto", "search back end: auto, numba or python"),
+    }
+
+    def __init__(self, **options) -> None:
+        super().__init__(**options)
+        if not self.seconds >= 0:
+            raise BotOptionError(f"option seconds={self.seconds} must be 0 or more")
+        if self.fallback_depth < 1:
+            raise BotOptionError(f"option fallback_depth={self.fallback_depth} must be at least 1")
+        if self.backend not in BACKENDS:
+            raise BotOptionError(f"option backend={self.backend!r} must be one of {', '.join(BACKENDS)}")
+
+    def new_game(self, rules: Rules, player: int, seed: int) -> None:
+        super().new_game(rules, player, seed)
+        if solvable(rules):
+            solver_for(rules, self._backend()).warm_up()  # compile/load before the clock runs
+
+    def _backend(self) -> str | None:
+        return None if self.backend == "auto" else self.backend
+
+    def budget(self) -> float:
+        """Seconds this move may take."""
+        if self.seconds > 0:
+            return self.seconds
+        if self.time_allowed is not None:
+            return self.time_allowed
+        return 1.0
+
+    def choose_move(self, board: Board) -> Choice:
+        if not solvable(board.rules):
+            return self._fallback(board, "the solver plays line scoring only", 0, None)
+        started = time.monotonic()
+        seconds = max(0.001, self.budget() * SOLVE_SHARE - TIME_RESERVE)
+        solver = solver_for(board.rules, self._backend())
+        found = solver.best_move(board, started + seconds)
+        if found is None:
+            return self._fallback(board, f"not solved in {seconds:.3f} s", solver.nodes, solver.backend)
+        move, score = found
+        info = {
+            "score": score,
+            "solved": True,
+            "nodes": solver.nodes,
+            "depth": board.rules.cells - board.ply,  # searched to the end of the game
+            "backend": solver.backend,
+        }
+        return Choice(move, info)
+
+    def _fallback(self, board: Board, why: str, nodes: int, backend: str | None) -> Choice:
+        """The minimax bot's move at ``fallback_depth``, with its heuristic score."""
+        answer = MinimaxBot(depth=self.fallback_depth).choose_move(board)
+        info = {
+            "score": answer.info["score"],
+            "solved": False,
+            "nodes": nodes + answer.info["nodes"],
+            "depth": self.fallback_depth,
+            "fallback": f"minimax depth {self.fallback_depth}: {why}",
+        }
+        if backend is not None:
+            info["backend"] = backend
+        return Choice(answer.move, info)

@@ -1,0 +1,395 @@
+"""The compiled back end of :mod:`bots.solver`: the same search, through numba.
+
+Importing this module fails (ImportError) when numba is missing; the solver then
+stays on its pure-Python back end. It serves boards whose bitboard fits in 64 bits
+(``width * (height + 1) <= 64``), with or without gravity, any connect value.
+Functions are compiled with ``cache=True``: the first use on a machine compiles
+for a few seconds, later processes load the machine code from ``__pycache__``
+(:meth:`bots.solver.Solver.warm_up` does either before a timed search).
+
+Everything is on unsigned 64-bit words; the transposition table is one array of
+two words per entry (the key, and ``epoch << 16 | bound``; without gravity a third
+holds all stones, as the key is then only the side to move's stones), so
+emptying it is a new epoch, not a memset. It lives on huge pages where the
+system allows, and each node prefetches its children's entries: the table is
+probed at random, and its cache misses are most of the cost of a node.
+"""
+
+from __future__ import annotations
+
+import mmap
+import time
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, objmode, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from arena.game import Rules
+
+from bots.solver import CHECK_EVERY, SearchAborted
+
+U0 = np.uint64(0)
+U1 = np.uint64(1)
+ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+M1 = np.uint64(0x5555555555555555)
+M2 = np.uint64(0x3333333333333333)
+M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+H01 = np.uint64(0x0101010101010101)
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+MIX = np.uint64(0xC2B2AE3D27D4EB4F)
+U56 = np.uint64(56)
+U64 = 64
+NO_DEADLINE = np.inf  # the deadline passed when there is none
+
+# st[] (int64): the search state shared with Python, then the rules.
+NODES, NEXT_CHECK, BUDGET, ABORTED, EPOCH = 0, 1, 2, 3, 4
+CELLS, HALF, GRAVITY, CONNECT, NMOVES, FAST4, TABLE_BITS = 5, 6, 7, 8, 9, 10, 11
+STRIDE, CHECK = 12, 13  # words per table entry; nodes between looks at the clock
+SHIFT, FITS = 14, 18  # four line directions each
+ST_SIZE = 22
+# cw[] (uint64): the board mask, the bottom row, then the moves in centre order.
+FULL, BOTTOM, ORDER = 0, 1, 2
+DEFAULT_TABLE_BITS = 20  # 1M entries: 16 MiB with gravity, 24 MiB without
+
+
+@njit(cache=True, inline="always")
+def _popcount(x):
+    x = x - ((x >> U1) & M1)
+    x = (x & M2) + ((x >> np.uint64(2)) & M2)
+    x = (x + (x >> np.uint64(4))) & M4
+    return np.int64((x * H01) >> U56)
+
+
+@njit(cache=True, inline="always")
+def _shl(x, n):
+    if n >= U64:
+        return U0
+    return x << np.uint64(n)
+
+
+@njit(cache=True, inline="always")
+def _shr(x, n):
+    if n >= U64:
+        return U0
+    return x >> np.uint64(n)
+
+
+@intrinsic
+def _prefetch(typingctx, array, index):
+    """Ask the CPU to start loading ``array[index]`` into the cache (a hint)."""
+    sig = types.void(array, index)
+
+    def codegen(context, builder, signature, args):
+        array_type = signature.args[0]
+        ary = context.make_array(array_type)(context, builder, args[0])
+        pointer = cgutils.get_item_pointer(context, builder, array_type, ary, [args[1]])
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        # read, high temporal locality, data cache
+        builder.call(fn, [builder.bitcast(pointer, i8p), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@njit(cache=True)
+def _win(p, empty, st):
+    """Cells of ``empty`` that complete a line with the stones ``p``."""
+    if st[FAST4]:
+        # Pons' formulas for connect 4 with gravity (all shifts below 64).
+        r = (p << U1) & (p << np.uint64(2)) & (p << np.uint64(3))
+        for d in range(1, 4):
+            s = np.uint64(st[SHIFT + d])
+            s2 = s + s
+            s3 = s2 + s
+            t = (p << s) & (p << s2)
+            r |= t & (p << s3)
+            r |= t & (p >> s)
+            t = (p >> s) & (p >> s2)
+            r |= t & (p << s)
+            r |= t & (p >> s3)
+        return r & empty
+    k = st[CONNECT]
+    r = U0
+    for d in range(4):
+        if not st[FITS + d]:
+            continue
+        s = st[SHIFT + d]
+        if d == 0 and st[GRAVITY]:
+            t = ALL
+            for i in range(1, k):
+                t &= _shl(p, s * i)
+            r |= t
+            continue
+        left = ALL
+        for a in range(k):
+            if a:
+                left &= _shl(p, s * a)
+            right = ALL
+            for b in range(1, k - a):
+                right &= _shr(p, s * b)
+            r |= left & right
+    return r & empty
+
+
+@njit(cache=True)
+def _now():
+    with objmode(t="float64"):
+        t = time.monotonic()
+    return t
+
+
+@njit(cache=True)
+def _must_stop(st, deadline):
+    if st[BUDGET] >= 0 and st[NODES] > st[BUDGET]:
+        return True
+    if deadline < NO_DEADLINE and _now() > deadline:
+        return True
+    nxt = st[NODES] + st[CHECK]
+    if st[BUDGET] >= 0 and nxt > st[BUDGET] + 1:
+        nxt = st[BUDGET] + 1
+    st[NEXT_CHECK] = nxt
+    return False
+
+
+@njit(cache=True, inline="always")
+def _slot(cur, mask, st):
+    if st[GRAVITY]:
+        h = cur + mask
+    else:
+        h = cur ^ (mask * MIX)
+    return np.int64((h * GOLDEN) >> np.uint64(64 - st[TABLE_BITS])) * st[STRIDE]
+
+
+@njit(cache=True, inline="always")
+def _store(tt, slot, key, mask, meta, st):
+    tt[slot] = key
+    tt[slot + 1] = meta
+    if not st[GRAVITY]:
+        tt[slot + 2] = mask
+
+
+@njit(cache=True, inline="always")
+def _possible(mask, st, cw):
+    if st[GRAVITY]:
+        return (mask + cw[BOTTOM]) & cw[FULL]
+    return cw[FULL] ^ mask
+
+
+@njit(cache=True)
+def _negamax(cur, mask, p, alpha, beta, tt, st, cw, buf, deadline):
+    """Pons' fail-hard negamax; the side to move (``cur``) cannot win at once."""
+    st[NODES] += 1
+    if st[NODES] >= st[NEXT_CHECK]:
+        if _must_stop(st, deadline):
+            st[ABORTED] = 1
+            return 0
+    half = st[HALF]
+    empty = cw[FULL] ^ mask
+    opp_win = _win(cur ^ mask, empty, st)
+    possible = _possible(mask, st, cw)
+    forced = possible & opp_win
+    if forced:
+        if forced & (forced - U1):
+            return -(half - (p + 1) // 2)  # two threats: the opponent wins next
+        possible = forced
+    if st[GRAVITY]:
+        possible &= ~(opp_win >> U1)  # never fill the cell under a threat
+    if possible == U0:
+        return -(half - (p + 1) // 2)
+    if p >= st[CELLS] - 2:
+        return 0
+    low = -(half - (p + 3) // 2)
+    if alpha < low:
+        alpha = low
+        if alpha >= beta:
+            return alpha
+    high = half - (p + 2) // 2
+    # With gravity cur + mask tells the position; without, cur and mask are kept.
+    key = cur + mask if st[GRAVITY] else cur
+    slot = _slot(cur, mask, st)
+    word = tt[slot + 1]
+    if (
+        (word >> np.uint64(16)) == np.uint64(st[EPOCH])
+        and tt[slot] == key
+        and (st[GRAVITY] or tt[slot + 2] == mask)
+    ):
+        enc = np.int64(word & np.uint64(0xFFFF))
+        bound = (enc >> 1) - 1024
+        if enc & 1:
+            if bound > low:
+                low = bound
+                if alpha < low:
+                    alpha = low
+                    if alpha >= beta:
+                        return alpha
+        elif bound < high:
+            high = bound
+    if beta > high:
+        beta = high
+        if alpha >= beta:
+            return beta
+    # Children: most winning cells first, centre first among equals.
+    nm = st[NMOVES]
+    n = 0
+    child = cur ^ mask
+    if (possible & (possible - U1)) == U0:  # a single move needs no order
+        buf[p, 0] = possible
+        n = 1
+        nm = 0
+    for i in range(nm):
+        m = possible & cw[ORDER + i]
+        if m:
+            # The child's table entry is a cache miss in waiting: start it now.
+            _prefetch(tt, _slot(child, mask | m, st))
+            sc = np.uint64(_popcount(_win(cur | m, empty ^ m, st)))
+            j = n
+            while j > 0 and buf[p, nm + j - 1] < sc:
+                buf[p, nm + j] = buf[p, nm + j - 1]
+                buf[p, j] = buf[p, j - 1]
+                j -= 1
+            buf[p, nm + j] = sc
+            buf[p, j] = m
+            n += 1
+    epoch = np.uint64(st[EPOCH]) << np.uint64(16)
+    for i in range(n):
+        m = buf[p, i]
+        score = -_negamax(child, mask | m, p + 1, -beta, -alpha, tt, st, cw, buf, deadline)
+        if st[ABORTED]:
+            return 0
+        if score >= beta:
+            _store(tt, slot, key, mask, epoch | np.uint64(((score + 1024) << 1) | 1), st)
+            return score
+        if score > alpha:
+            alpha = score
+    _store(tt, slot, key, mask, epoch | np.uint64((alpha + 1024) << 1), st)
+    return alpha
+
+
+@njit(cache=True)
+def _half(x):
+    if x < 0:
+        return -((-x) // 2)
+    return x // 2
+
+
+@njit(cache=True)
+def _search(cur, mask, p, a, b, mode, tt, st, cw, buf, deadline):
+    """mode 0: one probe of [a, b]; 1: narrow [a, b] to the exact score by
+    null-window probes; 2: the exact score of any open position (a and b unused)."""
+    st[NODES] = 0
+    st[NEXT_CHECK] = 0
+    st[ABORTED] = 0
+    if mode == 0:
+        return _negamax(cur, mask, p, a, b, tt, st, cw, buf, deadline)
+    lo = a
+    hi = b
+    if mode == 2:
+        if mask == cw[FULL]:
+            return 0
+        st[NODES] = 1
+        if _win(cur, cw[FULL] ^ mask, st) & _possible(mask, st, cw):
+            return st[HALF] - p // 2
+        st[NODES] = 0
+        lo = -(st[HALF] - (p + 1) // 2)
+        hi = st[HALF] - (p + 2) // 2
+    while lo < hi:
+        med = lo + (hi - lo) // 2
+        if med <= 0 and _half(lo) < med:
+            med = _half(lo)
+        elif med >= 0 and _half(hi) > med:
+            med = _half(hi)
+        r = _negamax(cur, mask, p, med, med + 1, tt, st, cw, buf, deadline)
+        if st[ABORTED]:
+            return 0
+        if r <= med:
+            hi = r
+        else:
+            lo = r
+    return lo
+
+
+def _table(words: int) -> np.ndarray:
+    """A zeroed array of ``words`` uint64, on huge pages where the system allows
+    (the table is probed at random: fewer TLB misses), with every page touched
+    now rather than in the middle of a timed search."""
+    size = words * 8
+    try:
+        area = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        if hasattr(mmap, "MADV_HUGEPAGE"):
+            area.madvise(mmap.MADV_HUGEPAGE)
+        table = np.frombuffer(area, dtype=np.uint64)  # keeps ``area`` alive
+    except (OSError, ValueError, AttributeError):  # pragma: no cover - other systems
+        table = np.empty(words, dtype=np.uint64)
+    table.fill(0)
+    return table
+
+
+class NumbaCore:
+    """The compiled search for one set of rules (see :class:`bots.solver.PythonCore`)."""
+
+    name = "numba"
+
+    def __init__(self, rules: Rules, table_bits: int = DEFAULT_TABLE_BITS) -> None:
+        if rules.width * (rules.height + 1) > 64:
+            raise ValueError(f"{rules.describe()} does not fit in 64 bits")
+        if not 4 <= table_bits <= 30:
+            raise ValueError(f"table_bits must be 4..30, got {table_bits}")
+        g = rules.geometry
+        w, h, k = rules.width, rules.height, rules.connect
+        self.rules = rules
+        self.nodes = 0
+        stride = 2 if rules.gravity else 3
+        self.tt = _table(stride << table_bits)
+        if rules.gravity:
+            order = [g.column[c] for c in g.centre_order]
+        else:
+            order = [g.cell_bit[m] for m in g.centre_order]
+        st = np.zeros(ST_SIZE, dtype=np.int64)
+        st[EPOCH] = 1
+        st[CELLS] = rules.cells
+        st[HALF] = (rules.cells + 1) // 2
+        st[GRAVITY] = rules.gravity
+        st[CONNECT] = k
+        st[NMOVES] = len(order)
+        st[FAST4] = k == 4 and rules.gravity and 3 * (h + 2) < 64
+        st[TABLE_BITS] = table_bits
+        st[STRIDE] = stride
+        st[CHECK] = CHECK_EVERY  # a run-time value: numba's cache does not see bots/solver.py
+        st[SHIFT : SHIFT + 4] = g.shifts
+        st[FITS : FITS + 4] = [h >= k, w >= k, w >= k and h >= k, w >= k and h >= k]
+        self.st = st
+        self.cw = np.array([g.full, sum(g.bottom), *order], dtype=np.uint64)
+        self.buf = np.zeros((rules.cells + 2, 2 * len(order)), dtype=np.uint64)
+
+    def reset(self) -> None:
+        """Forget the transposition table (a new epoch; the memory is reused)."""
+        self.st[EPOCH] += 1
+        if self.st[EPOCH] >= 1 << 47:  # pragma: no cover - not in this universe
+            self.tt[:] = 0
+            self.st[EPOCH] = 1
+
+    def probe(self, cur, mask, ply, alpha, beta, deadline=None, budget=None) -> int:
+        return self._run(cur, mask, ply, alpha, beta, deadline, budget, 0)
+
+    def root(self, cur, mask, ply, lo, hi, deadline=None, budget=None) -> int:
+        return self._run(cur, mask, ply, lo, hi, deadline, budget, 1)
+
+    def solve(self, cur, mask, ply, deadline=None, budget=None) -> int:
+        return self._run(cur, mask, ply, 0, 0, deadline, budget, 2)
+
+    def _run(self, cur, mask, ply, a, b, deadline, budget, mode) -> int:
+        st = self.st
+        st[BUDGET] = -1 if budget is None else budget
+        value = _search(
+            np.uint64(cur), np.uint64(mask), ply, a, b, mode, self.tt, st, self.cw, self.buf,
+            NO_DEADLINE if deadline is None else float(deadline),
+        )  # fmt: skip
+        self.nodes = int(st[NODES])
+        if st[ABORTED]:
+            raise SearchAborted
+        return int(value)
