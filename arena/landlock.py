@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+from functools import lru_cache
 
 _SYSCALLS = {"x86_64": (444, 445, 446), "aarch64": (444, 445, 446)}
 _CREATE_RULESET_VERSION = 1
@@ -48,26 +49,47 @@ class _PathBeneathAttr(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
+@lru_cache(maxsize=1)
+def libc() -> ctypes.CDLL | None:
+    """The C library, loaded once (confined children must not pay for it again)."""
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
 def abi_version() -> int:
     """The kernel's Landlock ABI version, or 0 where there is none."""
     numbers = _SYSCALLS.get(platform.machine())
     if numbers is None or platform.system() != "Linux":
         return 0
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-    except OSError:
+    c = libc()
+    if c is None:
         return 0
-    version = libc.syscall(numbers[0], None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
+    version = c.syscall(numbers[0], None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
     return max(int(version), 0)
 
 
 def confine(writable: list[str], readable: list[str]) -> bool:
     """Restrict this process as described above; True if Landlock is now in force."""
+    ruleset = prepare(writable, readable)
+    if ruleset is None:
+        return False
+    try:
+        return enforce(ruleset)
+    finally:
+        os.close(ruleset)
+
+
+def prepare(writable: list[str], readable: list[str]) -> int | None:
+    """A ruleset for ``confine``, as a file descriptor, made ahead of time: a process
+    that forks many confined children builds it once and each child only calls
+    ``enforce``. None where Landlock is missing."""
     abi = abi_version()
     if abi < 1:
-        return False
-    create, add_rule, restrict = _SYSCALLS[platform.machine()]
-    libc = ctypes.CDLL(None, use_errno=True)
+        return None
+    create, add_rule, _ = _SYSCALLS[platform.machine()]
+    c = libc()
     all_fs = sum(_FS_V1.values())
     if abi >= 2:
         all_fs |= _FS_REFER
@@ -85,19 +107,23 @@ def confine(writable: list[str], readable: list[str]) -> bool:
         attr.handled_access_net = _NET_BIND_TCP | _NET_CONNECT_TCP
     if abi >= 6:
         attr.scoped = _SCOPE_ABSTRACT_UNIX | _SCOPE_SIGNAL
-    ruleset = libc.syscall(create, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
+    ruleset = c.syscall(create, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
     if ruleset < 0:
+        return None
+    for path in writable:
+        _allow(c, add_rule, ruleset, path, all_fs)
+    for path in readable:
+        _allow(c, add_rule, ruleset, path, _READ)
+    return int(ruleset)
+
+
+def enforce(ruleset: int) -> bool:
+    """Apply a prepared ruleset to this process, for good."""
+    _, _, restrict = _SYSCALLS[platform.machine()]
+    c = libc()
+    if c is None or c.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         return False
-    try:
-        for path in writable:
-            _allow(libc, add_rule, ruleset, path, all_fs)
-        for path in readable:
-            _allow(libc, add_rule, ruleset, path, _READ)
-        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-            return False
-        return libc.syscall(restrict, ctypes.c_int(ruleset), ctypes.c_uint32(0)) == 0
-    finally:
-        os.close(ruleset)
+    return c.syscall(restrict, ctypes.c_int(ruleset), ctypes.c_uint32(0)) == 0
 
 
 def _allow(libc: ctypes.CDLL, add_rule: int, ruleset: int, path: str, access: int) -> None:

@@ -23,8 +23,9 @@ group are reaped because the worker is their subreaper.
 
 from __future__ import annotations
 
-import ctypes
+import atexit
 import errno
+import gc
 import json
 import os
 import resource
@@ -118,20 +119,22 @@ class SandboxedBot(Bot):
         return Choice(reply.get("move"), info if isinstance(info, dict) else {})
 
     def close(self) -> None:
-        """Kill the bot process, everything it started, and remove its directory."""
+        """Kill the bot process and everything it started; its directory is emptied
+        before the next bot uses it."""
         if self._pid is not None:
             _kill_group(self._pid)
-            _reap(self._pid)
             _live_bots.discard(self._pid)
+            _dying.add(self._pid)  # reaped later: its teardown need not hold up the game
             self._pid = None
         for fd in (self._to_bot, self._from_bot):
             if fd is not None:
                 os.close(fd)
         self._to_bot = self._from_bot = None
         self._buffer = b""
+        _reap_dying()
         _kill_orphans()
         if self._workdir is not None:
-            shutil.rmtree(self._workdir, ignore_errors=True)
+            _release_workdir(self._workdir)
             self._workdir = None
 
     def output(self) -> str:
@@ -145,20 +148,22 @@ class SandboxedBot(Bot):
 
     def _spawn(self) -> None:
         _become_subreaper()
-        _readable_paths()  # computed once here, inherited by every bot process
-        self._workdir = tempfile.mkdtemp(prefix="arena-bot-")
+        _reap_dying()
         user = _unprivileged_user()
-        if user is not None:
-            os.chown(self._workdir, *user)
+        self._workdir, ruleset = _claim_workdir(self.player, user)
         down_r, down_w = os.pipe()
         up_r, up_w = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
+        landlock.libc()  # loaded here, once, not in every bot process
         pid = os.fork()
         if pid == 0:  # the bot process: never returns
+            # Inherited objects go to the permanent generation, so the collector
+            # never walks them: walking them would copy every page they sit on.
+            gc.freeze()
             os.close(down_w)
             os.close(up_r)
-            _bot_process(self.code, self.bot_options, self.limits, self._workdir, user, down_r, up_w)
+            _bot_process(self.code, self.bot_options, self.limits, self._workdir, user, ruleset, down_r, up_w)
         os.close(down_r)
         os.close(up_w)
         self._pid, self._to_bot, self._from_bot = pid, down_w, up_r
@@ -216,12 +221,13 @@ def _bot_process(
     limits: Limits,
     workdir: str,
     user: tuple[int, int] | None,
+    ruleset: int | None,
     requests: int,
     answers: int,
 ) -> None:
     """Confine this process, load the bot, and serve requests until the pipe closes."""
     try:
-        _confine(limits, workdir, user, keep=(requests, answers))
+        _confine(limits, workdir, user, ruleset, keep=(requests, answers))
         try:
             bot = _load(code, options)
         except _Failed as exc:
@@ -237,7 +243,9 @@ def _bot_process(
         os._exit(0)
 
 
-def _confine(limits: Limits, workdir: str, user: tuple[int, int] | None, keep: tuple[int, int]) -> None:
+def _confine(
+    limits: Limits, workdir: str, user: tuple[int, int] | None, ruleset: int | None, keep: tuple[int, int]
+) -> None:
     os.setsid()
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -249,10 +257,12 @@ def _confine(limits: Limits, workdir: str, user: tuple[int, int] | None, keep: t
     out = os.open(OUTPUT_NAME, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(out, 1)
     os.dup2(out, 2)
-    os.closerange(3, min(keep))
-    for fd in range(min(keep) + 1, max(keep)):
-        _close_quietly(fd)
-    os.closerange(max(keep) + 1, 1024)
+    kept = sorted({*keep, *([ruleset] if ruleset is not None else [])})
+    low = 3
+    for fd in kept:  # close everything inherited but the pipes and the ruleset
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 1024)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits.output_kb * 1024,) * 2)
     memory = limits.memory_mb * 1024 * 1024
@@ -264,7 +274,11 @@ def _confine(limits: Limits, workdir: str, user: tuple[int, int] | None, keep: t
         os.setgroups([])
         os.setgid(user[1])
         os.setuid(user[0])
-    landlock.confine(writable=[workdir], readable=_readable_paths())
+    if ruleset is not None:
+        landlock.enforce(ruleset)
+        os.close(ruleset)
+    else:
+        landlock.confine(writable=[workdir], readable=_readable_paths())
 
 
 def _load(code: BotCode, options: dict[str, str]) -> Any:
@@ -372,11 +386,74 @@ def _last_line(text: str) -> str:
     return (lines[-1] if lines else "unknown error")[:300]
 
 
-def _close_quietly(fd: int) -> None:
+# --- working directories ---------------------------------------------------------------
+#
+# Each side of a game (player 0 and 1) has a working directory of its own, kept by
+# this process and emptied between bots, with a Landlock ruleset prepared for it
+# once: building a ruleset per bot costs a millisecond. Two sides never share one,
+# so a bot cannot see files its opponent writes.
+
+_slots: dict[tuple[int, int], tuple[str, int | None]] = {}
+_busy: set[str] = set()
+
+
+def _claim_workdir(slot: int, user: tuple[int, int] | None) -> tuple[str, int | None]:
+    """(empty working directory, prepared ruleset or None) for a new bot process."""
+    key = (os.getpid(), slot)
+    if key not in _slots:
+        if not any(pid == os.getpid() for pid, _ in _slots):
+            _clean_up_at_exit()
+        folder = tempfile.mkdtemp(prefix=f"arena-bot-{slot}-")
+        if user is not None:
+            os.chown(folder, *user)
+        _slots[key] = (folder, landlock.prepare([folder], _readable_paths()))
+    folder, ruleset = _slots[key]
+    if folder in _busy:  # the same side twice at once (not in a normal game): a fresh one
+        fresh = tempfile.mkdtemp(prefix="arena-bot-")
+        if user is not None:
+            os.chown(fresh, *user)
+        _busy.add(fresh)
+        return fresh, None
+    _empty(folder)
+    _busy.add(folder)
+    return folder, ruleset
+
+
+def _release_workdir(folder: str) -> None:
+    _busy.discard(folder)
+    if folder not in {f for f, _ in _slots.values()}:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _empty(folder: str) -> None:
+    """Remove what a previous bot left, keeping the directory (the ruleset names it)."""
+    for entry in os.scandir(folder):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            try:
+                os.unlink(entry.path)
+            except OSError:
+                pass
+
+
+def _clean_up_at_exit() -> None:
+    """Remove this process's working directories when it exits, worker processes
+    included (they leave through multiprocess's own exit path, not atexit)."""
+    atexit.register(_remove_workdirs)
     try:
-        os.close(fd)
-    except OSError:
+        from multiprocess import util
+
+        util.Finalize(None, _remove_workdirs, exitpriority=0)
+    except Exception:
         pass
+
+
+def _remove_workdirs() -> None:
+    _kill_orphans(force=True)  # the last sweep: nothing a bot started outlives the worker
+    for (pid, _), (folder, _) in list(_slots.items()):
+        if pid == os.getpid():
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 # --- process helpers (referee side) -----------------------------------------------------
@@ -411,12 +488,10 @@ def _world_readable(path: Path) -> bool:
 
 
 def _die_with_parent() -> None:
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
+    c = landlock.libc()
+    if c is not None:
         pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
+        c.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
 
 
 ORPHAN_SCAN_SECONDS = 0.25
@@ -430,12 +505,10 @@ def _become_subreaper() -> None:
     global _subreaper_pid
     if _subreaper_pid == os.getpid():
         return
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
+    c = landlock.libc()
+    if c is not None:
         pr_set_child_subreaper = 36
-        libc.prctl(pr_set_child_subreaper, 1, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
+        c.prctl(pr_set_child_subreaper, 1, 0, 0, 0)
     _subreaper_pid = os.getpid()
 
 
@@ -444,6 +517,19 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+_dying: set[int] = set()  # killed bot processes not yet collected
+
+
+def _reap_dying() -> None:
+    for pid in list(_dying):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            _dying.discard(pid)
 
 
 def _reap(pid: int) -> None:
@@ -468,7 +554,7 @@ def _wait(pid: int, seconds: float) -> int | None:
         time.sleep(0.0002)
 
 
-def _kill_orphans() -> None:
+def _kill_orphans(force: bool = False) -> None:
     """Kill and reap children of this process that were adopted (forked by bots
     that then died, or that left the bot's process group)."""
     global _last_orphan_scan
@@ -479,7 +565,7 @@ def _kill_orphans() -> None:
     # Children exist (often just the other side's bot): scanning /proc costs
     # milliseconds, so do it at most a few times a second; an orphan lives that long.
     now = time.monotonic()
-    if now - _last_orphan_scan < ORPHAN_SCAN_SECONDS:
+    if now - _last_orphan_scan < ORPHAN_SCAN_SECONDS and not force:
         return
     _last_orphan_scan = now
     me = os.getpid()

@@ -25,7 +25,7 @@ import math
 import time
 from functools import lru_cache
 
-from arena.bot import Bot, BotOptionError, Choice, Option
+from arena.bot import Bot, BotOptionError, Choice, Option, split_answer
 from arena.game import Board, Rules
 
 from bots.lines import lines_for
@@ -343,6 +343,13 @@ class MctsBot(Bot):
     # --- search ----------------------------------------------------------------
 
     def choose_move(self, board: Board) -> Choice:
+        if board.rules.counts_windows:
+            # Its playouts end at the first line: under full-board scoring they would
+            # aim at the wrong thing. The window-counting minimax plays instead.
+            from bots.minimax import MinimaxBot
+
+            move, info = split_answer(MinimaxBot(depth=2).choose_move(board))
+            return Choice(move, {**info, "fallback": "count scoring: minimax depth 2"})
         started = time.perf_counter()
         kit = kit_for(board.rules)
         root, reused = self._find_root(board, kit)

@@ -301,3 +301,16 @@ def test_a_proven_position_is_kept_and_answered_at_once():
     board.play(0)  # O blocks a1; X wins at e1
     second = bot.choose_move(board.copy())
     assert second.move == 4 and second.info["win_rate"] == 1.0
+
+
+
+def test_count_scoring_hands_over_to_the_window_counting_minimax():
+    rules = Rules(5, 4, 3, scoring="count")
+    board = Board(rules)
+    bot = MctsBot(playouts=50)
+    bot.new_game(rules, 0, 1)
+    while not board.is_over():
+        answer = bot.choose_move(board.copy())
+        assert answer.info["fallback"].startswith("count scoring")
+        board.play(answer.move)
+    assert board.is_full()
