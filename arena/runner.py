@@ -11,26 +11,32 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pickle
+import queue
 import signal
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from arena.config import TournamentConfig
 from arena.plugins import installed_bots, load_entry, parse_spec
 from arena.referee import GameRecord, GameSpec, play_game
-from arena.schedule import schedule
+from arena.schedule import game_count, iter_schedule
 from arena.store import BotIdentity, Store
 
 Progress = Callable[[int, int, float], None]  # (games done, games to play, seconds)
 
 
 class Executor(Protocol):
-    """Maps ``fn`` over ``chunks`` in any order, yielding each result as it completes."""
+    """Maps ``fn`` over ``chunks`` in any order, yielding each result as it completes.
+
+    ``chunks`` may be a lazy iterator: an executor takes only a few more than it
+    has workers at a time, so memory stays flat however long the tournament.
+    """
 
     def map_unordered(
-        self, fn: Callable[[list[GameSpec]], list[GameRecord]], chunks: Sequence[list[GameSpec]]
+        self, fn: Callable[[list[GameSpec]], list[GameRecord]], chunks: Iterable[list[GameSpec]]
     ) -> Iterator[list[GameRecord]]: ...
 
     def close(self, cancel: bool = False) -> None: ...
@@ -50,14 +56,37 @@ class SerialExecutor:
 class ProcessExecutor:
     """A pool of worker processes on this machine (``multiprocess``)."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, window: int = 4) -> None:
         import multiprocess  # imported here: serial runs and tests need no pool
 
         self.workers = workers
+        self.window = window * workers  # chunks in flight at once
         self._pool = multiprocess.Pool(workers, initializer=_init_worker)
 
     def map_unordered(self, fn, chunks):  # type: ignore[no-untyped-def]
-        return self._pool.imap_unordered(fn, chunks)
+        # Work crosses the process boundary as bytes pickled by the C pickler:
+        # multiprocess's own (dill) pickling of thousands of records per second
+        # left the worker idle half the time.
+        done: queue.SimpleQueue = queue.SimpleQueue()
+        pending = 0
+        source = iter(chunks)
+        exhausted = False
+        while True:
+            while not exhausted and pending < self.window:
+                chunk = next(source, None)
+                if chunk is None:
+                    exhausted = True
+                    break
+                payload = pickle.dumps((fn, chunk), protocol=pickle.HIGHEST_PROTOCOL)
+                self._pool.apply_async(_run_pickled, (payload,), callback=done.put, error_callback=done.put)
+                pending += 1
+            if pending == 0:
+                return
+            result = done.get()
+            pending -= 1
+            if isinstance(result, BaseException):
+                raise result
+            yield pickle.loads(result)
 
     def close(self, cancel: bool = False) -> None:
         if cancel:
@@ -89,26 +118,27 @@ def run_tournament(
     progress: Progress | None = None,
 ) -> RunOutcome:
     """Play every scheduled game that is not stored yet; store each as it finishes."""
-    specs = schedule(config)
+    total = game_count(config)
     tournament_id = store.start_tournament(
         config.name, config.format, config.identity(), _as_given(config), config.seed
     )
     sources = dict(config.sources)
     bot_ids = {spec: store.bot_id(bot_identity(spec, sources)) for spec in config.entrants}
     stored = store.stored_keys(tournament_id)
-    todo = [spec for spec in specs if spec.key not in stored]
-    outcome = RunOutcome(tournament_id, len(specs), len(specs) - len(todo), 0)
+    todo_count = total - len(stored)
+    todo = (spec for spec in iter_schedule(config) if spec.key not in stored)
+    outcome = RunOutcome(tournament_id, total, len(stored), 0)
     started = time.perf_counter()
     own_executor = executor is None
-    if todo and executor is None:
-        executor = make_executor(config.workers) if config.workers != 1 or len(todo) > 1 else SerialExecutor()
+    if todo_count and executor is None:
+        executor = make_executor(config.workers)
     try:
-        if todo:
+        if todo_count:
             assert executor is not None
-            for records in executor.map_unordered(play_games, chunked(todo, executor)):
+            for records in executor.map_unordered(play_games, chunked(todo, todo_count, executor)):
                 outcome.played += store.record_games(tournament_id, records, bot_ids)
                 if progress is not None:
-                    progress(outcome.played, len(todo), time.perf_counter() - started)
+                    progress(outcome.played, todo_count, time.perf_counter() - started)
     except KeyboardInterrupt:
         outcome.interrupted = True
     finally:
@@ -120,18 +150,31 @@ def run_tournament(
     return outcome
 
 
+def _run_pickled(payload: bytes) -> bytes:
+    """Worker side of ProcessExecutor: unpickle (fn, chunk), run, pickle the result."""
+    fn, chunk = pickle.loads(payload)
+    return pickle.dumps(fn(chunk), protocol=pickle.HIGHEST_PROTOCOL)
+
+
 def play_games(specs: list[GameSpec]) -> list[GameRecord]:
     """Worker entry point: play a chunk of games (top-level, so it pickles)."""
     return [play_game(spec) for spec in specs]
 
 
-def chunked(specs: list[GameSpec], executor: Any) -> list[list[GameSpec]]:
+def chunked(specs: Iterable[GameSpec], count: int, executor: Any) -> Iterator[list[GameSpec]]:
     """Small chunks keep workers busy and losses on interruption small; larger ones
     cut the per-message cost when games are short. Aim for ~8 chunks per worker,
     at most 64 games each."""
     workers = getattr(executor, "workers", 1)
-    size = max(1, min(64, len(specs) // (workers * 8)))
-    return [specs[i : i + size] for i in range(0, len(specs), size)]
+    size = max(1, min(64, count // (workers * 8)))
+    chunk: list[GameSpec] = []
+    for spec in specs:
+        chunk.append(spec)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def bot_identity(spec_text: str, sources: dict[str, str] | None = None) -> BotIdentity:

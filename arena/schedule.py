@@ -8,6 +8,7 @@ still to play are the scheduled keys that are not stored yet.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from itertools import combinations
 
 from arena.config import TournamentConfig
@@ -36,17 +37,24 @@ def openings(config: TournamentConfig) -> list[tuple[int, ...]]:
 
 def schedule(config: TournamentConfig) -> list[GameSpec]:
     """Every game of the tournament, interleaved so that standings fill evenly."""
+    return list(iter_schedule(config))
+
+
+def game_count(config: TournamentConfig) -> int:
+    return len(pairings(config)) * config.games
+
+
+def iter_schedule(config: TournamentConfig) -> Iterator[GameSpec]:
+    """``schedule`` one game at a time: a long tournament need not be held in memory."""
     pairs = pairings(config)
     lines = openings(config)
-    specs = []
     for game in range(config.games):
         opening = lines[game // 2]
         swapped = game % 2 == 1
         for number, (a, b) in enumerate(pairs):
             first, second = (b, a) if swapped else (a, b)
             key = f"p{number:04d}-o{game // 2:04d}-{'b' if swapped else 'a'}"
-            specs.append(
-                GameSpec(
+            yield GameSpec(
                     key=key,
                     rules=config.rules,
                     first=first,
@@ -58,8 +66,6 @@ def schedule(config: TournamentConfig) -> list[GameSpec]:
                     limits=config.limits,
                     sources=_sources_of(config, first, second),
                 )
-            )
-    return specs
 
 
 def _sources_of(config: TournamentConfig, *bots: str) -> tuple[tuple[str, str], ...]:
