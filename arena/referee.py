@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from arena.bot import Bot, split_answer
 from arena.game import Board, Rules, format_move
 from arena.plugins import make_bot
-from arena.sandbox import BotFailure, Limits
+from arena.sandbox import BotFailure, Limits, SandboxedBot
 
 WIN, DRAW, FORFEIT = "win", "draw", "forfeit"
 
@@ -158,9 +158,18 @@ def _make_bots(spec: GameSpec) -> tuple[Bot, Bot]:
 
 
 def _start_bots(players: tuple[Bot, ...], spec: GameSpec) -> None:
+    # Sandboxed bots start their processes side by side; then every bot is ready.
+    begun = set()
+    for player, bot in enumerate(players):
+        if isinstance(bot, SandboxedBot):
+            bot.begin_game(spec.rules, player, _bot_seed(spec.seed, player))
+            begun.add(player)
     for player, bot in enumerate(players):
         try:
-            bot.new_game(spec.rules, player, _bot_seed(spec.seed, player))
+            if player in begun:
+                bot.finish_start()  # type: ignore[attr-defined]
+            else:
+                bot.new_game(spec.rules, player, _bot_seed(spec.seed, player))
         except BotFailure as failure:
             raise _Forfeit(player, failure.reason) from None
         except Exception as exc:

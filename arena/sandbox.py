@@ -97,13 +97,19 @@ class SandboxedBot(Bot):
     # --- the Bot contract, seen from the referee -------------------------------------
 
     def new_game(self, rules: Rules, player: int, seed: int) -> None:
+        self.begin_game(rules, player, seed)
+        self.finish_start()
+
+    def begin_game(self, rules: Rules, player: int, seed: int) -> None:
+        """Start the bot process and send it the game, without waiting for it: the
+        referee starts both sides' processes at once, then waits (finish_start)."""
         super().new_game(rules, player, seed)
         self.close()
         self._spawn()
-        reply = self._ask(
-            {"op": "start", "rules": rules.as_dict(), "player": player, "seed": seed},
-            self.limits.start_seconds,
-        )
+        self._request({"op": "start", "rules": rules.as_dict(), "player": player, "seed": seed})
+
+    def finish_start(self) -> None:
+        reply = self._reply(self.limits.start_seconds)
         if "error" in reply:
             raise BotFailure(str(reply["error"]))
         self.kind = str(reply.get("kind", "bot"))
@@ -170,11 +176,18 @@ class SandboxedBot(Bot):
         _live_bots.add(pid)
 
     def _ask(self, request: dict[str, Any], seconds: float) -> dict[str, Any]:
-        assert self._to_bot is not None and self._from_bot is not None
+        self._request(request)
+        return self._reply(seconds)
+
+    def _request(self, request: dict[str, Any]) -> None:
+        assert self._to_bot is not None
         try:
             os.write(self._to_bot, json.dumps(request).encode() + b"\n")
         except OSError:
             pass  # it may have said why before leaving: read on, EOF tells the rest
+
+    def _reply(self, seconds: float) -> dict[str, Any]:
+        assert self._from_bot is not None
         deadline = time.monotonic() + seconds
         while b"\n" not in self._buffer:
             left = deadline - time.monotonic()
