@@ -35,6 +35,7 @@ from typing import Any, Callable, TextIO
 from arena.bot import Bot, split_answer
 from arena.game import PLAYER_MARKS, Board, NotationError, Rules, format_move, parse_move
 from arena.plugins import make_bot
+from arena.terminal import TerminalIO
 
 # ANSI escape codes; used only when colour is asked for.
 RESET = "\x1b[0m"
@@ -120,7 +121,7 @@ class PlyRecord:
     info: dict[str, Any] | None = None
 
 
-class PlaySession:
+class PlaySession(TerminalIO):
     """A game in the terminal: a person against a bot (``bot`` spec), or two people.
 
     ``human_player`` is 0 when the person moves first (X), 1 when the bot does.
@@ -390,15 +391,6 @@ class PlaySession:
     def _describe_moves(self, group: list[PlyRecord]) -> str:
         return " ".join(format_move(r.move, self.rules) for r in group)
 
-    def _ask(self, prompt: str) -> str | None:
-        self.output.write(prompt)
-        self.output.flush()
-        line = self.input.readline()
-        return line if line else None
-
-    def _say(self, text: str) -> None:
-        self.output.write(text + "\n")
-        self.output.flush()
 
 
 def _short(exc: BaseException) -> str:

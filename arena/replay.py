@@ -20,9 +20,10 @@ from typing import Any, Callable, Sequence, TextIO
 
 from arena.game import PLAYER_MARKS, Board, Rules, format_move
 from arena.play import format_info, format_ms, render_board, result_text
+from arena.terminal import TerminalIO
 
 
-class ReplaySession:
+class ReplaySession(TerminalIO):
     """A stored game, shown one position at a time.
 
     ``players`` are the names shown for X and O (e.g. bot specs). Lists shorter
@@ -181,15 +182,6 @@ class ReplaySession:
     def _prompt(self) -> str:
         return f"ply {self.ply}/{self.last_ply} (Enter/n next, p previous, j N jump, q quit): "
 
-    def _ask(self, prompt: str) -> str | None:
-        self.output.write(prompt)
-        self.output.flush()
-        line = self.input.readline()
-        return line if line else None
-
-    def _say(self, text: str) -> None:
-        self.output.write(text + "\n")
-        self.output.flush()
 
 
 def _padded(values: Sequence[Any] | None, length: int) -> list[Any]:

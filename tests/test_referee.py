@@ -8,7 +8,7 @@ from arena.game import Board, Rules
 from arena.referee import GameSpec, TimeControl, play_game
 from tests.conftest import TEST_BOTS
 
-MISBEHAVING = TEST_BOTS / "misbehaving.py"
+MISBEHAVING = TEST_BOTS / "hostile.py"
 
 
 def spec(first: str, second: str, **kwargs) -> GameSpec:
@@ -49,12 +49,12 @@ def test_opening_plies_are_played_first_and_marked():
 @pytest.mark.parametrize(
     ("bot", "reason"),
     [
-        ("Raises", "crashed: RuntimeError: boom"),
+        ("Raises", "crashed: RuntimeError: hostile raise"),
         ("ReturnsNone", "not a move: None (NoneType)"),
         ("ReturnsString", "not a move: '4' (str)"),
-        ("ReturnsFloat", "not a move: 3.0 (float)"),
+        ("ReturnsFloat", "not a move: 2.5 (float)"),
         ("ReturnsBool", "not a move: True (bool)"),
-        ("OutOfRange", "illegal move: 7 is out of range 0..6"),
+        ("IllegalColumn", "illegal move: 99 is out of range 0..6"),
         ("FullColumn", "illegal move: 1, column is full"),
     ],
 )

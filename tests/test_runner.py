@@ -106,7 +106,7 @@ def test_the_same_name_with_other_settings_is_refused(db_path):
 
 
 def test_a_misbehaving_bot_loses_its_games_and_the_tournament_goes_on(db_path):
-    bad = f"{TEST_BOTS / 'misbehaving.py'}:Raises"
+    bad = f"{TEST_BOTS / 'hostile.py'}:Raises"
     store = Store(db_path)
     run_tournament(config(db_path, bots=["random", "greedy", bad], games=2), store, SerialExecutor())
     games = store.games(tournament="t")
@@ -114,7 +114,7 @@ def test_a_misbehaving_bot_loses_its_games_and_the_tournament_goes_on(db_path):
     for game in games:
         if bad in (game["first"], game["second"]):
             assert game["termination"] == "forfeit"
-            assert game["reason"] == "crashed: RuntimeError: boom"
+            assert game["reason"] == "crashed: RuntimeError: hostile raise"
             assert (game["first"] == bad) == (game["winner"] == 1)
         else:
             assert game["termination"] in ("win", "draw")

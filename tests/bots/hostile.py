@@ -147,3 +147,25 @@ class KillsItsParent(Bot):
         except Exception as exc:
             outcome = type(exc).__name__
         return Choice(board.legal_moves()[0], {"kill": outcome})
+
+
+class ReturnsBool(Bot):
+    """True is an int subclass, not a move."""
+
+    def choose_move(self, board):
+        return True
+
+
+class Slow(Bot):
+    """Legal, but sleeps 0.2 s per move."""
+
+    def choose_move(self, board):
+        time.sleep(0.2)
+        return board.legal_moves()[0]
+
+
+class BadInfo(Bot):
+    """Logs info that is not JSON."""
+
+    def choose_move(self, board):
+        return Choice(board.legal_moves()[0], {"thing": object()})
