@@ -313,11 +313,12 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
         bar.close()
     stored = outcome.already_stored + outcome.played
     if outcome.interrupted:
+        why = f"Stopped: {outcome.problem}" if outcome.problem else "Interrupted"
         click.echo(
-            f"Interrupted: {stored} of {outcome.scheduled} games stored in {cfg.db}; "
+            f"{why}: {stored} of {outcome.scheduled} games stored in {cfg.db}; "
             "run the same command again to resume.", err=True,
         )
-        sys.exit(130)
+        sys.exit(1 if outcome.problem else 130)
     resumed = f", {outcome.already_stored} were already stored" if outcome.already_stored else ""
     rate = outcome.played / outcome.seconds if outcome.seconds else 0.0
     click.echo(

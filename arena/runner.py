@@ -42,6 +42,10 @@ class Executor(Protocol):
     def close(self, cancel: bool = False) -> None: ...
 
 
+class WorkerLost(RuntimeError):
+    """A worker process died with games in flight."""
+
+
 class SerialExecutor:
     """Plays everything in this process: simplest, and easiest to debug."""
 
@@ -62,6 +66,7 @@ class ProcessExecutor:
         self.workers = workers
         self.window = window * workers  # chunks in flight at once
         self._pool = multiprocess.Pool(workers, initializer=_init_worker)
+        self._workers = self._worker_pids()
 
     def map_unordered(self, fn, chunks):  # type: ignore[no-untyped-def]
         # Work crosses the process boundary as bytes pickled by the C pickler:
@@ -82,11 +87,27 @@ class ProcessExecutor:
                 pending += 1
             if pending == 0:
                 return
-            result = done.get()
+            result = self._next_result(done)
             pending -= 1
             if isinstance(result, BaseException):
                 raise result
             yield pickle.loads(result)
+
+    def _next_result(self, done: queue.SimpleQueue) -> Any:
+        """The next finished chunk; fails loudly if a worker died (its chunk would
+        never come back, and waiting for it would hang the tournament)."""
+        while True:
+            try:
+                return done.get(timeout=1.0)
+            except queue.Empty:
+                if not self._workers <= self._worker_pids():
+                    raise WorkerLost(
+                        "a worker process died (killed from outside?); games in flight were "
+                        "lost: run the same command again to resume"
+                    ) from None
+
+    def _worker_pids(self) -> set[int]:
+        return {p.pid for p in getattr(self._pool, "_pool", [])}
 
     def close(self, cancel: bool = False) -> None:
         if cancel:
@@ -109,6 +130,7 @@ class RunOutcome:
     played: int  # stored by this run
     interrupted: bool = False
     seconds: float = 0.0
+    problem: str | None = None  # why it stopped early, when not by Ctrl-C
 
 
 def run_tournament(
@@ -141,6 +163,9 @@ def run_tournament(
                     progress(outcome.played, todo_count, time.perf_counter() - started)
     except KeyboardInterrupt:
         outcome.interrupted = True
+    except WorkerLost as lost:
+        outcome.interrupted = True
+        outcome.problem = str(lost)
     finally:
         if own_executor and executor is not None:
             executor.close(cancel=outcome.interrupted)

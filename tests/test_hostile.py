@@ -29,7 +29,9 @@ FORFEITS = {
     "ExitsAbruptly": "exited with code 3",
     "PrintsTooMuch": "output: printed more than the 64 KB allowed",
 }
-HARMLESS = ["ForksChildren", "ClosesStdio", "MutatesBoard", "OpensDatabase", "KillsItsParent"]
+HARMLESS = ["ForksChildren", "ClosesStdio", "MutatesBoard", "OpensDatabase"]
+if landlock.abi_version() >= 6:  # elsewhere a bot of the arena's own user can signal its worker
+    HARMLESS.append("KillsItsParent")
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +39,7 @@ def tournament(tmp_path_factory):
     folder = tmp_path_factory.mktemp("hostile")
     db = str(folder / "arena.db")
     challengers = [f"{HOSTILE}:{name}" for name in [*FORFEITS, *HARMLESS]]
-    challengers[-2] = f"{HOSTILE}:OpensDatabase:path={db}"
+    challengers[challengers.index(f"{HOSTILE}:OpensDatabase")] = f"{HOSTILE}:OpensDatabase:path={db}"
     challengers.append(str(TEST_BOTS / "missing_import.py"))
     # Every game starts with column 1 full, so FullColumn's answer is illegal at once.
     (folder / "openings.txt").write_text("111111\n")

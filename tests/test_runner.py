@@ -224,3 +224,24 @@ def test_ctrl_c_stops_cleanly_and_the_run_resumes(tmp_path):
     assert again.returncode == 0, err.decode()
     assert f"{stored} were already stored" in out.decode()
     assert _stored(db) == 36
+
+
+def test_a_worker_killed_from_outside_stops_the_run_instead_of_hanging(tmp_path):
+    db = str(tmp_path / "lost.db")
+    sleepy = [f"{SLEEPY}:stream=1", f"{SLEEPY}:stream=2", "greedy"]
+    store = Store(db)
+    pool = ProcessExecutor(2)
+    victims = sorted(pool._worker_pids())
+
+    def kill_a_worker(done, total, seconds):
+        if done == 1:
+            os.kill(victims[0], signal.SIGKILL)
+
+    try:
+        outcome = run_tournament(config(db, bots=sleepy, games=6), store, pool, progress=kill_a_worker)
+    finally:
+        pool.close(cancel=True)
+    assert outcome.interrupted and "worker process died" in outcome.problem
+    assert store.tournament("t")["status"] == "interrupted"
+    again = run_tournament(config(db, bots=sleepy, games=6), store, SerialExecutor())
+    assert again.already_stored + again.played == 18 and not again.interrupted
