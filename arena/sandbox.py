@@ -65,6 +65,7 @@ class BotTimeout(BotFailure):
 class Limits:
     memory_mb: int = 1024  # address space of the bot process
     output_kb: int = 1024  # what it may print (stdout and stderr together)
+    cpu_seconds: int = 600  # processor time for a whole game (a backstop: moves have clocks)
     start_seconds: float = 10.0  # to load the code and start a game
     move_seconds: float = 60.0  # hard cap per move when the tournament sets none
 
@@ -280,6 +281,7 @@ def _confine(
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits.output_kb * 1024,) * 2)
     memory = limits.memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
     sys.stdout = open(1, "w", closefd=False)
     sys.stderr = open(2, "w", closefd=False)
     sys.stdin = open(0, closefd=False)

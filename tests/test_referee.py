@@ -114,3 +114,19 @@ def test_same_spec_same_game():
     other = play_game(spec("greedy", "blocker", seed=12))
     assert first.move_list() == again.move_list()
     assert first.move_list() != other.move_list()
+
+
+def test_a_bot_file_that_no_longer_imports_forfeits_with_the_reason():
+    # Configs refuse such a file up front; a game started anyway still ends cleanly.
+    record = play_game(spec("random", str(TEST_BOTS / "missing_import.py"), seed=1))
+    assert record.termination == "forfeit" and record.winner == 0
+    assert record.reason == "failed to import: ModuleNotFoundError: No module named 'no_such_module_for_sure'"
+
+
+def test_a_cpu_hog_hits_its_processor_limit():
+    from arena.sandbox import Limits
+
+    limits = Limits(cpu_seconds=1)
+    record = play_game(spec(bad("BusyLoops"), "random", limits=limits, seed=1))
+    assert record.termination == "forfeit" and record.winner == 1
+    assert record.reason.startswith("exited: killed by SIGXCPU") or record.reason.startswith("time:")
