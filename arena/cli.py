@@ -323,7 +323,7 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
     rate = outcome.played / outcome.seconds if outcome.seconds else 0.0
     click.echo(
         f"Tournament {cfg.name!r}: {outcome.played} games played in {outcome.seconds:.1f} s "
-        f"({rate:.0f} games/s){resumed}; {cfg.rules.describe()}; database {cfg.db}"
+        f"({rate:.3g} games/s){resumed}; {cfg.rules.describe()}; database {cfg.db}"
     )
     rows = standings(store.games(tournament=cfg.name), bots=cfg.entrants)
     click.echo(render_standings(rows))
