@@ -12,10 +12,10 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-import queue
 import signal
+import traceback
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -58,63 +58,105 @@ class SerialExecutor:
 
 
 class ProcessExecutor:
-    """A pool of worker processes on this machine (``multiprocess``)."""
+    """Worker processes on this machine (``multiprocess``), one pipe each.
 
-    def __init__(self, workers: int, window: int = 4) -> None:
-        import multiprocess  # imported here: serial runs and tests need no pool
+    Each worker has one chunk at a time: it is sent a chunk, returns its games, and
+    is sent the next. Work crosses the pipes as bytes from the C pickler (dill,
+    multiprocess's own pickler, left workers idle half the time). A worker that
+    dies shows as the end of its pipe, so the run stops at once with WorkerLost
+    instead of waiting for games that will never come (a shared pool's locks can
+    even hang when a worker is killed mid-read).
+    """
+
+    def __init__(self, workers: int) -> None:
+        import multiprocess  # imported here: serial runs and tests need no processes
 
         self.workers = workers
-        self.window = window * workers  # chunks in flight at once
-        self._pool = multiprocess.Pool(workers, initializer=_init_worker)
-        self._workers = self._worker_pids()
+        self._processes = []
+        self._pipes = []
+        for _ in range(workers):
+            ours, theirs = multiprocess.Pipe()
+            process = multiprocess.Process(target=_worker_loop, args=(theirs,), daemon=True)
+            process.start()
+            theirs.close()
+            self._processes.append(process)
+            self._pipes.append(ours)
+
+    def worker_pids(self) -> list[int]:
+        return [p.pid for p in self._processes]
 
     def map_unordered(self, fn, chunks):  # type: ignore[no-untyped-def]
-        # Work crosses the process boundary as bytes pickled by the C pickler:
-        # multiprocess's own (dill) pickling of thousands of records per second
-        # left the worker idle half the time.
-        done: queue.SimpleQueue = queue.SimpleQueue()
-        pending = 0
-        source = iter(chunks)
-        exhausted = False
-        while True:
-            while not exhausted and pending < self.window:
-                chunk = next(source, None)
-                if chunk is None:
-                    exhausted = True
-                    break
-                payload = pickle.dumps((fn, chunk), protocol=pickle.HIGHEST_PROTOCOL)
-                self._pool.apply_async(_run_pickled, (payload,), callback=done.put, error_callback=done.put)
-                pending += 1
-            if pending == 0:
-                return
-            result = self._next_result(done)
-            pending -= 1
-            if isinstance(result, BaseException):
-                raise result
-            yield pickle.loads(result)
+        from multiprocess.connection import wait
 
-    def _next_result(self, done: queue.SimpleQueue) -> Any:
-        """The next finished chunk; fails loudly if a worker died (its chunk would
-        never come back, and waiting for it would hang the tournament)."""
-        while True:
-            try:
-                return done.get(timeout=1.0)
-            except queue.Empty:
-                if not self._workers <= self._worker_pids():
+        source = iter(chunks)
+        busy = set()
+        for pipe in self._pipes:
+            if self._send_next(pipe, fn, source):
+                busy.add(pipe)
+        while busy:
+            for pipe in wait(list(busy)):
+                try:
+                    data = pipe.recv_bytes()
+                except (EOFError, OSError):
                     raise WorkerLost(
                         "a worker process died (killed from outside?); games in flight were "
                         "lost: run the same command again to resume"
                     ) from None
+                if not self._send_next(pipe, fn, source):
+                    busy.discard(pipe)
+                result = pickle.loads(data)
+                if isinstance(result, _WorkerError):
+                    raise RuntimeError(f"a worker failed: {result.text}")
+                yield result
 
-    def _worker_pids(self) -> set[int]:
-        return {p.pid for p in getattr(self._pool, "_pool", [])}
+    @staticmethod
+    def _send_next(pipe: Any, fn: Callable[..., Any], source: Iterator[Any]) -> bool:
+        chunk = next(source, None)
+        if chunk is None:
+            return False
+        pipe.send_bytes(pickle.dumps((fn, chunk), protocol=pickle.HIGHEST_PROTOCOL))
+        return True
 
     def close(self, cancel: bool = False) -> None:
-        if cancel:
-            self._pool.terminate()
-        else:
-            self._pool.close()
-        self._pool.join()
+        for process, pipe in zip(self._processes, self._pipes):
+            if cancel:
+                process.kill()
+            else:
+                try:
+                    pipe.send_bytes(b"")  # the stop sign
+                except OSError:
+                    pass
+            pipe.close()
+        for process in self._processes:
+            process.join(timeout=10)
+            if process.is_alive():
+                process.kill()
+                process.join()
+
+
+class _WorkerError:
+    """An exception in a worker (not a bot's: the referee catches those), as text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _worker_loop(pipe: Any) -> None:
+    """A worker: play the chunks it is sent until the stop sign or the pipe closes."""
+    _init_worker()
+    while True:
+        try:
+            data = pipe.recv_bytes()
+        except (EOFError, OSError):
+            return
+        if not data:
+            return
+        fn, chunk = pickle.loads(data)
+        try:
+            result: Any = fn(chunk)
+        except Exception:
+            result = _WorkerError(traceback.format_exc(limit=5))
+        pipe.send_bytes(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def make_executor(workers: int) -> Executor:
@@ -173,12 +215,6 @@ def run_tournament(
         status = "interrupted" if outcome.interrupted else "finished"
         store.finish_tournament(tournament_id, status)
     return outcome
-
-
-def _run_pickled(payload: bytes) -> bytes:
-    """Worker side of ProcessExecutor: unpickle (fn, chunk), run, pickle the result."""
-    fn, chunk = pickle.loads(payload)
-    return pickle.dumps(fn(chunk), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def play_games(specs: list[GameSpec]) -> list[GameRecord]:

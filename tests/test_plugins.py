@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from arena import plugins
-from arena.bot import Bot
 from arena.game import Board
 from arena.bot import split_answer
 from arena.game import Rules

@@ -231,7 +231,7 @@ def test_a_worker_killed_from_outside_stops_the_run_instead_of_hanging(tmp_path)
     sleepy = [f"{SLEEPY}:stream=1", f"{SLEEPY}:stream=2", "greedy"]
     store = Store(db)
     pool = ProcessExecutor(2)
-    victims = sorted(pool._worker_pids())
+    victims = sorted(pool.worker_pids())
 
     def kill_a_worker(done, total, seconds):
         if done == 1:

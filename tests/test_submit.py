@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from arena.game import Board, Rules
+from arena.game import Board
 from arena.kaggle import observation
 from arena.store import Store
 from arena.submissions import SubmissionError, submit_file
