@@ -136,7 +136,7 @@ def _arena(*args: str, cwd: Path) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
     env.pop("ARENA_DB", None)
     return subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", *args], cwd=cwd, env=env,
+        [sys.executable, "-m", "arena", *args], cwd=cwd, env=env,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
     )
 
