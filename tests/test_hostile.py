@@ -25,7 +25,7 @@ FORFEITS = {
     "FullColumn": "illegal move: 1, column is full",
     "SleepsForever": "time: no answer within",
     "BusyLoops": "time: no answer within",
-    "AllocatesWithoutBound": "memory: over the 256 MB limit",
+    "AllocatesWithoutBound": "memory: over the 64 MB limit",
     "ExitsAbruptly": "exited with code 3",
     "PrintsTooMuch": "output: printed more than the 64 KB allowed",
 }
@@ -46,8 +46,8 @@ def tournament(tmp_path_factory):
     overrides = {
         "openings.file": str(folder / "openings.txt"),
         "name": "hostile", "format": "gauntlet", "challengers": challengers, "bots": ["random"],
-        "games": 2, "seed": 5, "db": db, "time.move_seconds": 0.5,
-        "limits.memory_mb": 256, "limits.output_kb": 64,
+        "games": 2, "seed": 5, "db": db, "time.move_seconds": 1.0,
+        "limits.memory_mb": 64, "limits.output_kb": 64,
     }
     # The missing import is refused before any game is played: test that, then drop it.
     with pytest.raises(ValueError, match="failed to import: ModuleNotFoundError"):
