@@ -92,7 +92,7 @@ def test_the_bank_absorbs_overruns_until_it_is_spent():
     # (random, moving first, cannot have won by then).
     assert record.termination == "forfeit"
     assert record.winner == 0
-    assert len(slow_moves) == 2
+    assert 1 <= len(slow_moves) <= 2  # two on a quiet machine; a slow sleep spends the bank sooner
 
 
 def test_unknown_bot_in_a_spec_forfeits_for_that_side():
