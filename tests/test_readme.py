@@ -1,0 +1,32 @@
+"""The README's examples work: the tournament file loads, the commands exist,
+and the two set-up commands are the ones CI runs."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from arena.cli import main
+from arena.config import load_config
+
+ROOT = Path(__file__).parent.parent
+README = (ROOT / "README.md").read_text()
+
+
+def test_the_example_tournament_file_loads(tmp_path):
+    block = re.search(r"```toml\n(name = \"default\".*?)```", README, re.S).group(1)
+    path = tmp_path / "example.toml"
+    path.write_text(block)
+    config = load_config(str(path))
+    assert config.bots == ("random", "minimax:depth=3") and config.games == 10
+
+
+def test_every_command_in_the_table_exists():
+    named = set(re.findall(r"^\| `arena ([a-z]+)", README, re.M))
+    named |= set(re.findall(r"/ `arena ([a-z]+)", README))
+    assert named and named <= set(main.commands), named - set(main.commands)
+
+
+def test_ci_runs_the_readme_test_command():
+    test_command = re.findall(r"```sh\n(python3 -m venv .*pytest)\n```", README)[0]
+    assert test_command in (ROOT / ".ci" / "run").read_text()
