@@ -13,8 +13,8 @@ import hashlib
 import os
 import pickle
 import signal
-import traceback
 import time
+import traceback
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
