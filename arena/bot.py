@@ -123,6 +123,14 @@ class Bot:
         """Called when the game is over; release anything held (processes, files)."""
 
 
+def describe_non_move(answer: object) -> str:
+    """A bot's answer that is not an int, for a forfeit reason: "'4' (str)"."""
+    shown = repr(answer)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    return f"{shown} ({type(answer).__name__})"
+
+
 def split_answer(answer: object) -> tuple[object, dict[str, Any]]:
     """(move, info) from whatever a bot returned; info must be a dict of JSON values."""
     if isinstance(answer, Choice):

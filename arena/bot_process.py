@@ -16,6 +16,7 @@ import traceback
 from typing import Any
 
 from arena import kaggle, landlock
+from arena.bot import describe_non_move, split_answer
 from arena.game import Board, Rules
 from arena.processes import die_with_parent, readable_paths
 from arena.sandbox import OUTPUT_NAME, BotCode, Limits
@@ -144,8 +145,6 @@ def _serve(bot: Any, requests: int, answers: int, limits: Limits) -> None:
 
 
 def _answer(bot: Any, request: dict[str, Any], limits: Limits) -> dict[str, Any]:
-    from arena.bot import split_answer
-
     try:
         if request["op"] == "start":
             rules = Rules(**request["rules"])
@@ -168,9 +167,7 @@ def _answer(bot: Any, request: dict[str, Any], limits: Limits) -> dict[str, Any]
     except BaseException as exc:
         return {"error": f"crashed: {type(exc).__name__}: {exc}"[:300]}
     if type(move) is not int:
-        shown = repr(move)
-        shown = shown if len(shown) <= 60 else shown[:57] + "..."
-        return {"not_a_move": f"{shown} ({type(move).__name__})"}
+        return {"not_a_move": describe_non_move(move)}
     try:
         json.dumps(info)
     except (TypeError, ValueError):

@@ -49,7 +49,9 @@ def save_game(
         if replace is not None:
             store.delete_game(replace)
         store.record_games(tournament_id, [record], bot_ids)
-        game_id = store.db.execute("select max(id) from games").fetchone()[0]
+        game_id = store.db.execute(
+            "select id from games where tournament_id = ? and key = ?", [tournament_id, key]
+        ).fetchone()[0]
     store.finish_tournament(tournament_id, "finished")
     return int(game_id)
 

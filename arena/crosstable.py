@@ -9,7 +9,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from arena.standings import csv_text
+from arena.standings import csv_text, first_player_score
 
 
 def crosstable(games: Iterable[dict[str, Any]], order: Sequence[str]) -> dict[str, dict[str, list[float]]]:
@@ -17,7 +17,7 @@ def crosstable(games: Iterable[dict[str, Any]], order: Sequence[str]) -> dict[st
     table: dict[str, dict[str, list[float]]] = {bot: defaultdict(lambda: [0.0, 0]) for bot in order}
     for g in games:
         first, second = g["first"], g["second"]
-        points = 0.5 if g["winner"] is None else 1.0 - g["winner"]
+        points = first_player_score(g["winner"])
         table[first][second][0] += points
         table[first][second][1] += 1
         table[second][first][0] += 1 - points

@@ -8,7 +8,8 @@ in the notation of :mod:`arena.game`::
     15x15c5n h8i9g7
 
 The prefix is ``{width}x{height}c{connect}``, with an ``n`` suffix when stones do
-not fall (no gravity). A game with no moves is the prefix alone. On import the
+not fall (no gravity) and a ``w`` suffix when windows are counted on the full board
+(``scoring = "count"``). A game with no moves is the prefix alone. On import the
 prefix may be left out: a bare move string (``4453``) means 7x6 connect 4 (or the
 ``rules`` passed to :func:`import_game`).
 
@@ -56,7 +57,7 @@ RESULTS = ("1-0", "0-1", "1/2-1/2")
 TERMINATIONS = ("win", "draw", "forfeit")
 CLASSIC = Rules()
 
-_PREFIX = re.compile(r"(\d+)x(\d+)c(\d+)(n?)", re.IGNORECASE)
+_PREFIX = re.compile(r"(\d+)x(\d+)c(\d+)(n?)(w?)", re.IGNORECASE)
 
 
 class GameFileError(ValueError):
@@ -89,8 +90,11 @@ class ImportedGame:
 
 
 def rules_prefix(rules: Rules) -> str:
-    """``7x6c4``; ``15x15c5n`` without gravity."""
-    return f"{rules.width}x{rules.height}c{rules.connect}{'' if rules.gravity else 'n'}"
+    """``7x6c4``; ``15x15c5n`` without gravity; a ``w`` suffix when windows are counted
+    (``scoring = "count"``)."""
+    gravity = "" if rules.gravity else "n"
+    count = "w" if rules.counts_windows else ""
+    return f"{rules.width}x{rules.height}c{rules.connect}{gravity}{count}"
 
 
 def parse_rules_prefix(text: str) -> Rules:
@@ -99,11 +103,12 @@ def parse_rules_prefix(text: str) -> Rules:
     if not match:
         raise GameFileError(
             f"bad rules prefix {text.strip()!r}: expected WIDTHxHEIGHTcCONNECT, with an 'n' "
-            "suffix for no gravity, e.g. '7x6c4' or '15x15c5n'"
+            "suffix for no gravity and a 'w' one for count scoring, e.g. '7x6c4' or '15x15c5n'"
         )
     width, height, connect = (int(match.group(i)) for i in (1, 2, 3))
     try:
-        return Rules(width, height, connect, gravity=not match.group(4))
+        scoring = "count" if match.group(5) else "line"
+        return Rules(width, height, connect, gravity=not match.group(4), scoring=scoring)
     except RulesError as exc:
         raise GameFileError(f"bad rules prefix {text.strip()!r}: {exc}") from None
 
@@ -259,7 +264,7 @@ def _json_rules(value: Any) -> Rules:
         return CLASSIC
     if not isinstance(value, dict):
         raise GameFileError(f"'rules' must be an object, got {_clip(json.dumps(value))}")
-    unknown = sorted(set(value) - {"width", "height", "connect", "gravity"})
+    unknown = sorted(set(value) - {"width", "height", "connect", "gravity", "scoring"})
     if unknown:
         raise GameFileError(f"unknown field {unknown[0]!r} in 'rules'")
     try:
@@ -351,11 +356,9 @@ def _check(moves: list[int], rules: Rules) -> Board:
                 f"move {number} ({name!r}) comes after the game was won by "
                 f"{PLAYER_MARKS[board.winner]} at move {number - 1}"
             )
-        try:
-            board.play_checked(move)
-        except ValueError:
-            what = "column is full" if rules.gravity else "cell is taken"
-            raise GameFileError(f"move {number} ({name!r}) is illegal: {what}") from None
+        if not board.is_legal(move):
+            raise GameFileError(f"move {number} ({name!r}) is illegal: {board.illegal_cause(move)}")
+        board.play(move)
     return board
 
 

@@ -14,6 +14,7 @@ path for search code; ``Board.play_checked`` is for untrusted input.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -403,18 +404,21 @@ class Board:
 
     __hash__ = None  # type: ignore[assignment]  # boards are mutable
 
+    def illegal_cause(self, move: object) -> str:
+        """Why ``move`` is not legal here, in a few words ('' if it is legal)."""
+        if self._winner is not None:
+            return "the game is already won"
+        if type(move) is not int:
+            return f"a move must be an int, not {type(move).__name__}"
+        if not 0 <= move < self.rules.move_count:
+            return f"out of range 0..{self.rules.move_count - 1}"
+        if self.is_legal(move):
+            return ""
+        return "column is full" if self.rules.gravity else "cell is taken"
+
     def _illegal_reason(self, move: object) -> str:
         where = f"in position {self.moves_string() or '(empty board)'!r}"
-        if self._winner is not None:
-            return f"move {move!r} {where}: the game is already won"
-        if type(move) is not int:
-            return f"move {move!r} {where}: a move must be an int, not {type(move).__name__}"
-        if not 0 <= move < self.rules.move_count:
-            return (
-                f"move {move!r} {where}: out of range 0..{self.rules.move_count - 1}"
-            )
-        what = "column is full" if self.rules.gravity else "cell is taken"
-        return f"move {move!r} {where}: {what}"
+        return f"move {move!r} {where}: {self.illegal_cause(move)}"
 
 
 # --- notation --------------------------------------------------------------------
@@ -430,20 +434,26 @@ def column_label(column: int, rules: Rules) -> str:
 
 
 def format_move(move: int, rules: Rules) -> str:
+    return move_names(rules)[move]
+
+
+@lru_cache(maxsize=64)
+def move_names(rules: Rules) -> tuple[str, ...]:
+    """Every move's name, by move: the store writes millions of them."""
     if rules.gravity:
-        return str(move + 1)
-    column, row = divmod(move, rules.height)
-    return f"{_letters(column)}{row + 1}"
+        return tuple(str(move + 1) for move in range(rules.width))
+    return tuple(
+        f"{_letters(column)}{row + 1}" for column in range(rules.width) for row in range(rules.height)
+    )
 
 
-def format_moves(moves: list[int], rules: Rules) -> str:
+def format_moves(moves: Iterable[int], rules: Rules) -> str:
     """Connect Four style digits ("4453") when every column is one digit; else
     comma-separated 1-based columns ("10,3,12"); without gravity, cell names
     with letter columns and 1-based rows from the bottom ("d4c3")."""
-    if not rules.gravity:
-        return "".join(format_move(m, rules) for m in moves)
-    joiner = "" if rules.width <= 9 else ","
-    return joiner.join(str(m + 1) for m in moves)
+    names = move_names(rules)
+    joiner = "," if rules.gravity and rules.width > 9 else ""
+    return joiner.join([names[m] for m in moves])
 
 
 def parse_move(text: str, rules: Rules) -> int:

@@ -183,14 +183,6 @@ def reap_dying() -> None:
             dying.discard(pid)
 
 
-def reap(pid: int) -> None:
-    """Collect a process that was sent SIGKILL (it cannot refuse; this is quick)."""
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
-
-
 def wait(pid: int, seconds: float) -> int | None:
     deadline = time.monotonic() + seconds
     while True:

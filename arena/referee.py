@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from arena.bot import Bot, split_answer
+from arena.bot import Bot, describe_non_move, split_answer
 from arena.game import Board, Rules, format_move
 from arena.plugins import make_bot
 from arena.sandbox import BotFailure, Limits, SandboxedBot
@@ -214,14 +214,11 @@ def _play_out(
 
 def _illegal(board: Board, move: object) -> str:
     if type(move) is not int:
-        shown = repr(move)
-        if len(shown) > 60:
-            shown = shown[:57] + "..."
-        return f"not a move: {shown} ({type(move).__name__})"
+        return f"not a move: {describe_non_move(move)}"
+    cause = board.illegal_cause(move)
     if 0 <= move < board.rules.move_count:
-        what = "column is full" if board.rules.gravity else "cell is taken"
-        return f"illegal move: {format_move(move, board.rules)}, {what}"
-    return f"illegal move: {move} is out of range 0..{board.rules.move_count - 1}"
+        return f"illegal move: {format_move(move, board.rules)}, {cause}"
+    return f"illegal move: {move} is {cause}"
 
 
 def _clean_info(info: dict[str, Any]) -> dict[str, Any] | None:

@@ -39,7 +39,7 @@ class Standing:
 def results_of(games: Iterable[dict[str, Any]]) -> list[Result]:
     """Rating inputs from stored game rows, in (tournament, game key) order."""
     ordered = sorted(games, key=lambda g: (g["tournament"], g["key"]))
-    return [Result(g["first"], g["second"], _first_score(g["winner"])) for g in ordered]
+    return [Result(g["first"], g["second"], first_player_score(g["winner"])) for g in ordered]
 
 
 def standings(
@@ -119,5 +119,6 @@ def _tally(games: Iterable[dict[str, Any]]) -> dict[str, list[int]]:
     return tally
 
 
-def _first_score(winner: int | None) -> float:
+def first_player_score(winner: int | None) -> float:
+    """1, 0.5 or 0: the first player's points from a stored game's winner column."""
     return 0.5 if winner is None else 1.0 - winner

@@ -13,14 +13,13 @@ import json
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-from arena.game import Rules, format_move
+from arena.game import Rules, format_moves, move_names
 from arena.referee import GameRecord
 
 migrations = Migrations("arena")
@@ -137,6 +136,9 @@ class Store:
         self.path = str(path)
         if not create and self.path != ":memory:" and not Path(self.path).is_file():
             raise StoreError(f"database {self.path!r} does not exist: run a tournament first or pass --db")
+        folder = Path(self.path).parent
+        if self.path != ":memory:" and not folder.is_dir():
+            raise StoreError(f"cannot create database {self.path!r}: folder {str(folder)!r} does not exist")
         try:
             self.db = Database(self.path)
             self.db.execute("PRAGMA journal_mode=WAL")
@@ -353,14 +355,14 @@ def _game_row(tournament_id: int, record: GameRecord, bot_ids: dict[str, int]) -
     rules = spec.rules
     return (
         tournament_id, spec.key, spec.key.split("-", 1)[0], bot_ids[spec.first], bot_ids[spec.second],
-        _join(spec.opening, rules), len(spec.opening), record.result, record.winner,
-        record.termination, record.reason, record.plies, _join(record.move_list(), rules),
+        format_moves(spec.opening, rules), len(spec.opening), record.result, record.winner,
+        record.termination, record.reason, record.plies, format_moves(record.move_list(), rules),
         round(record.duration, 6), spec.seed, _timestamp(record.finished_at),
     )
 
 
 def _move_rows(game_id: int, record: GameRecord) -> list[tuple[Any, ...]]:
-    names = _move_names(record.spec.rules)
+    names = move_names(record.spec.rules)
     dumps = json.dumps
     return [
         (
@@ -370,18 +372,6 @@ def _move_rows(game_id: int, record: GameRecord) -> list[tuple[Any, ...]]:
         )
         for ply, move, ms, info in record.moves
     ]
-
-
-@lru_cache(maxsize=16)
-def _move_names(rules: Rules) -> list[str]:
-    """Every move's notation, precomputed: the store writes millions of them."""
-    return [format_move(move, rules) for move in range(rules.move_count)]
-
-
-def _join(moves: Any, rules: Rules) -> str:
-    names = _move_names(rules)
-    separator = "," if rules.gravity and rules.width > 9 else ""
-    return separator.join([names[m] for m in moves])
 
 
 def rules_of(row: dict[str, Any]) -> Rules:

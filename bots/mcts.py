@@ -106,11 +106,6 @@ class Kit:
             return (bit.bit_length() - 1) // self.stride
         return self.bit_cell[bit]
 
-    def bit_of(self, mask: int, move: int) -> int:
-        if self.gravity:
-            return (mask + (1 << move * self.stride)) & self.column[move]
-        return self.cell_bits[move]
-
     def candidates(self, a: int, o: int, wa: int, wo: int) -> tuple[list[tuple[int, int]], bool]:
         """The moves worth searching, centre last (they are popped), and whether
         every move left out is a proven loss.

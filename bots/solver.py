@@ -73,14 +73,6 @@ def stones_of_score(rules: Rules, score: int) -> int | None:
     return (rules.cells + 1) // 2 + 1 - abs(score)
 
 
-def describe_score(rules: Rules, score: int) -> str:
-    """``score`` in words, e.g. "win with stone 9" or "draw"."""
-    if score == 0:
-        return "draw"
-    word = "win" if score > 0 else "loss"
-    return f"{word} (the winner's stone {stones_of_score(rules, score)})"
-
-
 class SearchAborted(Exception):
     """The deadline or node budget of a search ran out (internal)."""
 

@@ -153,3 +153,23 @@ def test_analyse_needs_a_game_or_a_tournament(cli, tournament_db):
     assert cli("analyse").exit_code == 2
     assert cli("analyse", "1", "--tournament", "quick").exit_code == 2
     assert cli("analyse", "999999").exit_code == 2
+
+
+def test_count_scoring_games_keep_their_rules_through_play_export_and_import(cli, tmp_path, monkeypatch):
+    script = "a1\nb1\nc1\na2\nb2\nc2\na3\nb3\nc3\n"  # X: a1 c1 b2 a3 c3 - both diagonals
+    first = cli_input(cli, monkeypatch, script, "play", "--width", "3", "--height", "3", "--connect", "3",
+                      "--no-gravity", "--scoring", "count")
+    assert first.exit_code == 0, first.output
+    assert "X wins" in first.output
+    cli_input(cli, monkeypatch, "4\n5\n4\n5\n4\n5\n4\n", "play")  # a line-scoring casual game beside it
+    games = stored_games(tmp_path)
+    assert {g["tournament"] for g in games} == {"casual 3x3c3nw", "casual 7x6c4"}
+    counted = next(g for g in games if g["tournament"] == "casual 3x3c3nw")
+    line = cli("export", str(counted["id"])).output.strip()
+    assert line == "3x3c3nw a1b1c1a2b2c2a3b3c3"
+    (tmp_path / "game.txt").write_text(line)
+    assert cli("import", str(tmp_path / "game.txt")).exit_code == 0
+    (tmp_path / "game.json").write_text(cli("export", str(counted["id"]), "--format", "json").output)
+    assert cli("import", str(tmp_path / "game.json")).exit_code == 0
+    copies = [g for g in stored_games(tmp_path) if g["tournament"] == "casual 3x3c3nw"]
+    assert [g["result"] for g in copies] == ["1-0"] * 3

@@ -44,7 +44,6 @@ def colours_command(db: str, tournament: str | None, league: bool, fmt: str) -> 
     click.echo(render_colours(by_colour(games, order), fmt))
 
 
-
 def _parse_anchor(text: str | None) -> tuple[str, float] | None:
     if text is None:
         return None
