@@ -1,57 +1,65 @@
 """Inside a bot process: confine it, load the bot's code, answer the referee.
 
-Runs in the child forked by :class:`arena.sandbox.SandboxedBot`; nothing here may
-return into the worker's code, so every path ends in ``os._exit``.
+Runs in the child forked by the spawner (:mod:`arena.spawner_process`); nothing
+here may return into the spawner's code, so every path ends in ``os._exit``.
 """
 
 from __future__ import annotations
 
 import errno
+import importlib
 import json
 import os
+import pickle
 import resource
 import signal
 import sys
-import traceback
 from typing import Any
 
 from arena import kaggle, landlock
-from arena.bot import describe_non_move, split_answer
+from arena.bot import Bot, describe_non_move, split_answer
 from arena.game import Board, Rules
-from arena.processes import die_with_parent, readable_paths
-from arena.sandbox import OUTPUT_NAME, BotCode, Limits
+from arena.jobs import OUTPUT_NAME, BotCode, Limits, read_message, wait_readable
+from arena.processes import die_with_parent, normal_priority
 
-def run_bot_process(
-    code: BotCode,
-    options: dict[str, str],
-    limits: Limits,
-    workdir: str,
-    user: tuple[int, int] | None,
-    ruleset: int | None,
-    requests: int,
-    answers: int,
-) -> None:
-    """Confine this process, load the bot, and serve requests until the pipe closes."""
+def run_bot_process(workdir: str, user: tuple[int, int] | None, ruleset: int | None, channel: int) -> None:
+    """Confine this process, wait for the bot to run, load it, and serve requests on
+    ``channel`` (a socket) until the referee closes it.
+
+    The spawner forks bot processes ahead of need: a process confines itself and
+    rehearses while an earlier game is still being played, then waits for its
+    job (the bot's code, options and limits), the first message on the channel.
+    """
     try:
-        _confine(limits, workdir, user, ruleset, keep=(requests, answers))
+        _confine(workdir, user, ruleset, keep=channel)
+        _rehearse()
+        job = read_message(channel)
+        if job is None:
+            return  # not needed after all
+        code, options, limits = job
+        normal_priority()
+        _limit(limits)
         try:
             bot = _load(code, options)
         except _Failed as exc:
-            _send(answers, {"error": str(exc)})
+            _send(channel, {"error": str(exc)})
             return
-        _serve(bot, requests, answers, limits)
-    except BaseException:  # nothing may escape a forked child: it would run the worker's code
+        _serve(bot, channel, limits)
+    except BaseException:  # nothing may escape a forked child: it would run the spawner's code
         try:
-            _send(answers, {"error": "crashed: " + _last_line(traceback.format_exc())})
+            import traceback  # only now: every module the spawner loads costs every bot process
+
+            _send(channel, {"error": "crashed: " + _last_line(traceback.format_exc())})
         except BaseException:
             pass
     finally:
         os._exit(0)
 
 
-def _confine(
-    limits: Limits, workdir: str, user: tuple[int, int] | None, ruleset: int | None, keep: tuple[int, int]
-) -> None:
+def _confine(workdir: str, user: tuple[int, int] | None, ruleset: int | None, keep: int) -> None:
+    """Everything that does not depend on the bot: a session of its own, its
+    folder, its output file, no inherited files, its user and its Landlock
+    domain (``ruleset``, prepared by the spawner)."""
     os.setsid()
     die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -63,22 +71,15 @@ def _confine(
     out = os.open(OUTPUT_NAME, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(out, 1)
     os.dup2(out, 2)
-    kept = sorted({*keep, *([ruleset] if ruleset is not None else [])})
+    kept = sorted({keep, *([ruleset] if ruleset is not None else [])})
     low = 3
-    for fd in kept:  # close everything inherited but the pipes and the ruleset
+    for fd in kept:  # close everything inherited but the channel and the ruleset
         os.closerange(low, fd)
         low = fd + 1
     os.closerange(low, 1024)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.output_kb * 1024,) * 2)
-    # The limit is on top of what the process inherited from its worker (which
-    # may hold large mappings, numba's for one): the bot itself gets memory_mb.
-    memory = _address_space() + limits.memory_mb * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
-    sys.stdout = open(1, "w", closefd=False)
-    sys.stderr = open(2, "w", closefd=False)
-    sys.stdin = open(0, closefd=False)
+    # sys.stdout and sys.stderr (the spawner's, empty: it never prints) now write to
+    # the output file, through the descriptors just replaced.
     if user is not None:
         os.setgroups([])
         os.setgid(user[1])
@@ -86,27 +87,58 @@ def _confine(
     if ruleset is not None:
         landlock.enforce(ruleset)
         os.close(ruleset)
-    else:
-        landlock.confine(writable=[workdir], readable=readable_paths())
+
+
+class _Rehearsal:
+    """A trivial bot, for the rehearsal."""
+
+    def new_game(self, rules: Rules, player: int, seed: int) -> None:
+        pass
+
+    def choose_move(self, board: Board) -> int:
+        return board.legal_moves()[0]
+
+
+def _rehearse() -> None:
+    """Go once through what a game does (read a job, start, answer moves) with the
+    arena's own trivial bot and no channel. A forked process pays for every page
+    it first writes to; paying now, while it waits, keeps that cost out of the
+    game. No bot code runs, so nothing of it can reach the bot."""
+    pickle.loads(pickle.dumps((BotCode("rehearsal", source=""), {}, Limits())))
+    bot = _Rehearsal()
+    rules = Rules()
+    for request in ({"op": "start", "rules": rules.as_dict(), "player": 0, "seed": 0},
+                    {"op": "move", "moves": [3, 3], "time": 1.0}):
+        _encode(_answer(bot, json.loads(json.dumps(request)), Limits()))
+    resource.getrlimit(resource.RLIMIT_AS)
+    _address_space()
+
+
+def _limit(limits: Limits) -> None:
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.output_kb * 1024,) * 2)
+    # The limit is on top of what the process inherited from the spawner: the
+    # bot itself gets memory_mb.
+    memory = _address_space() + limits.memory_mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
 
 
 def _address_space() -> int:
     """Bytes of address space this process has mapped now."""
     try:
-        with open("/proc/self/statm") as statm:
-            return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        fd = os.open("/proc/self/statm", os.O_RDONLY)
+        try:
+            return int(os.read(fd, 200).split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        finally:
+            os.close(fd)
     except (OSError, ValueError):
         return 0
 
 
 def _load(code: BotCode, options: dict[str, str]) -> Any:
     """Build the bot: a Bot subclass from the file or entry point, or a ConnectX agent."""
-    from arena.plugins import installed_bots, pick_bot_class  # plugins imports this module
-
     if code.entry_point is not None:
-        entry = installed_bots()[code.entry_point]
-        assert entry.bot_class is not None
-        return entry.bot_class(**options)
+        return load_installed(code.entry_point)(**options)
     namespace: dict[str, Any] = {"__name__": "arena_sandboxed_bot", "__file__": code.label}
     try:
         exec(compile(code.source or "", code.label, "exec"), namespace)
@@ -127,21 +159,59 @@ def _load(code: BotCode, options: dict[str, str]) -> Any:
     return kaggle.KaggleAgentBot(agent)
 
 
+def load_installed(target: str) -> Any:
+    """The class an installed bot's entry point names ("module:Class")."""
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def pick_bot_class(
+    namespace: dict[str, Any], label: str, class_name: str | None, quiet: bool = False
+) -> type[Bot] | None:
+    """The Bot subclass a file defines (the one named, or its only one).
+
+    With ``quiet``, a file with no Bot subclass gives None (it may hold a ConnectX agent).
+    """
+    module = namespace.get("__name__")
+    candidates = {
+        obj.__name__: obj
+        for obj in namespace.values()
+        if isinstance(obj, type) and issubclass(obj, Bot) and obj is not Bot and obj.__module__ == module
+    }
+    if class_name is not None:
+        if class_name not in candidates:
+            raise ValueError(
+                f"bot file {label!r} has no Bot subclass {class_name!r}; "
+                f"it has: {', '.join(sorted(candidates)) or 'none'}"
+            )
+        return candidates[class_name]
+    if len(candidates) == 1:
+        return next(iter(candidates.values()))
+    if not candidates:
+        if quiet:
+            return None
+        raise ValueError(f"bot file {label!r} defines no subclass of arena.bot.Bot; see the README's bot example")
+    raise ValueError(
+        f"bot file {label!r} defines several bots ({', '.join(sorted(candidates))}); pick one with {label}:ClassName"
+    )
+
+
 class _Failed(Exception):
     pass
 
 
-def _serve(bot: Any, requests: int, answers: int, limits: Limits) -> None:
+def _serve(bot: Any, channel: int, limits: Limits) -> None:
     pending = b""
     while True:
         while b"\n" not in pending:
-            chunk = os.read(requests, 65536)
+            wait_readable(channel, None)
+            chunk = os.read(channel, 65536)
             if not chunk:
                 return
             pending += chunk
         line, _, pending = pending.partition(b"\n")
         request = json.loads(line)
-        _send(answers, _answer(bot, request, limits))
+        _send(channel, _answer(bot, request, limits))
 
 
 def _answer(bot: Any, request: dict[str, Any], limits: Limits) -> dict[str, Any]:
@@ -176,7 +246,11 @@ def _answer(bot: Any, request: dict[str, Any], limits: Limits) -> dict[str, Any]
 
 
 def _send(fd: int, message: dict[str, Any]) -> None:
-    os.write(fd, json.dumps(message).encode() + b"\n")
+    os.write(fd, _encode(message))
+
+
+def _encode(message: dict[str, Any]) -> bytes:
+    return json.dumps(message).encode() + b"\n"
 
 
 def _last_line(text: str) -> str:

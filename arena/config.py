@@ -15,7 +15,7 @@ from typing import Any
 from arena.game import Board, Rules, RulesError, parse_moves
 from arena.plugins import BotSpecError, check_spec, parse_spec, spec_text
 from arena.referee import TimeControl
-from arena.sandbox import Limits
+from arena.jobs import Limits
 
 FORMATS = ("round-robin", "gauntlet")
 DEFAULT_DB = "arena.db"

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import platform
 from functools import lru_cache
 
 _SYSCALLS = {"x86_64": (444, 445, 446), "aarch64": (444, 445, 446)}
@@ -60,8 +59,9 @@ def libc() -> ctypes.CDLL | None:
 
 def abi_version() -> int:
     """The kernel's Landlock ABI version, or 0 where there is none."""
-    numbers = _SYSCALLS.get(platform.machine())
-    if numbers is None or platform.system() != "Linux":
+    system = os.uname()
+    numbers = _SYSCALLS.get(system.machine)
+    if numbers is None or system.sysname != "Linux":
         return 0
     c = libc()
     if c is None:
@@ -88,7 +88,7 @@ def prepare(writable: list[str], readable: list[str]) -> int | None:
     abi = abi_version()
     if abi < 1:
         return None
-    create, add_rule, _ = _SYSCALLS[platform.machine()]
+    create, add_rule, _ = _SYSCALLS[os.uname().machine]
     c = libc()
     all_fs = sum(_FS_V1.values())
     if abi >= 2:
@@ -119,7 +119,7 @@ def prepare(writable: list[str], readable: list[str]) -> int | None:
 
 def enforce(ruleset: int) -> bool:
     """Apply a prepared ruleset to this process, for good."""
-    _, _, restrict = _SYSCALLS[platform.machine()]
+    _, _, restrict = _SYSCALLS[os.uname().machine]
     c = libc()
     if c is None or c.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         return False

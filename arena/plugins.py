@@ -21,7 +21,8 @@ from typing import Any
 
 from arena.bot import Bot, BotOptionError, Option
 from arena.game import Rules
-from arena.sandbox import BotCode, BotFailure, Limits, SandboxedBot
+from arena.jobs import BotCode, Limits
+from arena.sandbox import BotFailure, SandboxedBot
 
 ENTRY_POINT_GROUP = "arena.bots"
 
@@ -171,7 +172,8 @@ def make_bot(
     except BotOptionError as exc:
         raise BotSpecError(f"bot spec {spec_text(spec)!r}: {exc}") from None
     if isolate:
-        return SandboxedBot(BotCode(label=spec.name, entry_point=spec.name), spec.options, limits)
+        target = f"{entry.bot_class.__module__}:{entry.bot_class.__qualname__}"
+        return SandboxedBot(BotCode(label=spec.name, entry_point=target), spec.options, limits)
     return bot
 
 
@@ -240,37 +242,6 @@ def file_identity(path: str) -> tuple[str, str]:
     if not file.is_file():
         raise BotSpecError(f"bot file {path!r} does not exist")
     return str(file.resolve()), hashlib.sha256(file.read_bytes()).hexdigest()
-
-
-def pick_bot_class(
-    namespace: dict[str, Any], label: str, class_name: str | None, quiet: bool = False
-) -> type[Bot] | None:
-    """The Bot subclass a file defines (the one named, or its only one).
-
-    With ``quiet``, a file with no Bot subclass gives None (it may hold a ConnectX agent).
-    """
-    module = namespace.get("__name__")
-    candidates = {
-        obj.__name__: obj
-        for obj in namespace.values()
-        if inspect.isclass(obj) and issubclass(obj, Bot) and obj is not Bot and obj.__module__ == module
-    }
-    if class_name is not None:
-        if class_name not in candidates:
-            raise BotSpecError(
-                f"bot file {label!r} has no Bot subclass {class_name!r}; "
-                f"it has: {', '.join(sorted(candidates)) or 'none'}"
-            )
-        return candidates[class_name]
-    if len(candidates) == 1:
-        return next(iter(candidates.values()))
-    if not candidates:
-        if quiet:
-            return None
-        raise BotSpecError(f"bot file {label!r} defines no subclass of arena.bot.Bot; see the README's bot example")
-    raise BotSpecError(
-        f"bot file {label!r} defines several bots ({', '.join(sorted(candidates))}); pick one with {label}:ClassName"
-    )
 
 
 def _ep_order(ep: metadata.EntryPoint) -> tuple[str, str]:

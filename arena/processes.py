@@ -1,22 +1,14 @@
-"""The referee side's handling of bot processes: their working directories, the
-users and paths they get, and making sure nothing they start outlives them.
-
-Everything here is per process (a worker): the directories and Landlock rulesets
-are made once and reused, killed processes are collected later, off the game's
-path, and orphans are swept up because the worker is their subreaper.
-"""
+"""What bot processes get and how they end: the paths they may read, the user
+they run as, and the process-control calls the spawner, the bot processes and
+the referee share. (Kept light: the spawner imports it, see :mod:`arena.jobs`.)"""
 
 from __future__ import annotations
 
-import atexit
 import os
-import shutil
+import resource
 import signal
 import sys
-import tempfile
-import time
 from functools import lru_cache
-from pathlib import Path
 
 from arena import landlock
 
@@ -29,82 +21,12 @@ def readable_paths() -> list[str]:
     import bots
 
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    paths |= {str(Path(arena.__file__).parent), str(Path(bots.__file__).parent)}
+    paths |= {os.path.dirname(arena.__file__), os.path.dirname(bots.__file__)}
     for entry in sys.path:
         if entry and "site-packages" in entry or "dist-packages" in entry:
             paths.add(entry)
     paths |= {"/usr", "/lib", "/lib64", "/etc", "/dev/null", "/dev/urandom", "/proc/self", "/sys/devices/system/cpu"}
     return sorted(p for p in paths if p and os.path.exists(p))
-
-
-# --- working directories ---------------------------------------------------------------
-#
-# Each side of a game (player 0 and 1) has a working directory of its own, kept by
-# this process and emptied between bots, with a Landlock ruleset prepared for it
-# once: building a ruleset per bot costs a millisecond. Two sides never share one,
-# so a bot cannot see files its opponent writes.
-
-_slots: dict[tuple[int, int], tuple[str, int | None]] = {}
-_busy: set[str] = set()
-
-
-def claim_workdir(slot: int, user: tuple[int, int] | None) -> tuple[str, int | None]:
-    """(empty working directory, prepared ruleset or None) for a new bot process."""
-    key = (os.getpid(), slot)
-    if key not in _slots:
-        if not any(pid == os.getpid() for pid, _ in _slots):
-            _clean_up_at_exit()
-        folder = tempfile.mkdtemp(prefix=f"arena-bot-{slot}-")
-        if user is not None:
-            os.chown(folder, *user)
-        _slots[key] = (folder, landlock.prepare([folder], readable_paths()))
-    folder, ruleset = _slots[key]
-    if folder in _busy:  # the same side twice at once (not in a normal game): a fresh one
-        fresh = tempfile.mkdtemp(prefix="arena-bot-")
-        if user is not None:
-            os.chown(fresh, *user)
-        _busy.add(fresh)
-        return fresh, None
-    _empty(folder)
-    _busy.add(folder)
-    return folder, ruleset
-
-
-def release_workdir(folder: str) -> None:
-    _busy.discard(folder)
-    if folder not in {f for f, _ in _slots.values()}:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def _empty(folder: str) -> None:
-    """Remove what a previous bot left, keeping the directory (the ruleset names it)."""
-    for entry in os.scandir(folder):
-        if entry.is_dir(follow_symlinks=False):
-            shutil.rmtree(entry.path, ignore_errors=True)
-        else:
-            try:
-                os.unlink(entry.path)
-            except OSError:
-                pass
-
-
-def _clean_up_at_exit() -> None:
-    """Remove this process's working directories when it exits, worker processes
-    included (they leave through multiprocess's own exit path, not atexit)."""
-    atexit.register(_remove_workdirs)
-    try:
-        from multiprocess import util
-
-        util.Finalize(None, _remove_workdirs, exitpriority=0)
-    except Exception:
-        pass
-
-
-def _remove_workdirs() -> None:
-    kill_orphans(force=True)  # the last sweep: nothing a bot started outlives the worker
-    for (pid, _), (folder, _) in list(_slots.items()):
-        if pid == os.getpid():
-            shutil.rmtree(folder, ignore_errors=True)
 
 
 # --- process helpers (referee side) -----------------------------------------------------
@@ -121,38 +43,40 @@ def unprivileged_user() -> tuple[int, int] | None:
         nobody = pwd.getpwnam("nobody")
     except (KeyError, ImportError):
         return None
-    if not _world_readable(Path(sys.base_prefix)) or not _world_readable(Path(sys.prefix)):
+    if not _world_readable(sys.base_prefix) or not _world_readable(sys.prefix):
         return None
     return nobody.pw_uid, nobody.pw_gid
 
 
-def _world_readable(path: Path) -> bool:
+def _world_readable(path: str) -> bool:
     """Every folder from / down to ``path`` can be entered by others, and ``path`` read."""
+    folder = os.path.realpath(path)
     try:
-        for folder in [*reversed(path.resolve().parents), path.resolve()]:
-            mode = folder.stat().st_mode
-            if not mode & 0o001:
+        readable = bool(os.stat(folder).st_mode & 0o004)
+        while True:
+            if not os.stat(folder).st_mode & 0o001:
                 return False
-        return bool(path.resolve().stat().st_mode & 0o004)
+            if folder == os.path.dirname(folder):
+                return readable
+            folder = os.path.dirname(folder)
     except OSError:
         return False
 
 
-def die_with_parent() -> None:
+def die_with_parent(sig: int = signal.SIGKILL) -> None:
+    """Be sent ``sig`` when the parent process dies."""
     c = landlock.libc()
     if c is not None:
         pr_set_pdeathsig = 1
-        c.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+        c.prctl(pr_set_pdeathsig, sig, 0, 0, 0)
 
 
-ORPHAN_SCAN_SECONDS = 0.25
-_last_orphan_scan = 0.0
-live_bots: set[int] = set()  # bot processes of this process still in a game: not orphans
 _subreaper_pid = 0  # the attribute is per process and not inherited across fork
 
 
 def become_subreaper() -> None:
-    """Orphans of bot processes get this process as parent, so they can be killed."""
+    """Orphans of this process's descendants get this process as parent, so they
+    can be found and killed."""
     global _subreaper_pid
     if _subreaper_pid == os.getpid():
         return
@@ -163,80 +87,63 @@ def become_subreaper() -> None:
     _subreaper_pid = os.getpid()
 
 
-def kill_group(pid: int) -> None:
+def kill_group(pid: int, leader_gone: bool = False) -> None:
+    """Kill a bot process and its process group. The process first, in case it
+    has not made its group yet (then it has started nothing either); only the
+    group once the process is known to be gone (its number may be reused, but
+    not while the group lives on)."""
+    for kill in (os.killpg,) if leader_gone else (os.kill, os.killpg):
+        try:
+            kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+# --- priority: preparing and tearing down bot processes is background work ------------
+#
+# SCHED_IDLE runs a process only when a processor has nothing else to do. Bot
+# processes are forked at that priority and return to normal when their game
+# starts: allowed with CAP_SYS_NICE, or where RLIMIT_NICE allows nice 0.
+
+
+def idle_priority(pid: int = 0) -> None:
+    """Run ``pid`` (0: this process) only when processors are otherwise idle."""
     try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
+        os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0))
+    except (OSError, AttributeError):
         pass
 
 
-dying: set[int] = set()  # killed bot processes not yet collected
-
-
-def reap_dying() -> None:
-    for pid in list(dying):
-        try:
-            done, _ = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            done = pid
-        if done:
-            dying.discard(pid)
-
-
-def wait(pid: int, seconds: float) -> int | None:
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            done, status = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            return 0
-        if done:
-            return status
-        if time.monotonic() > deadline:
-            return None
-        time.sleep(0.0002)
-
-
-def kill_orphans(force: bool = False) -> None:
-    """Kill and reap children of this process that were adopted (forked by bots
-    that then died, or that left the bot's process group)."""
-    global _last_orphan_scan
-    try:  # the usual case costs one system call: no children at all
-        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-    except ChildProcessError:
-        return
-    # Children exist (often just the other side's bot): scanning /proc costs
-    # milliseconds, so do it at most a few times a second; an orphan lives that long.
-    now = time.monotonic()
-    if now - _last_orphan_scan < ORPHAN_SCAN_SECONDS and not force:
-        return
-    _last_orphan_scan = now
-    me = os.getpid()
-    pool_children = _pool_children()
-    for entry in Path("/proc").iterdir() if Path("/proc").exists() else []:
-        if not entry.name.isdigit():
-            continue
-        pid = int(entry.name)
-        if pid in pool_children or pid in live_bots:
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == me:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                continue
-            wait(pid, 1.0)
-
-
-def _pool_children() -> set[int]:
-    """Children this process started on purpose (a coordinator's worker pool)."""
+def normal_priority() -> None:
+    """Back from ``idle_priority`` (a bot process, as its game starts)."""
     try:
-        import multiprocess
+        if os.sched_getscheduler(0) == os.SCHED_IDLE:
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    except (OSError, AttributeError):
+        pass
 
-        return {p.pid for p in multiprocess.active_children() if p.pid}
-    except Exception:
-        return set()
+
+def can_return_from_idle(switches_user: bool) -> bool:
+    """Whether processes forked from this one (as ``nobody`` if ``switches_user``)
+    can leave SCHED_IDLE again. Raises RLIMIT_NICE where it may, for them."""
+    if not hasattr(os, "SCHED_IDLE"):
+        return False
+    soft, hard = resource.getrlimit(resource.RLIMIT_NICE)
+    if soft < 20:
+        try:
+            resource.setrlimit(resource.RLIMIT_NICE, (20, max(hard, 20) if hard != resource.RLIM_INFINITY else hard))
+            soft = 20
+        except (ValueError, OSError):
+            pass
+    if soft >= 20 or soft == resource.RLIM_INFINITY:
+        return True
+    # Root keeps CAP_SYS_NICE while it stays root: try the round trip on ourselves.
+    if switches_user or os.geteuid() != 0:
+        return False
+    before = os.sched_getscheduler(0)
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        os.sched_setscheduler(0, before, os.sched_param(0))
+        return True
+    except OSError:
+        return False

@@ -16,7 +16,8 @@ from typing import Any, NamedTuple
 from arena.bot import Bot, describe_non_move, split_answer
 from arena.game import Board, Rules, format_move
 from arena.plugins import make_bot
-from arena.sandbox import BotFailure, Limits, SandboxedBot
+from arena.jobs import Limits
+from arena.sandbox import BotFailure, SandboxedBot
 
 WIN, DRAW, FORFEIT = "win", "draw", "forfeit"
 

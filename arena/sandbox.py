@@ -1,8 +1,9 @@
 """Runs an untrusted bot in a process of its own, one process per game.
 
-The bot process is forked from the worker (so it starts in about a millisecond
-with Python and the arena already loaded), then, before any of the bot's code
-runs, it:
+The bot process is forked by this process's spawner (:mod:`arena.spawner`), a
+small interpreter with Python and the engine already loaded, so it starts in a
+fraction of a millisecond. Before any of the bot's code runs, it
+(:mod:`arena.bot_process`):
 
 - leads a new session and process group, so everything it spawns can be killed;
 - gets a fresh temporary working directory, stdin from /dev/null, and stdout and
@@ -15,31 +16,27 @@ runs, it:
 - where the arena runs as root and the Python installation is readable by
   ``nobody``: switches to that unprivileged user.
 
-It speaks JSON lines over a pair of pipes (never stdin/stdout, which the bot may
-use or abuse). The referee side enforces a wall-clock limit on every answer and
-kills the whole process group at the end of the game. Orphans that escaped the
-group are reaped because the worker is their subreaper.
+It speaks JSON lines over a socket (never stdin/stdout, which the bot may use or
+abuse). This side enforces a wall-clock limit on every answer and kills the whole
+process group at the end of the game. Orphans that escaped the group are killed
+by the spawner, which is their subreaper.
 """
 
 from __future__ import annotations
 
-import gc
 import json
 import os
-import select
 import signal
 import sys
 import time
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from arena import landlock, processes
+from arena import processes, spawner
 from arena.bot import Bot, Choice
 from arena.game import Board, Rules
+from arena.jobs import BotCode, Limits, wait_readable, write_message
 
 MAX_MESSAGE = 64 * 1024  # bytes of one answer from the bot process
-OUTPUT_NAME = "output.txt"
 
 
 class BotFailure(Exception):
@@ -54,25 +51,6 @@ class BotTimeout(BotFailure):
     """The bot did not answer within the time it had."""
 
 
-@dataclass(frozen=True)
-class Limits:
-    memory_mb: int = 1024  # address space of the bot process
-    output_kb: int = 1024  # what it may print (stdout and stderr together)
-    cpu_seconds: int = 600  # processor time for a whole game (a backstop: moves have clocks)
-    start_seconds: float = 10.0  # to load the code and start a game
-    move_seconds: float = 60.0  # hard cap per move when the tournament sets none
-
-
-@dataclass(frozen=True)
-class BotCode:
-    """What the bot process runs: source text of a file, or an installed bot class."""
-
-    label: str  # file path or entry-point name, for messages
-    source: str | None = None  # file bots
-    class_name: str | None = None  # which Bot subclass in the file, if several
-    entry_point: str | None = None  # installed bots run isolated
-
-
 class SandboxedBot(Bot):
     """A proxy in the referee's process for a bot running in its own process."""
 
@@ -82,10 +60,9 @@ class SandboxedBot(Bot):
         self.bot_options = dict(options)
         self.limits = limits or Limits()
         self._pid: int | None = None
-        self._to_bot: int | None = None
-        self._from_bot: int | None = None
+        self._channel: int | None = None  # a socket: requests go down it, answers come up
+        self._ended = False  # the bot process is gone (its group may live on)
         self._buffer = b""
-        self._workdir: str | None = None
         self.kind = "bot"  # or "connectx", known once a game has started
 
     # --- the Bot contract, seen from the referee -------------------------------------
@@ -119,80 +96,58 @@ class SandboxedBot(Bot):
         return Choice(reply.get("move"), info if isinstance(info, dict) else {})
 
     def close(self) -> None:
-        """Kill the bot process and everything it started; its directory is emptied
-        before the next bot uses it."""
+        """Kill the bot process and everything it started (the spawner collects them)."""
         if self._pid is not None:
-            processes.kill_group(self._pid)
-            processes.live_bots.discard(self._pid)
-            processes.dying.add(self._pid)  # reaped later: its teardown need not hold up the game
+            if not self._ended:
+                processes.idle_priority(self._pid)  # its teardown waits for an idle processor
+            processes.kill_group(self._pid, leader_gone=self._ended)
             self._pid = None
-        for fd in (self._to_bot, self._from_bot):
-            if fd is not None:
-                os.close(fd)
-        self._to_bot = self._from_bot = None
+        if self._channel is not None:
+            os.close(self._channel)
+            self._channel = None
         self._buffer = b""
-        processes.reap_dying()
-        processes.kill_orphans()
-        if self._workdir is not None:
-            processes.release_workdir(self._workdir)
-            self._workdir = None
-
-    def output(self) -> str:
-        """What the bot printed so far (truncated at the output limit)."""
-        if self._workdir is None:
-            return ""
-        path = Path(self._workdir, OUTPUT_NAME)
-        return path.read_text(errors="replace") if path.exists() else ""
 
     # --- process plumbing --------------------------------------------------------------
 
     def _spawn(self) -> None:
-        processes.become_subreaper()
-        processes.reap_dying()
-        user = processes.unprivileged_user()
-        self._workdir, ruleset = processes.claim_workdir(self.player, user)
-        down_r, down_w = os.pipe()
-        up_r, up_w = os.pipe()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        from arena.bot_process import run_bot_process  # imports this module's types
-
-        landlock.libc()  # loaded here, once, not in every bot process
-        pid = os.fork()
-        if pid == 0:  # the bot process: never returns
-            # Inherited objects go to the permanent generation, so the collector
-            # never walks them: walking them would copy every page they sit on.
-            gc.freeze()
-            os.close(down_w)
-            os.close(up_r)
-            run_bot_process(self.code, self.bot_options, self.limits, self._workdir, user, ruleset, down_r, up_w)
-        os.close(down_r)
-        os.close(up_w)
-        self._pid, self._to_bot, self._from_bot = pid, down_w, up_r
-        processes.live_bots.add(pid)
+        """Take a spare bot process from the spawner and give it this bot's job."""
+        for attempt in range(3):
+            try:
+                spare = spawner.spawner().take(self.code.entry_point, self.limits.start_seconds)
+            except spawner.SpawnerError as exc:
+                if attempt:
+                    raise BotFailure(f"sandbox: could not start the bot process: {exc}") from None
+                spawner.replace_spawner()
+                continue
+            self._pid, self._channel, self._ended = spare.pid, spare.channel, False
+            try:
+                write_message(spare.channel, (self.code, self.bot_options, self.limits))
+                return
+            except OSError:  # it died waiting (killed from outside): take another
+                self.close()
+        raise BotFailure("sandbox: could not start the bot process")
 
     def _ask(self, request: dict[str, Any], seconds: float) -> dict[str, Any]:
         self._request(request)
         return self._reply(seconds)
 
     def _request(self, request: dict[str, Any]) -> None:
-        assert self._to_bot is not None
+        assert self._channel is not None
         try:
-            os.write(self._to_bot, json.dumps(request).encode() + b"\n")
+            os.write(self._channel, json.dumps(request).encode() + b"\n")
         except OSError:
             pass  # it may have said why before leaving: read on, EOF tells the rest
 
     def _reply(self, seconds: float) -> dict[str, Any]:
-        assert self._from_bot is not None
+        assert self._channel is not None
         deadline = time.monotonic() + seconds
         while b"\n" not in self._buffer:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise BotTimeout(f"time: no answer within {seconds:.3g} s")
-            ready, _, _ = select.select([self._from_bot], [], [], left)
-            if not ready:
+            if not wait_readable(self._channel, left):
                 continue
-            chunk = os.read(self._from_bot, 65536)
+            chunk = os.read(self._channel, 65536)
             if not chunk:
                 raise BotFailure(self._death_reason())
             self._buffer += chunk
@@ -209,8 +164,11 @@ class SandboxedBot(Bot):
 
     def _death_reason(self) -> str:
         assert self._pid is not None
-        status = processes.wait(self._pid, 1.0)
-        self._pid = None if status is not None else self._pid
+        try:
+            status = spawner.spawner().exit_status(self._pid, 1.0)
+        except spawner.SpawnerError:
+            status = None
+        self._ended = status is not None
         if status is None:
             return "exited: closed its connection to the arena"
         if os.WIFSIGNALED(status):
@@ -219,3 +177,4 @@ class SandboxedBot(Bot):
             hint = " (over its memory limit?)" if sig in (signal.SIGKILL, signal.SIGSEGV) else ""
             return f"exited: killed by {name}{hint}"
         return f"exited with code {os.WEXITSTATUS(status)}"
+

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 from arena.bot import split_answer
 from arena.game import Board, Rules
-from arena.sandbox import BotCode, BotFailure, Limits, SandboxedBot
+from arena.jobs import BotCode, Limits
+from arena.sandbox import BotFailure, SandboxedBot
 
 POSITIONS = 5  # random positions per rules, besides the empty board
 

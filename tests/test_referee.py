@@ -124,7 +124,7 @@ def test_a_bot_file_that_no_longer_imports_forfeits_with_the_reason():
 
 
 def test_a_cpu_hog_hits_its_processor_limit():
-    from arena.sandbox import Limits
+    from arena.jobs import Limits
 
     limits = Limits(cpu_seconds=1)
     record = play_game(spec(bad("BusyLoops"), "random", limits=limits, seed=1))

@@ -1,0 +1,103 @@
+"""A bot process's job (which code, with which options, under which limits) and
+the framing of messages between the arena's own processes.
+
+Bot processes are forked from the spawner, which imports this module and little
+else: every module it loads is copied, page by page, into every bot process, so
+what they share stays small.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import select
+import struct
+import time
+from dataclasses import dataclass
+from typing import Any
+
+OUTPUT_NAME = "output.txt"  # what the bot printed, in its working directory
+_HEADER = struct.Struct("!I")
+# In a fast game the next message comes within this. Waiting for it by polling,
+# not by sleeping in the kernel, saves the wake-up: tens of microseconds a
+# message on a virtual machine, more than a random bot takes to move.
+POLL_SECONDS = float(os.environ.get("ZPOLL", "0.0002"))
+
+
+@dataclass(frozen=True)
+class Limits:
+    memory_mb: int = 1024  # address space of the bot process
+    output_kb: int = 1024  # what it may print (stdout and stderr together)
+    cpu_seconds: int = 600  # processor time for a whole game (a backstop: moves have clocks)
+    start_seconds: float = 10.0  # to load the code and start a game
+    move_seconds: float = 60.0  # hard cap per move when the tournament sets none
+
+
+@dataclass(frozen=True)
+class BotCode:
+    """What the bot process runs: source text of a file, or an installed bot class."""
+
+    label: str  # file path or entry-point name, for messages
+    source: str | None = None  # file bots
+    class_name: str | None = None  # which Bot subclass in the file, if several
+    entry_point: str | None = None  # installed bots run isolated: "module:Class"
+
+
+# --- messages: a length, then a pickle (only ever between the arena's own processes) ---
+
+
+def encode(message: Any) -> bytes:
+    body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    return _HEADER.pack(len(body)) + body
+
+
+def write_message(fd: int, message: Any) -> None:
+    data = memoryview(encode(message))
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def read_message(fd: int) -> Any | None:
+    """The next message, blocking; None when the other end has closed."""
+    header = _read_exactly(fd, _HEADER.size)
+    if header is None:
+        return None
+    body = _read_exactly(fd, _HEADER.unpack(header)[0])
+    return None if body is None else pickle.loads(body)
+
+
+def take_message(buffer: bytes) -> tuple[Any, bytes] | None:
+    """(the first message in ``buffer``, the rest), or None if it is not all there."""
+    if len(buffer) < _HEADER.size:
+        return None
+    end = _HEADER.size + _HEADER.unpack_from(buffer)[0]
+    if len(buffer) < end:
+        return None
+    return pickle.loads(buffer[_HEADER.size:end]), buffer[end:]
+
+
+def wait_readable(fd: int, timeout: float | None) -> bool:
+    """True once ``fd`` has data (or its end) to read, False after ``timeout`` seconds.
+    Polls for a moment first, yielding the processor to anything else that is ready."""
+    poll_until = time.perf_counter() + (POLL_SECONDS if timeout is None else min(POLL_SECONDS, timeout))
+    while True:
+        if select.select([fd], [], [], 0)[0]:
+            return True
+        if time.perf_counter() >= poll_until:
+            break
+        os.sched_yield()
+    left = None if timeout is None else max(timeout - POLL_SECONDS, 0.0)
+    return bool(select.select([fd], [], [], left)[0])
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    data = b""
+    while len(data) < size:
+        try:
+            chunk = os.read(fd, size - len(data))
+        except ConnectionResetError:  # the other end left with messages unread
+            return None
+        if not chunk:
+            return None
+        data += chunk
+    return data
