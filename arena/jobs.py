@@ -21,7 +21,7 @@ _HEADER = struct.Struct("!I")
 # In a fast game the next message comes within this. Waiting for it by polling,
 # not by sleeping in the kernel, saves the wake-up: tens of microseconds a
 # message on a virtual machine, more than a random bot takes to move.
-POLL_SECONDS = float(os.environ.get("ZPOLL", "0.0002"))
+POLL_SECONDS = 0.0002
 
 
 @dataclass(frozen=True)
