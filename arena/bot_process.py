@@ -19,8 +19,8 @@ from typing import Any
 from arena import kaggle, landlock
 from arena.bot import Bot, describe_non_move, split_answer
 from arena.game import Board, Rules
-from arena.jobs import OUTPUT_NAME, BotCode, Limits, read_message, wait_readable
-from arena.processes import die_with_parent, normal_priority
+from arena.jobs import OUTPUT_NAME, BotCode, Limits, read_message
+from arena.processes import die_with_parent
 
 def run_bot_process(workdir: str, user: tuple[int, int] | None, ruleset: int | None, channel: int) -> None:
     """Confine this process, wait for the bot to run, load it, and serve requests on
@@ -37,7 +37,6 @@ def run_bot_process(workdir: str, user: tuple[int, int] | None, ruleset: int | N
         if job is None:
             return  # not needed after all
         code, options, limits = job
-        normal_priority()
         _limit(limits)
         try:
             bot = _load(code, options)
@@ -204,7 +203,6 @@ def _serve(bot: Any, channel: int, limits: Limits) -> None:
     pending = b""
     while True:
         while b"\n" not in pending:
-            wait_readable(channel, None)
             chunk = os.read(channel, 65536)
             if not chunk:
                 return

@@ -18,9 +18,11 @@ from typing import Any
 
 OUTPUT_NAME = "output.txt"  # what the bot printed, in its working directory
 _HEADER = struct.Struct("!I")
-# In a fast game the next message comes within this. Waiting for it by polling,
-# not by sleeping in the kernel, saves the wake-up: tens of microseconds a
-# message on a virtual machine, more than a random bot takes to move.
+# A fast bot answers within this. Waiting for its answer by polling, not by
+# sleeping in the kernel, saves the wake-up: tens of microseconds a message on
+# a virtual machine, more than a random bot takes to move. (Only the referee
+# polls: a bot process waiting for its next turn sleeps, leaving the processor
+# to the game.)
 POLL_SECONDS = 0.0002
 
 

@@ -1,11 +1,13 @@
 """Landlock (Linux 5.13+): let a process confine itself, no privileges needed.
 
-``confine(writable, readable)`` restricts the calling process for good: files may
-be written only under ``writable``, read only under ``writable`` and ``readable``;
-on kernels with Landlock ABI 4+ it may open no TCP connection and bind no port;
-with ABI 6+ it may not signal processes outside its own sandbox. Where Landlock
-is missing (another OS, an old kernel, a container that blocks the syscalls)
-``confine`` returns False and changes nothing: the other limits still hold.
+``prepare(writable, readable)`` builds a ruleset and ``enforce`` applies it to
+the calling process for good: it may read only under ``writable`` and
+``readable``, write only files that already exist under ``writable``, and
+create, remove or rename nothing anywhere (so it cannot fill a disk); on kernels
+with Landlock ABI 4+ it may open no TCP connection and bind no port; with ABI 6+
+it may not signal processes outside its own sandbox. Where Landlock is missing
+(another OS, an old kernel, a container that blocks the syscalls) ``prepare``
+returns None: the other limits still hold.
 """
 
 from __future__ import annotations
@@ -70,21 +72,9 @@ def abi_version() -> int:
     return max(int(version), 0)
 
 
-def confine(writable: list[str], readable: list[str]) -> bool:
-    """Restrict this process as described above; True if Landlock is now in force."""
-    ruleset = prepare(writable, readable)
-    if ruleset is None:
-        return False
-    try:
-        return enforce(ruleset)
-    finally:
-        os.close(ruleset)
-
-
 def prepare(writable: list[str], readable: list[str]) -> int | None:
-    """A ruleset for ``confine``, as a file descriptor, made ahead of time: a process
-    that forks many confined children builds it once and each child only calls
-    ``enforce``. None where Landlock is missing."""
+    """The ruleset described above, as a file descriptor, built ahead of time (a
+    child that calls ``enforce`` pays only for that). None where Landlock is missing."""
     abi = abi_version()
     if abi < 1:
         return None
@@ -111,7 +101,7 @@ def prepare(writable: list[str], readable: list[str]) -> int | None:
     if ruleset < 0:
         return None
     for path in writable:
-        _allow(c, add_rule, ruleset, path, all_fs)
+        _allow(c, add_rule, ruleset, path, _READ | _FS_V1["WRITE_FILE"] | (_FS_TRUNCATE if abi >= 3 else 0))
     for path in readable:
         _allow(c, add_rule, ruleset, path, _READ)
     return int(ruleset)

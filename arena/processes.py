@@ -5,7 +5,6 @@ the referee share. (Kept light: the spawner imports it, see :mod:`arena.jobs`.)"
 from __future__ import annotations
 
 import os
-import resource
 import signal
 import sys
 from functools import lru_cache
@@ -97,53 +96,3 @@ def kill_group(pid: int, leader_gone: bool = False) -> None:
             kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-
-
-# --- priority: preparing and tearing down bot processes is background work ------------
-#
-# SCHED_IDLE runs a process only when a processor has nothing else to do. Bot
-# processes are forked at that priority and return to normal when their game
-# starts: allowed with CAP_SYS_NICE, or where RLIMIT_NICE allows nice 0.
-
-
-def idle_priority(pid: int = 0) -> None:
-    """Run ``pid`` (0: this process) only when processors are otherwise idle."""
-    try:
-        os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0))
-    except (OSError, AttributeError):
-        pass
-
-
-def normal_priority() -> None:
-    """Back from ``idle_priority`` (a bot process, as its game starts)."""
-    try:
-        if os.sched_getscheduler(0) == os.SCHED_IDLE:
-            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
-    except (OSError, AttributeError):
-        pass
-
-
-def can_return_from_idle(switches_user: bool) -> bool:
-    """Whether processes forked from this one (as ``nobody`` if ``switches_user``)
-    can leave SCHED_IDLE again. Raises RLIMIT_NICE where it may, for them."""
-    if not hasattr(os, "SCHED_IDLE"):
-        return False
-    soft, hard = resource.getrlimit(resource.RLIMIT_NICE)
-    if soft < 20:
-        try:
-            resource.setrlimit(resource.RLIMIT_NICE, (20, max(hard, 20) if hard != resource.RLIM_INFINITY else hard))
-            soft = 20
-        except (ValueError, OSError):
-            pass
-    if soft >= 20 or soft == resource.RLIM_INFINITY:
-        return True
-    # Root keeps CAP_SYS_NICE while it stays root: try the round trip on ourselves.
-    if switches_user or os.geteuid() != 0:
-        return False
-    before = os.sched_getscheduler(0)
-    try:
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-        os.sched_setscheduler(0, before, os.sched_param(0))
-        return True
-    except OSError:
-        return False

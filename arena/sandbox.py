@@ -98,8 +98,6 @@ class SandboxedBot(Bot):
     def close(self) -> None:
         """Kill the bot process and everything it started (the spawner collects them)."""
         if self._pid is not None:
-            if not self._ended:
-                processes.idle_priority(self._pid)  # its teardown waits for an idle processor
             processes.kill_group(self._pid, leader_gone=self._ended)
             self._pid = None
         if self._channel is not None:

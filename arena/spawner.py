@@ -45,7 +45,7 @@ class Spawner:
     costs no round trip, and its replacement is forked while the game is played.
     """
 
-    STOCK = 2  # the two sides of a game
+    STOCK = 4  # both sides of the next two games: replacements have a game's time to get ready
 
     def __init__(self) -> None:
         ours, theirs = socket.socketpair()

@@ -54,11 +54,6 @@ def main() -> None:
     if os.getppid() != requester:
         return  # it died before we could ask to be told
     processes.become_subreaper()
-    # Forking and preparing bot processes is background work: it takes a
-    # processor only when no game needs it. Bot processes leave this priority
-    # when they get their job.
-    if processes.can_return_from_idle(switches_user=processes.unprivileged_user() is not None):
-        processes.idle_priority()
     landlock.libc()  # loaded here, once, not in every bot process
     processes.readable_paths()
     control = socket.socket(fileno=control_fd)
@@ -72,6 +67,7 @@ def main() -> None:
             if serving:
                 spawner.serve()
             serving = False
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # leaving already
             spawner.shut_down()
             return
         except _Leave:
@@ -89,7 +85,7 @@ class _Spawner:
         _remove_stale_folders()
         # The bots' folders live in one of this spawner's own, named after it, so
         # whatever a spawner killed outright leaves behind, the next one removes.
-        self.base = _new_folder(os.environ.get("TMPDIR") or "/tmp", f"{BASE_PREFIX}{os.getpid()}-", 0o711)
+        self.base = _new_folder(_root(), f"{BASE_PREFIX}{os.getpid()}-", 0o711)
         self.running: dict[int, str] = {}  # bot process -> its working directory
         self.ended: OrderedDict[int, int] = OrderedDict()  # bot process -> wait status
         self.user = processes.unprivileged_user()
@@ -214,6 +210,16 @@ class _Spawner:
         _remove(self.base)
 
 
+def _root() -> str:
+    """Where the bots' folders go: a memory file system where there is one (making
+    and removing files there costs a fraction of what it costs on a disk; bots
+    cannot fill it, as they may create no files), else the temporary folder."""
+    for candidate in ("/dev/shm", os.environ.get("TMPDIR") or "/tmp"):
+        if os.path.isdir(candidate) and os.access(candidate, os.W_OK | os.X_OK):
+            return candidate
+    return "/tmp"
+
+
 def _new_folder(parent: str, prefix: str, mode: int) -> str:
     """A new, empty directory (``tempfile.mkdtemp``, without loading tempfile)."""
     while True:
@@ -228,7 +234,7 @@ def _new_folder(parent: str, prefix: str, mode: int) -> str:
 
 def _remove_stale_folders() -> None:
     """Remove the folders of spawners that are gone (killed outright)."""
-    parent = os.environ.get("TMPDIR") or "/tmp"
+    parent = _root()
     try:
         names = os.listdir(parent)
     except OSError:
