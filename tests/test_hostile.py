@@ -29,7 +29,7 @@ FORFEITS = {
     "ExitsAbruptly": "exited with code 3",
     "PrintsTooMuch": "output: printed more than the 64 KB allowed",
 }
-HARMLESS = ["ForksChildren", "ClosesStdio", "MutatesBoard", "OpensDatabase"]
+HARMLESS = ["ForksChildren", "ClosesStdio", "MutatesBoard", "OpensDatabase", "FillsItsFolder", "RemembersGames"]
 if landlock.abi_version() >= 6:  # elsewhere a bot of the arena's own user can signal its worker
     HARMLESS.append("KillsItsParent")
 
@@ -109,6 +109,27 @@ def test_the_database_cannot_be_touched_by_a_bot(tournament):
             assert info["read"] != "done"  # Landlock: the database is not even readable
     total = store.db.execute("select count(*) from moves").fetchone()[0]
     assert total == sum(g["plies"] for g in store.games(tournament="hostile"))
+
+
+@pytest.mark.skipif(LANDLOCK < 1, reason="no Landlock on this kernel: bots run as the arena's user")
+def test_a_bot_cannot_create_files(tournament):
+    _, store, _ = tournament
+    for game in games_of(store, "FillsItsFolder"):
+        infos = [json.loads(m["info"]) for m in store.moves(game["id"]) if m["info"]]
+        assert infos
+        for info in infos:
+            assert info == {"file": "PermissionError", "folder": "PermissionError", "tmp": "PermissionError"}
+
+
+def test_every_game_gets_a_fresh_process_and_folder(tournament):
+    _, store, _ = tournament
+    games = games_of(store, "RemembersGames")
+    assert len(games) == 2
+    for game in games:
+        infos = [json.loads(m["info"]) for m in store.moves(game["id"]) if m["info"]]
+        assert infos
+        for info in infos:
+            assert info == {"games_seen": 1, "leftovers": [], "earlier": []}
 
 
 @pytest.mark.skipif(LANDLOCK < 6, reason="signal scoping needs Landlock ABI 6")

@@ -169,3 +169,43 @@ class BadInfo(Bot):
 
     def choose_move(self, board):
         return Choice(board.legal_moves()[0], {"thing": object()})
+
+
+class FillsItsFolder(Bot):
+    """Tries to create files and folders (in its working directory and in /tmp),
+    which could fill a disk or memory, then plays legally and reports."""
+
+    def choose_move(self, board):
+        outcomes = {}
+        attempts = (
+            ("file", lambda: open("scratch.bin", "wb").close()),
+            ("folder", lambda: os.mkdir("scratch")),
+            ("tmp", lambda: open(f"/tmp/arena-hostile-{os.getpid()}", "wb").close()),
+        )
+        for name, attempt in attempts:
+            try:
+                attempt()
+                outcomes[name] = "done"
+            except Exception as exc:
+                outcomes[name] = type(exc).__name__
+        return Choice(board.legal_moves()[0], outcomes)
+
+
+GAMES_SEEN = 0  # module state: a process reused between games would count up
+
+
+class RemembersGames(Bot):
+    """Counts the games its process has seen and looks for what an earlier game
+    left behind; every game must find a fresh process in a fresh folder."""
+
+    def new_game(self, rules, player, seed):
+        global GAMES_SEEN
+        super().new_game(rules, player, seed)
+        GAMES_SEEN += 1
+
+    def choose_move(self, board):
+        leftovers = sorted(name for name in os.listdir(".") if name != "output.txt")
+        print(f"game {GAMES_SEEN} was here")  # goes to output.txt, which must start empty
+        with open("output.txt") as output:
+            earlier = [line for line in output if "was here" in line and f"game {GAMES_SEEN} " not in line]
+        return Choice(board.legal_moves()[0], {"games_seen": GAMES_SEEN, "leftovers": leftovers, "earlier": earlier})

@@ -1,0 +1,78 @@
+"""The spawner: bot processes are forked ahead of need from a small process that
+never runs bot code; it survives being killed, sweeps orphans on its own, and
+cleans up after spawners that were killed outright."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+from arena import spawner
+from arena.game import Rules
+from arena.referee import GameSpec, play_game
+from arena.spawner_process import BASE_PREFIX, _root
+from tests.conftest import TEST_BOTS
+
+HOSTILE = TEST_BOTS / "hostile.py"
+
+
+def sandboxed_game(first: str = "random", second: str = "random", seed: int = 1):
+    spec = GameSpec(key=str(seed), rules=Rules(), first=first, second=second, seed=seed, isolate=True)
+    return play_game(spec)
+
+
+def test_bot_processes_are_children_of_the_spawner(write_bot):
+    path = write_bot("parent", """
+        import os
+        from arena.bot import Bot, Choice
+
+        class Parent(Bot):
+            def choose_move(self, board):
+                return Choice(board.legal_moves()[0], {"parent": os.getppid()})
+    """)
+    record = sandboxed_game(path)
+    parents = {move.info["parent"] for move in record.moves if move.info}
+    assert parents == {spawner.spawner().pid} != {os.getpid()}
+
+
+def test_a_killed_spawner_is_replaced_and_the_next_game_plays_normally():
+    assert sandboxed_game(seed=2).termination in ("win", "draw")
+    old = spawner.spawner().pid
+    os.kill(old, signal.SIGKILL)
+    _wait_until(lambda: not _alive(old))
+    record = sandboxed_game(seed=3)
+    assert record.termination in ("win", "draw"), record.reason
+    assert spawner.spawner().pid != old
+
+
+def test_children_that_escape_their_group_die_even_if_no_game_follows():
+    record = sandboxed_game(f"{HOSTILE}:ForksChildren", seed=4)
+    children = [pid for move in record.moves if move.info for pid in move.info["children"]]
+    assert len(children) >= 2
+    _wait_until(lambda: not any(_alive(pid) for pid in children), seconds=3)
+    assert not [pid for pid in children if _alive(pid)]
+
+
+def test_folders_of_spawners_that_were_killed_are_removed_by_the_next():
+    stale = Path(_root(), f"{BASE_PREFIX}{2**30}-feedfacecafe")  # no such process
+    (stale / "bot-1").mkdir(parents=True)
+    (stale / "bot-1" / "output.txt").write_text("left behind")
+    spawner.replace_spawner()
+    assert sandboxed_game(seed=5).termination in ("win", "draw")
+    assert not stale.exists()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _wait_until(condition, seconds: float = 5.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not condition():
+        time.sleep(0.01)
