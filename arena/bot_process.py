@@ -12,7 +12,7 @@ import json
 import os
 import pickle
 import resource
-import signal
+import _signal
 import sys
 from typing import Any
 
@@ -61,9 +61,11 @@ def _confine(workdir: str, user: tuple[int, int] | None, ruleset: int | None, ke
     domain (``ruleset``, prepared by the spawner)."""
     os.setsid()
     die_with_parent()
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # over the output cap: write errors, not death
+    # The C module's own call: signal.signal's enum conversions alone write to
+    # some sixty pages, each one copied into this process.
+    _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
+    _signal.signal(_signal.SIGTERM, _signal.SIG_DFL)
+    _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)  # over the output cap: write errors, not death
     os.chdir(workdir)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)

@@ -122,13 +122,19 @@ class _Spawner:
             self.generation += 1
 
     def fork_spares(self) -> None:
-        while self.spares_asked:
-            self.spares_asked -= 1
+        """Fork the spares asked for, back to back. After a fork, every page this
+        process writes is copied first (fault and copy, on this side or the
+        child's): so everything is prepared before the first fork and answered
+        after the last, leaving next to nothing to write in between."""
+        wanted, self.spares_asked = self.spares_asked, 0
+        ready = []
+        for _ in range(wanted):
             try:
-                pid, channel = self.fork_bot_process()
+                ready.append(self.prepare_bot_process())
             except OSError as exc:
                 self.control.sendall(encode(("no spare", f"could not start a bot process: {exc}")))
-                continue
+        forked = [(self.fork_bot_process(*prepared), prepared[3]) for prepared in ready]
+        for pid, channel in forked:
             try:
                 data = encode(("spare", pid, self.generation))
                 sent = socket.send_fds(self.control, [data], [channel.fileno()])
@@ -136,22 +142,25 @@ class _Spawner:
             finally:
                 channel.close()
 
-    def fork_bot_process(self) -> tuple[int, socket.socket]:
+    def prepare_bot_process(self) -> tuple[str, int | None, socket.socket, socket.socket]:
+        """(folder, Landlock ruleset, its end of the channel, ours) for a bot process."""
         folder = _new_folder(self.base, "bot-", 0o700)
         if self.user is not None:
             os.chown(folder, *self.user)
         # Built here, where ctypes is warm: in the new process it would cost more.
         ruleset = landlock.prepare([folder], processes.readable_paths())
         ours, theirs = socket.socketpair()
+        return folder, ruleset, theirs, ours
+
+    def fork_bot_process(self, folder: str, ruleset: int | None, theirs: socket.socket, ours: socket.socket) -> int:
         pid = os.fork()
         if pid == 0:  # the bot process: never returns
-            ours.close()
             run_bot_process(folder, self.user, ruleset, theirs.fileno())
         theirs.close()
         if ruleset is not None:
             os.close(ruleset)
         self.running[pid] = folder
-        return pid, ours
+        return pid
 
     # --- collecting bot processes and their orphans --------------------------------------
 
