@@ -163,7 +163,10 @@ def _load(code: BotCode, options: dict[str, str]) -> Any:
 def load_installed(target: str) -> Any:
     """The class an installed bot's entry point names ("module:Class")."""
     module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
+    found: Any = importlib.import_module(module)
+    for part in name.split("."):  # a class nested in another
+        found = getattr(found, part)
+    return found
 
 
 def pick_bot_class(

@@ -1,18 +1,18 @@
 """Runs an untrusted bot in a process of its own, one process per game.
 
 The bot process is forked by this process's spawner (:mod:`arena.spawner`), a
-small interpreter with Python and the engine already loaded, so it starts in a
-fraction of a millisecond. Before any of the bot's code runs, it
-(:mod:`arena.bot_process`):
+small interpreter with Python and the engine already loaded, ahead of need: a
+game takes one that is ready and gives it its job. Before any of the bot's code
+runs, it (:mod:`arena.bot_process`):
 
 - leads a new session and process group, so everything it spawns can be killed;
-- gets a fresh temporary working directory, stdin from /dev/null, and stdout and
+- gets a new, private working directory, stdin from /dev/null, and stdout and
   stderr in a file there capped by RLIMIT_FSIZE (a bot that prints megabytes gets
   write errors, not a full disk);
 - gets resource limits: address space (memory), file size, no core dumps;
-- where the kernel has Landlock: may write only in its temporary directory, read
-  only the Python installation and the arena's packages (not the database), make
-  no TCP connections and signal no process outside its own sandbox;
+- where the kernel has Landlock: may create no files, write only its output,
+  read only the Python installation and the arena's packages (not the database),
+  make no TCP connections and signal no process outside its own sandbox;
 - where the arena runs as root and the Python installation is readable by
   ``nobody``: switches to that unprivileged user.
 
@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sys
 import time
 from typing import Any
 

@@ -117,7 +117,10 @@ class _Spawner:
             self.control.sendall(encode(("status", self.exit_status(request[1], request[2]))))
         elif request[0] == "preload":
             self.fork_spares()
-            load_installed(request[1])  # trusted code: loaded once here, not in every bot process
+            try:
+                load_installed(request[1])  # trusted code: loaded once here, not in every bot process
+            except Exception:
+                pass  # each bot process will try, and report why it failed
             gc.freeze()
             self.generation += 1
 
