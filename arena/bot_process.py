@@ -20,7 +20,7 @@ from arena import kaggle, landlock
 from arena.bot import Bot, describe_non_move, split_answer
 from arena.game import Board, Rules
 from arena.jobs import OUTPUT_NAME, BotCode, Limits, read_message
-from arena.processes import die_with_parent
+from arena.processes import die_with_parent, drop_capabilities
 
 def run_bot_process(workdir: str, user: tuple[int, int] | None, ruleset: int | None, channel: int) -> None:
     """Confine this process, wait for the bot to run, load it, and serve requests on
@@ -31,13 +31,14 @@ def run_bot_process(workdir: str, user: tuple[int, int] | None, ruleset: int | N
     job (the bot's code, options and limits), the first message on the channel.
     """
     try:
+        inherited = _address_space()  # what the memory limit comes on top of
         _confine(workdir, user, ruleset, keep=channel)
         _rehearse()
         job = read_message(channel)
         if job is None:
             return  # not needed after all
         code, options, limits = job
-        _limit(limits)
+        _limit(limits, inherited)
         try:
             bot = _load(code, options)
         except _Failed as exc:
@@ -85,7 +86,10 @@ def _confine(workdir: str, user: tuple[int, int] | None, ruleset: int | None, ke
         os.setgroups([])
         os.setgid(user[1])
         os.setuid(user[0])
+    elif os.geteuid() == 0:
+        drop_capabilities()
     if ruleset is not None:
+        landlock.allow_reading(ruleset, "/proc/self")  # this process's own, resolved here
         landlock.enforce(ruleset)
         os.close(ruleset)
 
@@ -111,15 +115,13 @@ def _rehearse() -> None:
     for request in ({"op": "start", "rules": rules.as_dict(), "player": 0, "seed": 0},
                     {"op": "move", "moves": [3, 3], "time": 1.0}):
         _encode(_answer(bot, json.loads(json.dumps(request)), Limits()))
-    resource.getrlimit(resource.RLIMIT_AS)
-    _address_space()
 
 
-def _limit(limits: Limits) -> None:
+def _limit(limits: Limits, inherited: int) -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits.output_kb * 1024,) * 2)
     # The limit is on top of what the process inherited from the spawner: the
     # bot itself gets memory_mb.
-    memory = _address_space() + limits.memory_mb * 1024 * 1024
+    memory = inherited + limits.memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
 

@@ -107,6 +107,13 @@ def prepare(writable: list[str], readable: list[str]) -> int | None:
     return int(ruleset)
 
 
+def allow_reading(ruleset: int, path: str) -> None:
+    """Add read access under ``path`` to a ruleset not yet enforced."""
+    c = libc()
+    if c is not None:
+        _allow(c, _SYSCALLS[os.uname().machine][1], ruleset, path, _READ)
+
+
 def enforce(ruleset: int) -> bool:
     """Apply a prepared ruleset to this process, for good."""
     _, _, restrict = _SYSCALLS[os.uname().machine]

@@ -4,6 +4,7 @@ the referee share. (Kept light: the spawner imports it, see :mod:`arena.jobs`.)"
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import sys
@@ -24,7 +25,9 @@ def readable_paths() -> list[str]:
     for entry in sys.path:
         if entry and "site-packages" in entry or "dist-packages" in entry:
             paths.add(entry)
-    paths |= {"/usr", "/lib", "/lib64", "/etc", "/dev/null", "/dev/urandom", "/proc/self", "/sys/devices/system/cpu"}
+    # /proc/self is not here: named in another process it means that one. A bot
+    # process adds its own (landlock.allow_reading) before it enforces its ruleset.
+    paths |= {"/usr", "/lib", "/lib64", "/etc", "/dev/null", "/dev/urandom", "/sys/devices/system/cpu"}
     return sorted(p for p in paths if p and os.path.exists(p))
 
 
@@ -68,6 +71,28 @@ def die_with_parent(sig: int = signal.SIGKILL) -> None:
     if c is not None:
         pr_set_pdeathsig = 1
         c.prctl(pr_set_pdeathsig, sig, 0, 0, 0)
+
+
+def drop_capabilities() -> bool:
+    """Give up every capability, for good: a bot process that stays uid 0 (root
+    with Python under /root, where it cannot become ``nobody``) keeps none of
+    root's powers (loading kernel modules, raising priority, overriding file
+    permissions...). True if done."""
+    c = landlock.libc()
+    if c is None or os.uname().sysname != "Linux":
+        return False
+    pr_capbset_drop = 24
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as last:
+            top = int(last.read())
+    except (OSError, ValueError):
+        top = 63
+    for cap in range(top + 1):  # so that nothing can bring one back
+        c.prctl(pr_capbset_drop, cap, 0, 0, 0)
+    version_3 = 0x20080522
+    header = (ctypes.c_uint32 * 2)(version_3, 0)
+    no_capabilities = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable; twice
+    return bool(c.capset(header, no_capabilities) == 0)
 
 
 _subreaper_pid = 0  # the attribute is per process and not inherited across fork

@@ -29,7 +29,8 @@ FORFEITS = {
     "ExitsAbruptly": "exited with code 3",
     "PrintsTooMuch": "output: printed more than the 64 KB allowed",
 }
-HARMLESS = ["ForksChildren", "ClosesStdio", "MutatesBoard", "OpensDatabase", "FillsItsFolder", "RemembersGames"]
+HARMLESS = ["ForksChildren", "ClosesStdio", "MutatesBoard", "OpensDatabase", "FillsItsFolder", "RemembersGames",
+            "ClaimsRootPowers", "PeeksAtItsParent"]
 if landlock.abi_version() >= 6:  # elsewhere a bot of the arena's own user can signal its worker
     HARMLESS.append("KillsItsParent")
 
@@ -119,6 +120,34 @@ def test_a_bot_cannot_create_files(tournament):
         assert infos
         for info in infos:
             assert info == {"file": "PermissionError", "folder": "PermissionError", "tmp": "PermissionError"}
+
+
+def test_a_bot_has_no_capabilities_even_as_root(tournament):
+    _, store, _ = tournament
+    games = games_of(store, "ClaimsRootPowers")
+    assert games
+    for game in games:
+        infos = [json.loads(m["info"]) for m in store.moves(game["id"]) if m["info"]]
+        assert infos
+        for info in infos:
+            assert info == {"CapEff": 0, "CapPrm": 0, "CapBnd": 0, "nice": "PermissionError"}
+
+
+def test_memory_limit_comes_on_top_of_what_a_bot_process_starts_with(tournament):
+    _, store, _ = tournament
+    for game in games_of(store, "PeeksAtItsParent"):
+        infos = [json.loads(m["info"]) for m in store.moves(game["id"]) if m["info"]]
+        assert infos
+        for info in infos:
+            assert info["size"] + 48 * 2**20 < info["limit"] <= info["size"] + 64 * 2**20
+
+
+@pytest.mark.skipif(LANDLOCK < 1, reason="no Landlock on this kernel: bots run as the arena's user")
+def test_a_bot_reads_its_own_proc_entry_but_not_its_parents(tournament):
+    _, store, _ = tournament
+    for game in games_of(store, "PeeksAtItsParent"):
+        infos = [json.loads(m["info"]) for m in store.moves(game["id"]) if m["info"]]
+        assert infos and all(info["parent"] == "PermissionError" for info in infos)
 
 
 def test_every_game_gets_a_fresh_process_and_folder(tournament):

@@ -209,3 +209,38 @@ class RemembersGames(Bot):
         with open("output.txt") as output:
             earlier = [line for line in output if "was here" in line and f"game {GAMES_SEEN} " not in line]
         return Choice(board.legal_moves()[0], {"games_seen": GAMES_SEEN, "leftovers": leftovers, "earlier": earlier})
+
+
+class ClaimsRootPowers(Bot):
+    """Reports its capabilities and tries to raise its own priority (which needs
+    one), then plays legally."""
+
+    def choose_move(self, board):
+        with open("/proc/self/status") as status:
+            fields = dict(line.split(":", 1) for line in status if line.startswith("Cap"))
+        try:
+            os.setpriority(os.PRIO_PROCESS, 0, -5)
+            nice = "done"
+        except Exception as exc:
+            nice = type(exc).__name__
+        powers = {key: int(value, 16) for key, value in fields.items() if key in ("CapEff", "CapPrm", "CapBnd")}
+        return Choice(board.legal_moves()[0], {**powers, "nice": nice})
+
+
+class PeeksAtItsParent(Bot):
+    """Reads its own /proc entry (allowed) and the environment of the process
+    that forked it (not allowed), and reports its memory limit and size."""
+
+    def choose_move(self, board):
+        import resource
+
+        with open("/proc/self/statm") as statm:
+            size = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        try:
+            with open(f"/proc/{os.getppid()}/environ", "rb") as environ:
+                environ.read()
+            parent = "done"
+        except Exception as exc:
+            parent = type(exc).__name__
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+        return Choice(board.legal_moves()[0], {"size": size, "limit": limit, "parent": parent})
