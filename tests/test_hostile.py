@@ -68,6 +68,15 @@ def games_of(store, name):
     return [g for g in store.games(tournament="hostile") if f":{name}" in g["first"] + g["second"]]
 
 
+def infos_of(store, name):
+    """What a bot reported with its moves, over both its games (which must exist)."""
+    games = games_of(store, name)
+    assert len(games) == 2
+    infos = [json.loads(m["info"]) for game in games for m in store.moves(game["id"]) if m["info"]]
+    assert infos, f"{name} reported nothing"
+    return infos
+
+
 def test_the_tournament_completes(tournament):
     outcome, store, _ = tournament
     assert not outcome.interrupted
@@ -101,72 +110,42 @@ LANDLOCK = landlock.abi_version()
 def test_the_database_cannot_be_touched_by_a_bot(tournament):
     _, store, db = tournament
     assert Path(db).exists()
-    for game in games_of(store, "OpensDatabase"):
-        moves = store.moves(game["id"])
-        infos = [json.loads(m["info"]) for m in moves if m["info"]]
-        assert infos, "the bot reported its attempts"
-        for info in infos:
-            assert info["write"] != "done" and info["delete"] != "done"
-            assert info["read"] != "done"  # Landlock: the database is not even readable
+    for info in infos_of(store, "OpensDatabase"):
+        assert info["write"] != "done" and info["delete"] != "done"
+        assert info["read"] != "done"  # Landlock: the database is not even readable
     total = store.db.execute("select count(*) from moves").fetchone()[0]
     assert total == sum(g["plies"] for g in store.games(tournament="hostile"))
 
 
 @pytest.mark.skipif(LANDLOCK < 1, reason="no Landlock on this kernel: bots run as the arena's user")
 def test_a_bot_cannot_create_files(tournament):
-    _, store, _ = tournament
-    for game in games_of(store, "FillsItsFolder"):
-        infos = [json.loads(m["info"]) for m in store.moves(game["id"]) if m["info"]]
-        assert infos
-        for info in infos:
-            assert info == {"file": "PermissionError", "folder": "PermissionError", "tmp": "PermissionError"}
+    for info in infos_of(tournament[1], "FillsItsFolder"):
+        assert info == {"file": "PermissionError", "folder": "PermissionError", "tmp": "PermissionError"}
 
 
 def test_a_bot_has_no_capabilities_even_as_root(tournament):
-    _, store, _ = tournament
-    games = games_of(store, "ClaimsRootPowers")
-    assert games
-    for game in games:
-        infos = [json.loads(m["info"]) for m in store.moves(game["id"]) if m["info"]]
-        assert infos
-        for info in infos:
-            assert info == {"CapEff": 0, "CapPrm": 0, "CapBnd": 0, "nice": "PermissionError"}
+    for info in infos_of(tournament[1], "ClaimsRootPowers"):
+        assert info == {"CapEff": 0, "CapPrm": 0, "CapBnd": 0, "nice": "PermissionError"}
 
 
 def test_memory_limit_comes_on_top_of_what_a_bot_process_starts_with(tournament):
-    _, store, _ = tournament
-    for game in games_of(store, "PeeksAtItsParent"):
-        infos = [json.loads(m["info"]) for m in store.moves(game["id"]) if m["info"]]
-        assert infos
-        for info in infos:
-            assert info["size"] + 48 * 2**20 < info["limit"] <= info["size"] + 64 * 2**20
+    for info in infos_of(tournament[1], "PeeksAtItsParent"):
+        assert info["size"] + 48 * 2**20 < info["limit"] <= info["size"] + 64 * 2**20
 
 
 @pytest.mark.skipif(LANDLOCK < 1, reason="no Landlock on this kernel: bots run as the arena's user")
 def test_a_bot_reads_its_own_proc_entry_but_not_its_parents(tournament):
-    _, store, _ = tournament
-    for game in games_of(store, "PeeksAtItsParent"):
-        infos = [json.loads(m["info"]) for m in store.moves(game["id"]) if m["info"]]
-        assert infos and all(info["parent"] == "PermissionError" for info in infos)
+    assert all(info["parent"] == "PermissionError" for info in infos_of(tournament[1], "PeeksAtItsParent"))
 
 
 def test_every_game_gets_a_fresh_process_and_folder(tournament):
-    _, store, _ = tournament
-    games = games_of(store, "RemembersGames")
-    assert len(games) == 2
-    for game in games:
-        infos = [json.loads(m["info"]) for m in store.moves(game["id"]) if m["info"]]
-        assert infos
-        for info in infos:
-            assert info == {"games_seen": 1, "leftovers": [], "earlier": []}
+    for info in infos_of(tournament[1], "RemembersGames"):
+        assert info == {"games_seen": 1, "leftovers": [], "earlier": []}
 
 
 @pytest.mark.skipif(LANDLOCK < 6, reason="signal scoping needs Landlock ABI 6")
 def test_a_bot_cannot_kill_its_referee(tournament):
-    _, store, _ = tournament
-    for game in games_of(store, "KillsItsParent"):
-        infos = [json.loads(m["info"]) for m in store.moves(game["id"]) if m["info"]]
-        assert infos and all(info["kill"] == "PermissionError" for info in infos)
+    assert all(info["kill"] == "PermissionError" for info in infos_of(tournament[1], "KillsItsParent"))
 
 
 def test_children_of_bots_do_not_outlive_the_game(tournament):
