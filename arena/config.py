@@ -15,7 +15,7 @@ from typing import Any
 from arena.game import Board, Rules, RulesError, parse_moves
 from arena.plugins import BotSpecError, check_spec, parse_spec, spec_text
 from arena.referee import TimeControl
-from arena.jobs import Limits
+from arena.jobs import BotCode, Limits
 
 FORMATS = ("round-robin", "gauntlet")
 DEFAULT_DB = "arena.db"
@@ -50,7 +50,7 @@ class TournamentConfig:
     db: str = DEFAULT_DB
     source: str = "<command line>"  # where the definition came from, for messages
     opening_lines: tuple[tuple[int, ...], ...] = field(default=(), compare=False)
-    sources: tuple[tuple[str, str], ...] = field(default=(), compare=False)  # submitted bots' code
+    sources: tuple[tuple[str, BotCode], ...] = field(default=(), compare=False)  # submitted bots' code
 
     @property
     def entrants(self) -> tuple[str, ...]:
@@ -149,7 +149,7 @@ def _build(raw: dict[str, Any], source: str, base: Path) -> TournamentConfig:
         return ConfigError(f"{source}: {message}")
 
     db = raw.get("db") or os.environ.get("ARENA_DB") or DEFAULT_DB
-    sources: dict[str, str] = {}
+    sources: dict[str, BotCode] = {}
     with _Submitted(db) as submitted:
         bots = tuple(_bot_specs(raw.get("bots", []), "bots", fail, submitted, sources))
         challengers = tuple(_bot_specs(raw.get("challengers", []), "challengers", fail, submitted, sources))
@@ -196,7 +196,7 @@ def _build(raw: dict[str, Any], source: str, base: Path) -> TournamentConfig:
 
 
 def _bot_specs(
-    items: list[Any], key: str, fail: Any, submitted: _Submitted, sources: dict[str, str]
+    items: list[Any], key: str, fail: Any, submitted: _Submitted, sources: dict[str, BotCode]
 ) -> list[str]:
     specs = []
     for item in items:
@@ -233,7 +233,7 @@ class _Submitted:
         if self.store is not None:
             self.store.close()
 
-    def resolve(self, text: str) -> tuple[str, str] | None:
+    def resolve(self, text: str) -> tuple[str, BotCode] | None:
         from arena.store import Store, StoreError  # here: config is read before any store
         from arena.submissions import resolve
 

@@ -151,7 +151,7 @@ def make_bot(
     installed: dict[str, BotEntry] | None = None,
     isolate: bool = False,
     limits: Limits | None = None,
-    sources: dict[str, str] | None = None,
+    sources: dict[str, BotCode] | None = None,
 ) -> Bot:
     """A fresh bot built from a spec.
 
@@ -164,7 +164,7 @@ def make_bot(
     if spec.is_file:
         return SandboxedBot(file_code(spec), spec.options, limits)
     if sources and spec.name in sources:
-        return SandboxedBot(BotCode(label=spec.name, source=sources[spec.name]), spec.options, limits)
+        return SandboxedBot(sources[spec.name], spec.options, limits)
     entry = load_entry(spec, installed)
     assert entry.bot_class is not None
     try:
@@ -184,7 +184,7 @@ def _parse_installed_spec(text: str) -> BotSpec:
 
 
 def check_spec(
-    text: str, installed: dict[str, BotEntry] | None = None, sources: dict[str, str] | None = None
+    text: str, installed: dict[str, BotEntry] | None = None, sources: dict[str, BotCode] | None = None
 ) -> BotSpec:
     """Parse a spec and build the bot once, so mistakes surface before any game.
 

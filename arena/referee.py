@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from arena.bot import Bot, describe_non_move, split_answer
 from arena.game import Board, Rules, format_move
 from arena.plugins import make_bot
-from arena.jobs import Limits
+from arena.jobs import BotCode, Limits
 from arena.sandbox import BotFailure, SandboxedBot
 
 WIN, DRAW, FORFEIT = "win", "draw", "forfeit"
@@ -52,7 +52,7 @@ class GameSpec:
     time_control: TimeControl = TimeControl()
     isolate: bool = False  # run installed bots in their own processes too
     limits: Limits = Limits()  # for sandboxed bots
-    sources: tuple[tuple[str, str], ...] = ()  # code of submitted bots, by name
+    sources: tuple[tuple[str, BotCode], ...] = ()  # code of submitted bots, by name
 
     @property
     def bots(self) -> tuple[str, str]:

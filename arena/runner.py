@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from arena.config import TournamentConfig
+from arena.jobs import BotCode
 from arena.plugins import installed_bots, load_entry, parse_spec
 from arena.referee import GameRecord, GameSpec, play_game
 from arena.schedule import game_count, iter_schedule
@@ -238,13 +239,13 @@ def chunked(specs: Iterable[GameSpec], count: int, executor: Any) -> Iterator[li
         yield chunk
 
 
-def bot_identity(spec_text: str, sources: dict[str, str] | None = None) -> BotIdentity:
+def bot_identity(spec_text: str, sources: dict[str, BotCode] | None = None) -> BotIdentity:
     """Where a bot's code comes from, for the bots table."""
     spec = parse_spec(spec_text)
     if sources and spec.name in sources:
         return BotIdentity(
             spec=spec_text, name=spec.name, options=dict(spec.options), source=f"submitted {spec.name}",
-            content_hash=hashlib.sha256(sources[spec.name].encode()).hexdigest(),
+            content_hash=hashlib.sha256((sources[spec.name].source or "").encode()).hexdigest(),
         )
     entry = load_entry(spec, installed_bots())
     return BotIdentity(

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from itertools import combinations
 
 from arena.config import TournamentConfig
+from arena.jobs import BotCode
 from arena.openings import MAX_OPENING_TRIES, game_seed, random_openings
 from arena.referee import GameSpec
 
@@ -68,7 +69,7 @@ def iter_schedule(config: TournamentConfig) -> Iterator[GameSpec]:
                 )
 
 
-def _sources_of(config: TournamentConfig, *bots: str) -> tuple[tuple[str, str], ...]:
+def _sources_of(config: TournamentConfig, *bots: str) -> tuple[tuple[str, BotCode], ...]:
     """The code of the submitted bots among ``bots`` (only theirs: specs travel per game)."""
     names = {bot.split(":", 1)[0] for bot in bots}
     return tuple((name, code) for name, code in config.sources if name in names)

@@ -101,6 +101,11 @@ def _analyses(db: Database) -> None:
     )
 
 
+@migrations(name="0004_submission_class")
+def _submission_class(db: Database) -> None:
+    db["submissions"].add_column("class_name", str)  # which Bot subclass, for files with several
+
+
 @dataclass(frozen=True)
 class Submission:
     """A submitted bot: one version of its code, kept in the database."""
@@ -112,6 +117,7 @@ class Submission:
     content_hash: str
     file: str
     submitted_at: str
+    class_name: str | None = None  # the Bot subclass it plays, in a file that has several
 
     @property
     def spec(self) -> str:
@@ -216,14 +222,16 @@ class Store:
 
     # --- submissions --------------------------------------------------------------------
 
-    def submit(self, name: str, source: str, kind: str, file: str) -> tuple[Submission, bool]:
-        """Store a version of ``name``; identical code returns the existing version.
+    def submit(
+        self, name: str, source: str, kind: str, file: str, class_name: str | None = None
+    ) -> tuple[Submission, bool]:
+        """Store a version of ``name``; identical code (and class) returns the existing version.
 
         Returns the submission and whether it is new.
         """
         digest = hashlib.sha256(source.encode()).hexdigest()
         for existing in self.submissions(name):
-            if existing.content_hash == digest:
+            if existing.content_hash == digest and existing.class_name == class_name:
                 return existing, False
         with self.db.atomic():
             latest = self.db.execute(
@@ -231,7 +239,7 @@ class Store:
             ).fetchone()[0]
             row = {
                 "name": name, "version": latest + 1, "kind": kind, "source": source,
-                "content_hash": digest, "file": file, "submitted_at": _now(),
+                "content_hash": digest, "file": file, "submitted_at": _now(), "class_name": class_name,
             }
             self.db["submissions"].insert(row)
         return Submission(**{k: row[k] for k in Submission.__dataclass_fields__}), True

@@ -41,17 +41,17 @@ class CheckReport:
 
 
 def check_code(
-    source: str,
-    label: str,
+    code: BotCode,
+    options: dict[str, str] | None = None,
     rules_list: tuple[Rules, ...] = (Rules(),),
     seconds: float = 1.0,
     seed: int = 1,
     limits: Limits | None = None,
 ) -> CheckReport:
-    """Run the checks on bot source code; stop at the first rules that fail."""
+    """Run the checks on a bot's code; stop at the first rules that fail."""
     report = CheckReport()
     for rules in rules_list:
-        bot = SandboxedBot(BotCode(label=label, source=source), {}, limits)
+        bot = SandboxedBot(code, options or {}, limits)
         try:
             if not _check_rules(bot, rules, seconds, random.Random(seed), report):
                 break

@@ -63,7 +63,7 @@ def test_fresh_store_creates_the_tables_and_records_the_migration(db_path):
     store = Store(db_path)
     assert TABLES <= set(store.db.table_names())
     rows = list(store.db.query("select migration_set, name from _sqlite_migrations"))
-    names = ("0001_initial", "0002_submissions", "0003_analyses")
+    names = ("0001_initial", "0002_submissions", "0003_analyses", "0004_submission_class")
     assert rows == [{"migration_set": "arena", "name": name} for name in names]
     store.close()
     assert Path(db_path).is_file()
@@ -78,7 +78,7 @@ def test_opening_again_applies_nothing_new(db_path):
     conn = sqlite3.connect(db_path)
     assert conn.execute("select * from _sqlite_migrations").fetchall() == before
     assert conn.execute("select sql from sqlite_master order by name").fetchall() == schema
-    assert len(before) == 3
+    assert len(before) == 4
     conn.close()
 
 
@@ -351,3 +351,20 @@ def test_not_a_database_is_refused(tmp_path, content):
         with pytest.raises(StoreError, match="not an arena database"):
             Store(path, create=create)
     assert path.read_bytes() == content
+
+
+def test_submissions_from_before_class_choices_keep_working(db_path):
+    from sqlite_utils import Database
+
+    from arena.store import migrations
+
+    old = Database(db_path)
+    migrations.apply(old, stop_before="0004_submission_class")
+    old["submissions"].insert({"name": "old", "version": 1, "kind": "bot", "source": "x = 1",
+                               "content_hash": "abc", "file": "old.py", "submitted_at": "2026-01-01"})
+    old.close()
+    store = Store(db_path, create=False)
+    (kept,) = store.submissions("old")
+    assert (kept.spec, kept.class_name, kept.source) == ("old@v1", None, "x = 1")
+    chosen, new = store.submit("old", "x = 1", "bot", "old.py", class_name="Chosen")
+    assert new and chosen.spec == "old@v2" and chosen.class_name == "Chosen"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.game import Board
+from arena.game import Board, parse_moves
 from arena.kaggle import observation
 from arena.store import Store
 from arena.submissions import SubmissionError, submit_file
@@ -107,3 +107,57 @@ def test_a_connectx_agent_plays_unchanged_in_a_tournament(cli, tmp_path):
 def test_submission_library_refuses_missing_files(tmp_path):
     with pytest.raises(SubmissionError, match="does not exist"):
         submit_file(Store(tmp_path / "x.db"), str(tmp_path / "nope.py"))
+
+
+TWO_BOTS = """
+from arena.bot import Bot
+
+
+class Leftmost(Bot):
+    def choose_move(self, board):
+        return board.legal_moves()[0]
+
+
+class Rightmost(Bot):
+    def choose_move(self, board):
+        return board.legal_moves()[-1]
+"""
+
+
+def test_one_bot_of_a_file_with_several_is_checked_submitted_and_played(cli, write_bot, tmp_path):
+    path = write_bot("pair", TWO_BOTS)
+    whole = cli("check", path)
+    assert whole.exit_code == 1 and f"pick one with {path}:ClassName" in whole.output
+    assert cli("check", f"{path}:Rightmost").exit_code == 0
+    refused = cli("submit", path, "--db", "league.db")
+    assert refused.exit_code == 2 and "defines several bots" in refused.output
+    result = cli("submit", f"{path}:Rightmost", "--db", "league.db")
+    assert result.exit_code == 0, result.output
+    assert "Submitted rightmost@v1" in result.output
+    left = cli("submit", f"{path}:Leftmost", "--db", "league.db", "--name", "lefty")
+    assert "Submitted lefty@v1" in left.output
+    # the same file under the same name with another class is another version
+    assert "Submitted lefty@v2" in cli("submit", f"{path}:Rightmost", "--db", "league.db", "--name", "lefty").output
+    run = cli("tournament", "run", "--bots", "rightmost,lefty@v1", "--games", "2", "--name", "pair",
+              "--db", "league.db", "--workers", "1")
+    assert run.exit_code == 0, run.output
+    store = Store(tmp_path / "league.db")
+    games = store.games(tournament="pair")
+    assert len(games) == 2
+    for game in games:  # each played its own class: the rightmost or the leftmost column
+        assert {game["first"], game["second"]} == {"rightmost@v1", "lefty@v1"}
+        board = Board()
+        for row in store.moves(game["id"]):
+            (move,) = parse_moves(row["move"], board.rules)
+            if row["ms"] is not None:
+                mover = game["first"] if board.to_move == 0 else game["second"]
+                legal = board.legal_moves()
+                assert move == (legal[-1] if mover == "rightmost@v1" else legal[0])
+            board.play(move)
+
+
+def test_submit_takes_no_options(cli, write_bot):
+    path = write_bot("pair", TWO_BOTS)
+    result = cli("submit", f"{path}:Leftmost:depth=3", "--db", "league.db")
+    assert result.exit_code == 2
+    assert "options are given when the bot plays" in result.output

@@ -11,7 +11,7 @@ import click
 from tabulate import tabulate
 
 from arena.match import match_specs, play_match, play_sprt
-from arena.plugins import check_spec, discover, file_code, parse_spec, spec_text
+from arena.plugins import BotSpecError, check_spec, discover, file_code, parse_spec, spec_text
 from arena.sprt import Sprt, elo_with_interval
 from arena.store import Store
 from arena.submissions import submit_file
@@ -128,15 +128,16 @@ def _finite(value: float) -> float | None:
 
 
 @main.command("submit")
-@click.argument("path", type=click.Path(dir_okay=False))
-@click.option("--name", help="Name to enter the bot under (default: the file's name).")
+@click.argument("path", metavar="PATH[:Class]")
+@click.option("--name", help="Name to enter the bot under (default: the class's or the file's name).")
 @db_option
 @user_errors
 def submit_command(path: str, name: str | None, db: str) -> None:
     """Check a bot file in the sandbox and store it in the league database.
 
-    It then plays in tournaments by name (NAME for the latest version, NAME@v2
-    for an older one). Resubmitting changed code makes a new version.
+    A file with several Bot subclasses needs :Class. The bot then plays in
+    tournaments by name (NAME for the latest version, NAME@v2 for an older one).
+    Resubmitting changed code makes a new version.
     """
     store = Store(db)
     submission, new, report = submit_file(store, path, name)
@@ -150,7 +151,7 @@ def submit_command(path: str, name: str | None, db: str) -> None:
 
 
 @main.command("check")
-@click.argument("path", type=click.Path(dir_okay=False))
+@click.argument("path", metavar="PATH[:Class][:key=value,...]")
 @click.option("--seconds", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
               help="Time allowed per move.")
 @rules_options
@@ -162,8 +163,10 @@ def check_command(path: str, seconds: float, width: int | None, height: int | No
     Exit code 0 if every check passes, 1 if one fails.
     """
     rules = make_rules(width, height, connect, no_gravity, scoring)
-    source = file_code(parse_spec(path)).source or ""
-    report = check_code(source, path, rules_list=(rules,), seconds=seconds)
+    spec = parse_spec(path)
+    if not spec.is_file:
+        raise BotSpecError(f"{path!r} is not a .py file: give the path of a bot file (PATH.py[:Class][:key=value])")
+    report = check_code(file_code(spec), spec.options, rules_list=(rules,), seconds=seconds)
     for check in report.checks:
         click.echo(f"  {'ok' if check.passed else 'FAIL'}  {check.name}: {check.detail}")
     if not report.passed:
