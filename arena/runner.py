@@ -183,6 +183,13 @@ def run_tournament(
     progress: Progress | None = None,
 ) -> RunOutcome:
     """Play every scheduled game that is not stored yet; store each as it finishes."""
+    with store.running(config.name):
+        return _run(config, store, executor, progress)
+
+
+def _run(
+    config: TournamentConfig, store: Store, executor: Executor | None, progress: Progress | None
+) -> RunOutcome:
     total = game_count(config)
     tournament_id = store.start_tournament(
         config.name, config.format, config.identity(), _as_given(config), config.seed

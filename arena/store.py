@@ -8,10 +8,13 @@ Any SQLite tool can read the file; the tables are described in the README.
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterable
+import zlib
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -175,6 +178,28 @@ class Store:
 
     def tournaments(self) -> list[dict[str, Any]]:
         return list(self.db["tournaments"].rows_where(order_by="id"))
+
+    @contextmanager
+    def running(self, name: str) -> Iterator[None]:
+        """Hold tournament ``name`` while this process runs it: another process that
+        tries to run it at the same time is refused, instead of storing games twice.
+        The hold is a lock on one byte of ``<db>.lock``, which ends with the process."""
+        if self.path == ":memory:":
+            yield
+            return
+        byte = zlib.crc32(name.encode())
+        with open(self.path + ".lock", "a+b") as lock:
+            try:
+                fcntl.lockf(lock, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, byte)
+            except OSError:
+                raise StoreError(
+                    f"tournament {name!r} in {self.path} is being run by another process: "
+                    "wait for it to finish (or stop it), then run the same command to resume"
+                ) from None
+            try:
+                yield
+            finally:
+                fcntl.lockf(lock, fcntl.LOCK_UN, 1, byte)
 
     def start_tournament(
         self, name: str, fmt: str, identity: dict[str, Any], config: dict[str, Any], seed: int

@@ -245,3 +245,31 @@ def test_a_worker_killed_from_outside_stops_the_run_instead_of_hanging(tmp_path)
     assert store.tournament("t")["status"] == "interrupted"
     again = run_tournament(config(db, bots=sleepy, games=6), store, SerialExecutor())
     assert again.already_stored + again.played == 18 and not again.interrupted
+
+
+def test_a_tournament_already_running_elsewhere_is_refused_and_nothing_stored(tmp_path):
+    db = str(tmp_path / "busy.db")
+    config = load_config(None, {"name": "busy", "bots": ["random", "greedy"], "games": 2, "db": db, "workers": 1})
+    ready = tmp_path / "holding"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time, pathlib\n"
+        "from arena.store import Store\n"
+        f"store = Store({db!r})\n"
+        "with store.running('busy'):\n"
+        f"    pathlib.Path({str(ready)!r}).touch()\n"
+        "    time.sleep(60)\n"
+    )])
+    try:
+        deadline = time.monotonic() + 30
+        while not ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        store = Store(db)
+        with pytest.raises(StoreError, match="'busy' .* is being run by another process"):
+            run_tournament(config, store)
+        assert store.db["tournaments"].count_where("name = ?", ["busy"]) == 0  # not even started
+        other = load_config(None, {"name": "other", "bots": ["random", "greedy"], "games": 2, "db": db, "workers": 1})
+        assert run_tournament(other, store, SerialExecutor()).played == 2  # other tournaments are free
+    finally:
+        holder.kill()
+        holder.wait()
+    assert run_tournament(config, Store(db), SerialExecutor()).played == 2  # free once it is gone
