@@ -73,26 +73,24 @@ def die_with_parent(sig: int = signal.SIGKILL) -> None:
         c.prctl(pr_set_pdeathsig, sig, 0, 0, 0)
 
 
+# Made here, in the spawner: making a ctypes type in a bot process costs pages.
+_CAP_HEADER = ctypes.c_uint32 * 2  # version, pid
+_CAP_DATA = ctypes.c_uint32 * 6  # effective, permitted, inheritable; twice (64 capabilities)
+
+
 def drop_capabilities() -> bool:
     """Give up every capability, for good: a bot process that stays uid 0 (root
     with Python under /root, where it cannot become ``nobody``) keeps none of
     root's powers (loading kernel modules, raising priority, overriding file
-    permissions...). True if done."""
+    permissions...). With no_new_privs set, running a program cannot bring them
+    back either. True if done."""
     c = landlock.libc()
     if c is None or os.uname().sysname != "Linux":
         return False
-    pr_capbset_drop = 24
-    try:
-        with open("/proc/sys/kernel/cap_last_cap") as last:
-            top = int(last.read())
-    except (OSError, ValueError):
-        top = 63
-    for cap in range(top + 1):  # so that nothing can bring one back
-        c.prctl(pr_capbset_drop, cap, 0, 0, 0)
-    version_3 = 0x20080522
-    header = (ctypes.c_uint32 * 2)(version_3, 0)
-    no_capabilities = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable; twice
-    return bool(c.capset(header, no_capabilities) == 0)
+    pr_set_no_new_privs, version_3 = 38, 0x20080522
+    if c.prctl(pr_set_no_new_privs, 1, 0, 0, 0) != 0:
+        return False
+    return bool(c.capset(_CAP_HEADER(version_3, 0), _CAP_DATA()) == 0)
 
 
 _subreaper_pid = 0  # the attribute is per process and not inherited across fork

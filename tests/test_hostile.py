@@ -125,7 +125,7 @@ def test_a_bot_cannot_create_files(tournament):
 
 def test_a_bot_has_no_capabilities_even_as_root(tournament):
     for info in infos_of(tournament[1], "ClaimsRootPowers"):
-        assert info == {"CapEff": 0, "CapPrm": 0, "CapBnd": 0, "nice": "PermissionError"}
+        assert info == {"CapEff": 0, "CapPrm": 0, "nice": "PermissionError"}
 
 
 def test_memory_limit_comes_on_top_of_what_a_bot_process_starts_with(tournament):

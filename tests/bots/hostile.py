@@ -223,7 +223,7 @@ class ClaimsRootPowers(Bot):
             nice = "done"
         except Exception as exc:
             nice = type(exc).__name__
-        powers = {key: int(value, 16) for key, value in fields.items() if key in ("CapEff", "CapPrm", "CapBnd")}
+        powers = {key: int(value, 16) for key, value in fields.items() if key in ("CapEff", "CapPrm")}
         return Choice(board.legal_moves()[0], {**powers, "nice": nice})
 
 
