@@ -76,3 +76,14 @@ def _wait_until(condition, seconds: float = 5.0) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and not condition():
         time.sleep(0.01)
+
+
+def test_bot_folders_go_to_memory_where_there_is_some_else_to_the_temporary_folder(monkeypatch, tmp_path):
+    import arena.spawner_process as spawner_process
+
+    if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK | os.X_OK):
+        assert spawner_process._root() == "/dev/shm"
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    real_isdir = os.path.isdir
+    monkeypatch.setattr(spawner_process.os.path, "isdir", lambda p: p != "/dev/shm" and real_isdir(p))
+    assert spawner_process._root() == str(tmp_path)
