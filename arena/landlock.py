@@ -118,7 +118,7 @@ def enforce(ruleset: int) -> bool:
     """Apply a prepared ruleset to this process, for good."""
     _, _, restrict = _SYSCALLS[os.uname().machine]
     c = libc()
-    if c is None or c.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+    if c is None or getattr(c, "prctl", None) is None or c.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         return False
     return c.syscall(restrict, ctypes.c_int(ruleset), ctypes.c_uint32(0)) == 0
 

@@ -65,12 +65,17 @@ def _world_readable(path: str) -> bool:
         return False
 
 
-def die_with_parent(sig: int = signal.SIGKILL) -> None:
-    """Be sent ``sig`` when the parent process dies."""
+def prctl(option: int, value: int) -> bool:
+    """Linux's prctl(option, value); False where it fails or does not exist."""
     c = landlock.libc()
-    if c is not None:
-        pr_set_pdeathsig = 1
-        c.prctl(pr_set_pdeathsig, sig, 0, 0, 0)
+    call = getattr(c, "prctl", None) if c is not None else None
+    return call is not None and call(option, value, 0, 0, 0) == 0
+
+
+def die_with_parent(sig: int = signal.SIGKILL) -> None:
+    """Be sent ``sig`` when the parent process dies (Linux)."""
+    pr_set_pdeathsig = 1
+    prctl(pr_set_pdeathsig, sig)
 
 
 # Made here, in the spawner: making a ctypes type in a bot process costs pages.
@@ -85,10 +90,8 @@ def drop_capabilities() -> bool:
     permissions...). With no_new_privs set, running a program cannot bring them
     back either. True if done."""
     c = landlock.libc()
-    if c is None or os.uname().sysname != "Linux":
-        return False
     pr_set_no_new_privs, version_3 = 38, 0x20080522
-    if c.prctl(pr_set_no_new_privs, 1, 0, 0, 0) != 0:
+    if c is None or os.uname().sysname != "Linux" or not prctl(pr_set_no_new_privs, 1):
         return False
     return bool(c.capset(_CAP_HEADER(version_3, 0), _CAP_DATA()) == 0)
 
@@ -102,10 +105,8 @@ def become_subreaper() -> None:
     global _subreaper_pid
     if _subreaper_pid == os.getpid():
         return
-    c = landlock.libc()
-    if c is not None:
-        pr_set_child_subreaper = 36
-        c.prctl(pr_set_child_subreaper, 1, 0, 0, 0)
+    pr_set_child_subreaper = 36
+    prctl(pr_set_child_subreaper, 1)
     _subreaper_pid = os.getpid()
 
 

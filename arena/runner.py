@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from arena import processes
 from arena.config import TournamentConfig
 from arena.jobs import BotCode
 from arena.plugins import installed_bots, load_entry, parse_spec
@@ -271,16 +272,4 @@ def _as_given(config: TournamentConfig) -> dict[str, Any]:
 def _init_worker() -> None:
     # Ctrl-C is the coordinator's to handle: it stops the pool and keeps what is stored.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _die_with_parent()
-
-
-def _die_with_parent() -> None:
-    """Ask Linux to kill this worker if the coordinator dies (even by kill -9)."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
-    except (OSError, AttributeError):
-        pass  # not Linux: workers still exit when their task pipe closes
+    processes.die_with_parent()  # not Linux: workers still exit when their task pipe closes
