@@ -60,8 +60,8 @@ def _confine(workdir: str, user: tuple[int, int] | None, ruleset: int | None, ke
     """Everything that does not depend on the bot: a session of its own, its
     folder, its output file, no inherited files, its user and its Landlock
     domain (``ruleset``, prepared by the spawner)."""
+    spawner = os.getppid()
     os.setsid()
-    die_with_parent()
     # The C module's own call: signal.signal's enum conversions alone write to
     # some sixty pages, each one copied into this process.
     _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
@@ -78,7 +78,7 @@ def _confine(workdir: str, user: tuple[int, int] | None, ruleset: int | None, ke
     for fd in kept:  # close everything inherited but the channel and the ruleset
         os.closerange(low, fd)
         low = fd + 1
-    os.closerange(low, 1024)
+    os.closerange(low, max(os.sysconf("SC_OPEN_MAX"), 1024))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     # sys.stdout and sys.stderr (the spawner's, empty: it never prints) now write to
     # the output file, through the descriptors just replaced.
@@ -88,9 +88,13 @@ def _confine(workdir: str, user: tuple[int, int] | None, ruleset: int | None, ke
         os.setuid(user[0])
     elif os.geteuid() == 0:
         drop_capabilities()
+    die_with_parent()  # here: changing credentials (above) cancels it
+    if os.getppid() != spawner:
+        raise SystemExit("the spawner is gone")
     if ruleset is not None:
         landlock.allow_reading(ruleset, "/proc/self")  # this process's own, resolved here
-        landlock.enforce(ruleset)
+        if not landlock.enforce(ruleset):
+            raise RuntimeError("sandbox: Landlock could not be enforced")  # never run a bot unconfined
         os.close(ruleset)
 
 

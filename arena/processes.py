@@ -27,7 +27,10 @@ def readable_paths() -> list[str]:
             paths.add(entry)
     # /proc/self is not here: named in another process it means that one. A bot
     # process adds its own (landlock.allow_reading) before it enforces its ruleset.
-    paths |= {"/usr", "/lib", "/lib64", "/etc", "/dev/null", "/dev/urandom", "/sys/devices/system/cpu"}
+    # Of /etc only what loading libraries and telling the time need: a bot that
+    # stays root could otherwise read root's files there (/etc/shadow, host keys).
+    paths |= {"/usr", "/lib", "/lib64", "/etc/ld.so.cache", "/etc/localtime", "/dev/null", "/dev/urandom",
+              "/sys/devices/system/cpu"}
     return sorted(p for p in paths if p and os.path.exists(p))
 
 

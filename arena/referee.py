@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from arena.bot import Bot, describe_non_move, split_answer
 from arena.game import Board, Rules, format_move
-from arena.plugins import make_bot
 from arena.jobs import BotCode, Limits
+from arena.plugins import make_bot
 from arena.sandbox import BotFailure, SandboxedBot
 
 WIN, DRAW, FORFEIT = "win", "draw", "forfeit"
@@ -163,18 +165,26 @@ def _start_bots(players: tuple[Bot, ...], spec: GameSpec) -> None:
     begun = set()
     for player, bot in enumerate(players):
         if isinstance(bot, SandboxedBot):
-            bot.begin_game(spec.rules, player, _bot_seed(spec.seed, player))
+            with _forfeit_on_failure(player):
+                bot.begin_game(spec.rules, player, _bot_seed(spec.seed, player))
             begun.add(player)
     for player, bot in enumerate(players):
-        try:
+        with _forfeit_on_failure(player):
             if player in begun:
                 bot.finish_start()  # type: ignore[attr-defined]
             else:
                 bot.new_game(spec.rules, player, _bot_seed(spec.seed, player))
-        except BotFailure as failure:
-            raise _Forfeit(player, failure.reason) from None
-        except Exception as exc:
-            raise _Forfeit(player, f"crashed in new_game: {_describe(exc)}") from None
+
+
+@contextmanager
+def _forfeit_on_failure(player: int) -> Iterator[None]:
+    """A bot that fails to start a game forfeits it."""
+    try:
+        yield
+    except BotFailure as failure:
+        raise _Forfeit(player, failure.reason) from None
+    except Exception as exc:
+        raise _Forfeit(player, f"crashed in new_game: {_describe(exc)}") from None
 
 
 def _close(bot: Bot) -> None:

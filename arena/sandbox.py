@@ -144,7 +144,10 @@ class SandboxedBot(Bot):
                 raise BotTimeout(f"time: no answer within {seconds:.3g} s")
             if not wait_readable(self._channel, left):
                 continue
-            chunk = os.read(self._channel, 65536)
+            try:
+                chunk = os.read(self._channel, 65536)
+            except ConnectionResetError:  # it left with our request unread
+                chunk = b""
             if not chunk:
                 raise BotFailure(self._death_reason())
             self._buffer += chunk

@@ -49,16 +49,15 @@ class Spawner:
 
     def __init__(self) -> None:
         ours, theirs = socket.socketpair()
-        # No site module (-S): it loads import machinery the spawner does not need,
-        # and every page the spawner holds is copied into every bot process. The
-        # path it would build comes from here instead, the arena's own folder first.
-        package_root = str(Path(__file__).resolve().parent.parent)
-        path = os.pathsep.join(dict.fromkeys([package_root, *(p for p in sys.path if p)]))
         self._process = subprocess.Popen(
-            [sys.executable, "-S", "-m", "arena.spawner_process", str(theirs.fileno()), str(os.getpid())],
+            # -S: no site module; it loads import machinery the spawner does not
+            # need, and every page the spawner holds is copied into every bot
+            # process. -P: the current folder is not searched for modules (a bot
+            # file named json.py there would run in the spawner, unconfined).
+            [sys.executable, "-S", "-P", "-m", "arena.spawner_process", str(theirs.fileno()), str(os.getpid())],
             pass_fds=[theirs.fileno()],
             stdin=subprocess.DEVNULL,
-            env={**os.environ, "PYTHONPATH": path},
+            env=_environment(),
         )
         theirs.close()
         self.owner = os.getpid()
@@ -69,7 +68,7 @@ class Spawner:
         self._asked = 0  # spares asked for, not yet received
         self._generation = 0  # spares forked before the last preload lack installed bots
         self._preloaded: set[str] = set()  # installed bots the spawner has loaded
-        self._status: tuple[int | None] | None = None
+        self._statuses: dict[int, int | None] = {}  # answers to status requests, by pid
 
     @property
     def pid(self) -> int:
@@ -101,12 +100,11 @@ class Spawner:
         try:
             self._socket.sendall(encode(("status", pid, seconds)))
             deadline = time.monotonic() + seconds + 5.0
-            while self._status is None:
+            while pid not in self._statuses:
                 self._read(block=True, deadline=deadline)
         except OSError as exc:
             raise SpawnerError(f"the spawner is gone ({exc})") from None
-        (status,), self._status = self._status, None
-        return status
+        return self._statuses.pop(pid)
 
     def close(self) -> None:
         """Let the spawner go: it kills what is left of its bot processes and exits."""
@@ -166,12 +164,27 @@ class Spawner:
             else:
                 os.close(channel)  # it leaves when its channel closes
         elif answer[0] == "status":
-            self._status = (answer[1],)
+            self._statuses = {answer[1]: answer[2]}  # an answer that came too late is dropped
         elif answer[0] == "no spare":
             self._asked -= 1
             raise SpawnerError(str(answer[1]))
         else:
             raise SpawnerError(f"unexpected answer {answer!r}")
+
+
+def _environment() -> dict[str, str]:
+    """What the spawner, and so every bot, sees of the environment: the module
+    path and the locale, the arena's and numba's settings; no credentials or
+    tokens of whoever runs the arena."""
+    kept = {"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"}
+    env = {k: v for k, v in os.environ.items() if k in kept or k.startswith(("ARENA_", "NUMBA_"))}
+    # The path site would have built, from here: the arena's own folder first,
+    # then this process's (without the current folder, as -P).
+    package_root = str(Path(__file__).resolve().parent.parent)
+    here = os.getcwd()
+    entries = [p for p in sys.path if p and p not in (".", here)]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([package_root, *entries]))
+    return env
 
 
 # --- one spawner per process ----------------------------------------------------------
@@ -206,6 +219,8 @@ def _forget_in_child() -> None:
     if _current is not None:
         try:
             _current._socket.close()
+            for spare in _current._stock:
+                os.close(spare.channel)
         except OSError:
             pass
         _current = None

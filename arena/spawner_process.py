@@ -27,6 +27,7 @@ import select
 import shutil
 import signal
 import socket
+import stat
 import sys
 import time
 from collections import OrderedDict
@@ -70,7 +71,7 @@ def main() -> None:
             signal.signal(signal.SIGTERM, signal.SIG_IGN)  # leaving already
             spawner.shut_down()
             return
-        except _Leave:
+        except (_Leave, OSError):  # told to leave, or the requester went away mid-answer
             serving = False
 
 
@@ -89,6 +90,7 @@ class _Spawner:
         self.running: dict[int, str] = {}  # bot process -> its working directory
         self.ended: OrderedDict[int, int] = OrderedDict()  # bot process -> wait status
         self.user = processes.unprivileged_user()
+        self.landlock = landlock.abi_version() >= 1
         self.spares_asked = 0
         self.generation = 0  # goes up when more code is loaded here (installed bots)
         self.orphans = 0  # killed in the last sweep: while there are some, keep sweeping
@@ -114,7 +116,7 @@ class _Spawner:
             self.spares_asked += 1
         elif request[0] == "status":
             self.fork_spares()  # answers go in the order of the requests
-            self.control.sendall(encode(("status", self.exit_status(request[1], request[2]))))
+            self.control.sendall(encode(("status", request[1], self.exit_status(request[1], request[2]))))
         elif request[0] == "preload":
             self.fork_spares()
             try:
@@ -136,7 +138,14 @@ class _Spawner:
                 ready.append(self.prepare_bot_process())
             except OSError as exc:
                 self.control.sendall(encode(("no spare", f"could not start a bot process: {exc}")))
-        forked = [(self.fork_bot_process(*prepared), prepared[3]) for prepared in ready]
+        forked = []
+        for prepared in ready:
+            try:
+                forked.append((self.fork_bot_process(*prepared), prepared[3]))
+            except OSError as exc:  # out of processes or memory
+                prepared[2].close()
+                prepared[3].close()
+                self.control.sendall(encode(("no spare", f"could not start a bot process: {exc}")))
         for pid, channel in forked:
             try:
                 data = encode(("spare", pid, self.generation))
@@ -152,6 +161,9 @@ class _Spawner:
             os.chown(folder, *self.user)
         # Built here, where ctypes is warm: in the new process it would cost more.
         ruleset = landlock.prepare([folder], processes.readable_paths())
+        if ruleset is None and self.landlock:
+            _remove(folder)
+            raise OSError("the Landlock ruleset could not be built")  # never run a bot unconfined
         ours, theirs = socket.socketpair()
         return folder, ruleset, theirs, ours
 
@@ -252,40 +264,63 @@ def _remove_stale_folders() -> None:
     except OSError:
         return
     for name in names:
-        if not name.startswith(BASE_PREFIX):
+        path = os.path.join(parent, name)
+        if not name.startswith(BASE_PREFIX) or not _ours(path):
             continue
         try:
             os.kill(int(name[len(BASE_PREFIX):].split("-")[0]), 0)
         except ValueError:
             continue
         except ProcessLookupError:
-            _remove(os.path.join(parent, name))
+            _remove(path)
         except PermissionError:
             pass  # alive, someone else's
 
 
-def _remove(folder: str) -> None:
-    """Remove a bot's working directory, whatever permissions it gave its files."""
+def _ours(path: str) -> bool:
+    """A real directory (not a link to one) owned by this process's user."""
+    return _real_directory(path) and os.lstat(path).st_uid == os.geteuid()
+
+
+def _real_directory(path: str) -> bool:
     try:
-        shutil.rmtree(folder)
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _remove(folder: str) -> None:
+    """Remove a bot's working directory, whatever permissions it gave its files;
+    never anything a link in it leads to."""
+    if not _real_directory(folder):
+        return
+    try:
+        shutil.rmtree(folder)  # does not follow links
         return
     except FileNotFoundError:
         return
     except OSError:
         pass
+    _open_up(folder)
+    for root, dirs, _ in os.walk(folder):  # top down: each folder opened before it is listed
+        for name in dirs:
+            _open_up(os.path.join(root, name))
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _open_up(folder: str) -> None:
+    """chmod 700, through a descriptor that refuses to follow a link (O_PATH
+    needs no permission on the folder itself, so a mode of 000 is no obstacle)."""
     try:
-        os.chmod(folder, 0o700)
+        fd = os.open(folder, getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return
+    try:
+        os.chmod(f"/proc/self/fd/{fd}", 0o700)
     except OSError:
         pass
-    for root, dirs, _ in os.walk(folder):
-        for name in dirs:
-            path = os.path.join(root, name)
-            if not os.path.islink(path):  # never follow a link out of the folder
-                try:
-                    os.chmod(path, 0o700)
-                except OSError:
-                    pass
-    shutil.rmtree(folder, ignore_errors=True)
+    finally:
+        os.close(fd)
 
 
 def _children() -> list[int]:

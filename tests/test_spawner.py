@@ -87,3 +87,43 @@ def test_bot_folders_go_to_memory_where_there_is_some_else_to_the_temporary_fold
     real_isdir = os.path.isdir
     monkeypatch.setattr(spawner_process.os.path, "isdir", lambda p: p != "/dev/shm" and real_isdir(p))
     assert spawner_process._root() == str(tmp_path)
+
+
+def test_a_bot_process_that_cannot_be_started_forfeits_the_game(monkeypatch):
+    def broken(self, installed, seconds):
+        raise spawner.SpawnerError("no processes left")
+
+    monkeypatch.setattr(spawner.Spawner, "take", broken)
+    record = sandboxed_game(seed=7)
+    assert record.termination == "forfeit"
+    assert record.reason.startswith("sandbox: could not start the bot process: no processes left")
+
+
+REPORTER = """
+import os
+from arena.bot import Bot, Choice
+
+class Reporter(Bot):
+    def choose_move(self, board):
+        outcomes = {"secret": os.environ.get("SECRET_TOKEN_FOR_TEST", "absent")}
+        try:
+            with open("/etc/shadow") as shadow:
+                shadow.read(1)
+            outcomes["shadow"] = "done"
+        except Exception as exc:
+            outcomes["shadow"] = type(exc).__name__
+        return Choice(board.legal_moves()[0], outcomes)
+"""
+
+
+def test_the_spawner_ignores_the_current_folder_and_the_callers_secrets(monkeypatch, tmp_path, write_bot):
+    (tmp_path / "json.py").write_text(f"open({str(tmp_path / 'imported')!r}, 'w').close()\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SECRET_TOKEN_FOR_TEST", "hunter2")
+    spawner.replace_spawner()  # started from here, with this environment
+    record = sandboxed_game(write_bot("reporter", REPORTER), seed=8)
+    assert record.termination in ("win", "draw"), record.reason
+    assert not (tmp_path / "imported").exists(), "a module from the current folder ran in the spawner"
+    infos = [move.info for move in record.moves if move.info]
+    assert infos and all(info["secret"] == "absent" for info in infos)
+    assert all(info["shadow"] in ("PermissionError", "FileNotFoundError") for info in infos)
