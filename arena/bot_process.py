@@ -22,6 +22,7 @@ from arena.game import Board, Rules
 from arena.jobs import OUTPUT_NAME, BotCode, Limits, read_message
 from arena.processes import die_with_parent, drop_capabilities
 
+
 def run_bot_process(workdir: str, user: tuple[int, int] | None, ruleset: int | None, channel: int) -> None:
     """Confine this process, wait for the bot to run, load it, and serve requests on
     ``channel`` (a socket) until the referee closes it.

@@ -143,8 +143,12 @@ class _Spawner:
             try:
                 forked.append((self.fork_bot_process(*prepared), prepared[3]))
             except OSError as exc:  # out of processes or memory
-                prepared[2].close()
-                prepared[3].close()
+                folder, ruleset, theirs, ours = prepared
+                theirs.close()
+                ours.close()
+                if ruleset is not None:
+                    os.close(ruleset)
+                _remove(folder)
                 self.control.sendall(encode(("no spare", f"could not start a bot process: {exc}")))
         for pid, channel in forked:
             try:
