@@ -181,7 +181,10 @@ def _environment() -> dict[str, str]:
     # The path site would have built, from here: the arena's own folder first,
     # then this process's (without the current folder, as -P).
     package_root = str(Path(__file__).resolve().parent.parent)
-    here = os.getcwd()
+    try:
+        here = os.getcwd()
+    except OSError:  # it was removed
+        here = "."
     entries = [p for p in sys.path if p and p not in (".", here)]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([package_root, *entries]))
     return env
