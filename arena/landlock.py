@@ -59,6 +59,13 @@ def libc() -> ctypes.CDLL | None:
         return None
 
 
+def prctl(option: int, value: int) -> bool:
+    """Linux's prctl(option, value); False where it fails or does not exist."""
+    c = libc()
+    call = getattr(c, "prctl", None) if c is not None else None
+    return call is not None and call(option, value, 0, 0, 0) == 0
+
+
 def abi_version() -> int:
     """The kernel's Landlock ABI version, or 0 where there is none."""
     system = os.uname()
@@ -118,7 +125,7 @@ def enforce(ruleset: int) -> bool:
     """Apply a prepared ruleset to this process, for good."""
     _, _, restrict = _SYSCALLS[os.uname().machine]
     c = libc()
-    if c is None or getattr(c, "prctl", None) is None or c.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+    if c is None or not prctl(_PR_SET_NO_NEW_PRIVS, 1):
         return False
     return c.syscall(restrict, ctypes.c_int(ruleset), ctypes.c_uint32(0)) == 0
 

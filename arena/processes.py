@@ -68,17 +68,10 @@ def _world_readable(path: str) -> bool:
         return False
 
 
-def prctl(option: int, value: int) -> bool:
-    """Linux's prctl(option, value); False where it fails or does not exist."""
-    c = landlock.libc()
-    call = getattr(c, "prctl", None) if c is not None else None
-    return call is not None and call(option, value, 0, 0, 0) == 0
-
-
 def die_with_parent(sig: int = signal.SIGKILL) -> None:
     """Be sent ``sig`` when the parent process dies (Linux)."""
     pr_set_pdeathsig = 1
-    prctl(pr_set_pdeathsig, sig)
+    landlock.prctl(pr_set_pdeathsig, sig)
 
 
 # Made here, in the spawner: making a ctypes type in a bot process costs pages.
@@ -94,7 +87,7 @@ def drop_capabilities() -> bool:
     back either. True if done."""
     c = landlock.libc()
     pr_set_no_new_privs, version_3 = 38, 0x20080522
-    if c is None or os.uname().sysname != "Linux" or not prctl(pr_set_no_new_privs, 1):
+    if c is None or os.uname().sysname != "Linux" or not landlock.prctl(pr_set_no_new_privs, 1):
         return False
     return bool(c.capset(_CAP_HEADER(version_3, 0), _CAP_DATA()) == 0)
 
@@ -109,7 +102,7 @@ def become_subreaper() -> None:
     if _subreaper_pid == os.getpid():
         return
     pr_set_child_subreaper = 36
-    prctl(pr_set_child_subreaper, 1)
+    landlock.prctl(pr_set_child_subreaper, 1)
     _subreaper_pid = os.getpid()
 
 

@@ -13,7 +13,7 @@ from arena import landlock
 from arena.config import load_config
 from arena.runner import ProcessExecutor, run_tournament
 from arena.store import Store
-from tests.conftest import TEST_BOTS
+from tests.conftest import TEST_BOTS, process_alive
 
 HOSTILE = TEST_BOTS / "hostile.py"
 FORFEITS = {
@@ -157,14 +157,6 @@ def test_children_of_bots_do_not_outlive_the_game(tournament):
                 children += json.loads(move["info"])["children"]
     assert len(children) >= 4
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and any(_alive(pid) for pid in children):
+    while time.monotonic() < deadline and any(process_alive(pid) for pid in children):
         time.sleep(0.05)
-    assert not [pid for pid in children if _alive(pid)], "a bot's child outlived its game"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
+    assert not [pid for pid in children if process_alive(pid)], "a bot's child outlived its game"

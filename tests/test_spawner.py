@@ -13,7 +13,7 @@ from arena import spawner
 from arena.game import Rules
 from arena.referee import GameSpec, play_game
 from arena.spawner_process import BASE_PREFIX, _root
-from tests.conftest import TEST_BOTS
+from tests.conftest import TEST_BOTS, process_alive
 
 HOSTILE = TEST_BOTS / "hostile.py"
 
@@ -41,7 +41,7 @@ def test_a_killed_spawner_is_replaced_and_the_next_game_plays_normally():
     assert sandboxed_game(seed=2).termination in ("win", "draw")
     old = spawner.spawner().pid
     os.kill(old, signal.SIGKILL)
-    _wait_until(lambda: not _alive(old))
+    _wait_until(lambda: not process_alive(old))
     record = sandboxed_game(seed=3)
     assert record.termination in ("win", "draw"), record.reason
     assert spawner.spawner().pid != old
@@ -51,8 +51,8 @@ def test_children_that_escape_their_group_die_even_if_no_game_follows():
     record = sandboxed_game(f"{HOSTILE}:ForksChildren", seed=4)
     children = [pid for move in record.moves if move.info for pid in move.info["children"]]
     assert len(children) >= 2
-    _wait_until(lambda: not any(_alive(pid) for pid in children), seconds=3)
-    assert not [pid for pid in children if _alive(pid)]
+    _wait_until(lambda: not any(process_alive(pid) for pid in children), seconds=3)
+    assert not [pid for pid in children if process_alive(pid)]
 
 
 def test_folders_of_spawners_that_were_killed_are_removed_by_the_next():
@@ -62,14 +62,6 @@ def test_folders_of_spawners_that_were_killed_are_removed_by_the_next():
     spawner.replace_spawner()
     assert sandboxed_game(seed=5).termination in ("win", "draw")
     assert not stale.exists()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def _wait_until(condition, seconds: float = 5.0) -> None:
