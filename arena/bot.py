@@ -2,7 +2,7 @@
 
 A bot is a subclass of :class:`Bot` with a ``choose_move(board)`` method. The board
 is the bot's own copy, so a bot may play and undo on it freely. The answer is a
-move (an ``int``, see :mod:`arena.game`) or a :class:`Choice` carrying the move and
+move (an ``int``, see :mod:`arena.engine.game`) or a :class:`Choice` carrying the move and
 whatever the bot wants logged beside it (score, depth, nodes...).
 
 Options are declared in the class attribute ``options`` as
@@ -16,7 +16,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from arena.game import Board, Rules
+from arena.engine.game import Board, Rules
 
 
 class BotOptionError(ValueError):

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from arena.bot import Bot, BotOptionError, Option
-from arena.game import Rules
-from arena.jobs import BotCode, Limits
-from arena.sandbox import BotFailure, SandboxedBot
+from arena.engine.game import Rules
+from arena.sandbox.wire import BotCode, Limits
+from arena.sandbox.proxy import BotFailure, SandboxedBot
 
 ENTRY_POINT_GROUP = "arena.bots"
 

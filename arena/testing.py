@@ -12,9 +12,9 @@ import time
 from dataclasses import dataclass, field
 
 from arena.bot import split_answer
-from arena.game import Board, Rules
-from arena.jobs import BotCode, Limits
-from arena.sandbox import BotFailure, SandboxedBot
+from arena.engine.game import Board, Rules
+from arena.sandbox.wire import BotCode, Limits
+from arena.sandbox.proxy import BotFailure, SandboxedBot
 
 POSITIONS = 5  # random positions per rules, besides the empty board
 

@@ -9,7 +9,7 @@ import argparse
 import random
 import time
 
-from arena.game import Board, Rules
+from arena.engine.game import Board, Rules
 
 
 def random_playout(rules: Rules, rng: random.Random) -> tuple[int | None, int]:

@@ -15,12 +15,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from arena.config import load_config
-from arena.game import Board, Rules
-from arena.jobs import BotCode, Limits
-from arena.runner import run_tournament
-from arena.sandbox import SandboxedBot
-from arena.store import Store
+from arena.tournament.config import load_config
+from arena.engine.game import Board, Rules
+from arena.sandbox.wire import BotCode, Limits
+from arena.tournament.runner import run_tournament
+from arena.sandbox.proxy import SandboxedBot
+from arena.league.store import Store
 from bots.random_bot import RandomBot
 
 

@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from arena.game import Board, Rules
+from arena.engine.game import Board, Rules
 from bots.solver import Solver, fast_available
 
 #: Pons' C++ solver (final version), mean per position: microseconds, nodes.

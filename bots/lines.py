@@ -1,6 +1,6 @@
 """Shared geometry for the bots: winning windows as bitmasks, landing cells, dilation.
 
-Everything here works on the bitboard layout of :mod:`arena.game` (bit
+Everything here works on the bitboard layout of :mod:`arena.engine.game` (bit
 ``column * (height + 1) + row``) and is computed once per :class:`Rules`.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from arena.game import Board, Rules
+from arena.engine.game import Board, Rules
 
 #: The four line directions as (column step, row step).
 DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))

@@ -1,7 +1,7 @@
 """The MCTS bot: UCT Monte-Carlo tree search with tactical random playouts.
 
 Everything in the hot loop works on raw bitboard ints in the layout of
-:mod:`arena.game` (bit ``column * (height + 1) + row``). A position is four ints:
+:mod:`arena.engine.game` (bit ``column * (height + 1) + row``). A position is four ints:
 ``a`` and ``o``, the stones of the side to move and of the other side, and ``wa``
 and ``wo``, their *threat cells*: the cells (empty or not) that would complete a
 line of ``connect`` for that side. A move wins exactly when it fills one of the
@@ -26,7 +26,7 @@ import time
 from functools import lru_cache
 
 from arena.bot import Bot, BotOptionError, Choice, Option, split_answer
-from arena.game import Board, Rules
+from arena.engine.game import Board, Rules
 
 from bots.lines import lines_for
 
@@ -44,7 +44,7 @@ def threat_source(rules: Rules) -> str:
     stones on ``p+s .. p+j*s`` and ``dn_j`` those with own stones on
     ``p-s .. p-j*s``; the cell completes a line when ``up_j & dn_(k-1-j)`` for
     some ``j``. The empty bit on top of every column stops lines from wrapping
-    (see arena.game). With gravity an empty cell has nothing above it, so the
+    (see arena.engine.game). With gravity an empty cell has nothing above it, so the
     vertical direction only looks down. The code is generated straight-line per
     rules: it runs once per playout ply and is the bulk of the work.
     """

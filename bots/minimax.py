@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from arena.bot import Bot, Choice, Option
-from arena.game import Board, Rules
+from arena.engine.game import Board, Rules
 
 from bots.lines import lines_for
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from arena.bot import Bot, Option
-from arena.game import Board, Rules
+from arena.engine.game import Board, Rules
 
 
 class RandomBot(Bot):

@@ -7,10 +7,10 @@ the game ends. A player who wins with its ``n``-th stone scores
 count, and the latest possible win scores 1 (see :func:`score_of_win`).
 
 The search is Pons' solver, generalised to every board and connect value of
-:mod:`arena.game` (with or without gravity):
+:mod:`arena.engine.game` (with or without gravity):
 
 - negamax with alpha-beta on raw bitboards (``cur``: stones of the side to move,
-  ``mask``: all stones), never on :class:`~arena.game.Board` objects;
+  ``mask``: all stones), never on :class:`~arena.engine.game.Board` objects;
 - an immediate-win check before searching, and only *non-losing* moves searched:
   a single opponent threat must be blocked, two lose at once, and with gravity
   the cell under an opponent's threat is never filled;
@@ -35,7 +35,7 @@ import time
 from functools import lru_cache
 
 from arena.bot import Bot, BotOptionError, Choice, Option
-from arena.game import Board, Rules
+from arena.engine.game import Board, Rules
 
 from bots.minimax import MinimaxBot
 

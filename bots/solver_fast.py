@@ -26,7 +26,7 @@ from numba import njit, objmode, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from arena.game import Rules
+from arena.engine.game import Rules
 
 from bots.solver import CHECK_EVERY, SearchAborted
 

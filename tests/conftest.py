@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from arena.cli import main
+from arena.cli.main import main
 
 HERE = Path(__file__).parent
 TEST_BOTS = HERE / "bots"

@@ -1,6 +1,6 @@
 """A slow, obviously-correct reference implementation of connect-k rules.
 
-Written independently of ``arena.game``: the board is a plain 2D list
+Written independently of ``arena.engine.game``: the board is a plain 2D list
 ``grid[column][row]`` (row 0 at the bottom) holding 0, 1 or None, and wins are
 found by walking from every cell in four directions. Used by the tests as an
 oracle for the bitboard engine.

@@ -8,7 +8,7 @@ from importlib.metadata import entry_points
 import pytest
 
 from arena.bot import Bot, Choice, split_answer
-from arena.game import Board, Rules
+from arena.engine.game import Board, Rules
 from bots.blocker import BlockerBot
 from bots.greedy import GreedyBot
 from bots.lines import landing_bit, lines_for, open_line_length, winning_moves
@@ -351,7 +351,7 @@ def test_bots_play_legal_moves_to_the_end(cls, rules, games):
 
 
 def test_greedy_prefers_the_move_completing_two_windows_under_count_scoring():
-    from arena.game import Board, Rules
+    from arena.engine.game import Board, Rules
     from bots.greedy import GreedyBot
 
     rules = Rules(7, 6, 4, gravity=False, scoring="count")
@@ -369,7 +369,7 @@ def test_greedy_prefers_the_move_completing_two_windows_under_count_scoring():
 
 def test_minimax_plays_count_scoring_to_the_full_board():
     from arena.bot import split_answer
-    from arena.game import Board, Rules
+    from arena.engine.game import Board, Rules
     from bots.minimax import MinimaxBot
 
     rules = Rules(4, 4, 3, scoring="count")

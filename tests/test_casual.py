@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.store import Store
+from arena.league.store import Store
 
 
 def stored_games(tmp_path: Path, db: str = "arena.db") -> list[dict]:
@@ -33,7 +33,7 @@ def test_play_a_full_game_with_bad_input_undo_redo_and_save(cli, tmp_path, monke
 def cli_input(cli, monkeypatch, text, *args):
     from click.testing import CliRunner
 
-    from arena.cli import main
+    from arena.cli.main import main
 
     return CliRunner().invoke(main, list(args), input=text, catch_exceptions=False)
 
@@ -114,7 +114,7 @@ PONS = Path(__file__).resolve().parents[2] / "shared" / "data" / "pons" / "Test_
 
 def won_position_and_a_blunder() -> tuple[str, int]:
     """A won position from the shared test set, and a move that throws the win away."""
-    from arena.game import Board
+    from arena.engine.game import Board
     from bots.solver import solve_moves
 
     for line in PONS.read_text().splitlines():

@@ -17,8 +17,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from arena.cli import main
-from arena.store import Store
+from arena.cli.main import main
+from arena.league.store import Store
 
 QUICK = str(Path(__file__).resolve().parent.parent / "config" / "quick.toml")
 BUILTIN = ["random", "neighbour", "greedy", "blocker", "minimax"]

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from arena.config import ConfigError, TournamentConfig, load_config
-from arena.game import Rules
-from arena.referee import TimeControl
+from arena.tournament.config import ConfigError, TournamentConfig, load_config
+from arena.engine.game import Rules
+from arena.referee.referee import TimeControl
 
 GOOD = """
     name = "spring cup"

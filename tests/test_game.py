@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from arena.game import (
+from arena.engine.game import (
     Board,
     IllegalMoveError,
     NotationError,

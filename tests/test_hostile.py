@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from arena import landlock
-from arena.config import load_config
-from arena.runner import ProcessExecutor, run_tournament
-from arena.store import Store
+from arena.sandbox import landlock
+from arena.tournament.config import load_config
+from arena.tournament.runner import ProcessExecutor, run_tournament
+from arena.league.store import Store
 from tests.conftest import TEST_BOTS, process_alive
 
 HOSTILE = TEST_BOTS / "hostile.py"

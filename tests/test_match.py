@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from arena.game import Rules
-from arena.match import match_specs, play_match
+from arena.engine.game import Rules
+from arena.tournament.match import match_specs, play_match
 
 
 def score(a: str, b: str, games: int, seed: int = 1, rules: Rules | None = None) -> float:

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from arena.bot import BotOptionError, Choice, split_answer
-from arena.game import Board, Rules
+from arena.engine.game import Board, Rules
 from bots.lines import winning_moves
 from bots.mcts import MctsBot, kit_for
 from bots.random_bot import RandomBot

@@ -1,5 +1,5 @@
 """Playing in the terminal (arena.play), replaying stored games (arena.replay), and
-sharing games as text (arena.exchange). Sessions are driven by io.StringIO scripts."""
+sharing games as text (arena.engine.game_files). Sessions are driven by io.StringIO scripts."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.exchange import (
+from arena.engine.game_files import (
     GameFileError,
     export_json,
     export_moves,
@@ -18,9 +18,9 @@ from arena.exchange import (
     parse_rules_prefix,
     rules_prefix,
 )
-from arena.game import Board, Rules, parse_moves
-from arena.play import PlaySession, render_board
-from arena.replay import ReplaySession
+from arena.engine.game import Board, Rules, parse_moves
+from arena.terminal.play import PlaySession, render_board
+from arena.terminal.replay import ReplaySession
 
 C4 = Rules()
 TIC_TAC_TOE = Rules(3, 3, 3, gravity=False)

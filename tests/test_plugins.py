@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from arena import plugins
-from arena.game import Board
+from arena.engine.game import Board
 from arena.bot import split_answer
-from arena.game import Rules
+from arena.engine.game import Rules
 from arena.plugins import BotSpecError, check_spec, discover, file_identity, make_bot, parse_spec, spec_text
-from arena.sandbox import SandboxedBot
+from arena.sandbox.proxy import SandboxedBot
 
 BUILT_IN = {"random", "neighbour", "greedy", "blocker", "minimax"}
 README = Path(__file__).parent.parent / "README.md"

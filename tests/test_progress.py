@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from arena.progress import ProgressBar
+from arena.terminal.progress import ProgressBar
 
 
 def test_the_line_shows_done_rate_and_time_left():

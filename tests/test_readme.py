@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from arena.cli import main
-from arena.config import load_config
+from arena.cli.main import main
+from arena.tournament.config import load_config
 
 ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text()

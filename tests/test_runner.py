@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from arena.config import load_config
-from arena.game import Board, parse_moves
-from arena.runner import ProcessExecutor, SerialExecutor, run_tournament
-from arena.schedule import schedule
-from arena.store import Store, StoreError, rules_of
+from arena.tournament.config import load_config
+from arena.engine.game import Board, parse_moves
+from arena.tournament.runner import ProcessExecutor, SerialExecutor, run_tournament
+from arena.tournament.schedule import schedule
+from arena.league.store import Store, StoreError, rules_of
 from tests.conftest import TEST_BOTS
 
 FIELD = ["random", "neighbour", "greedy", "minimax:depth=2"]
@@ -253,7 +253,7 @@ def test_a_tournament_already_running_elsewhere_is_refused_and_nothing_stored(tm
     ready = tmp_path / "holding"
     holder = subprocess.Popen([sys.executable, "-c", (
         "import sys, time, pathlib\n"
-        "from arena.store import Store\n"
+        "from arena.league.store import Store\n"
         f"store = Store({db!r})\n"
         "with store.running('busy'):\n"
         f"    pathlib.Path({str(ready)!r}).touch()\n"

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from arena.config import TournamentConfig, load_config
-from arena.game import Board, Rules
-from arena.referee import TimeControl
-from arena.schedule import game_seed, openings, pairings, random_openings, schedule
+from arena.tournament.config import TournamentConfig, load_config
+from arena.engine.game import Board, Rules
+from arena.referee.referee import TimeControl
+from arena.tournament.schedule import game_seed, openings, pairings, random_openings, schedule
 
 BOTS = ["random", "greedy", "blocker", "neighbour", "minimax:depth=1"]
 KEY = re.compile(r"p(\d{4,})-o(\d{4,})-([ab])")
@@ -151,7 +151,7 @@ def test_the_schedule_ignores_global_random_state():
 def test_the_schedule_is_the_same_in_another_process():
     # Resuming happens in a new process, possibly with another hash seed.
     code = (
-        "import json; from arena.config import load_config; from arena.schedule import schedule;"
+        "import json; from arena.tournament.config import load_config; from arena.tournament.schedule import schedule;"
         "c = load_config(None, {'name': 't', 'bots': ['random', 'greedy', 'blocker'], 'games': 4, 'seed': 11});"
         "print(json.dumps([[s.key, s.first, s.second, list(s.opening), s.seed] for s in schedule(c)]))"
     )

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from arena.bot import Bot, BotOptionError, Choice
-from arena.game import Board, Rules
+from arena.engine.game import Board, Rules
 from bots.minimax import MinimaxBot
 from bots.solver import (
     BACKEND_ENV,

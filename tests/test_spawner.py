@@ -9,10 +9,10 @@ import signal
 import time
 from pathlib import Path
 
-from arena import spawner
-from arena.game import Rules
-from arena.referee import GameSpec, play_game
-from arena.spawner_process import BASE_PREFIX, _root
+from arena.sandbox import spawner
+from arena.engine.game import Rules
+from arena.referee.referee import GameSpec, play_game
+from arena.sandbox.spawner_process import BASE_PREFIX, _root
 from tests.conftest import TEST_BOTS, process_alive
 
 HOSTILE = TEST_BOTS / "hostile.py"
@@ -71,7 +71,7 @@ def _wait_until(condition, seconds: float = 5.0) -> None:
 
 
 def test_bot_folders_go_to_memory_where_there_is_some_else_to_the_temporary_folder(monkeypatch, tmp_path):
-    import arena.spawner_process as spawner_process
+    import arena.sandbox.spawner_process as spawner_process
 
     if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK | os.X_OK):
         assert spawner_process._root() == "/dev/shm"

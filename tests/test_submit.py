@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from arena.game import Board, parse_moves
-from arena.kaggle import observation
-from arena.store import Store
-from arena.submissions import SubmissionError, submit_file
+from arena.engine.game import Board, parse_moves
+from arena.sandbox.connectx import observation
+from arena.league.store import Store
+from arena.league.submissions import SubmissionError, submit_file
 from tests.conftest import TEST_BOTS
 
 CONNECTX = TEST_BOTS / "connectx_agent.py"

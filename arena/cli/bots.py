@@ -1,0 +1,175 @@
+"""Commands about bots: list them, match two, submit and check bot files."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import click
+from tabulate import tabulate
+
+from arena.tournament.match import match_specs, play_match, play_sprt
+from arena.plugins import BotSpecError, check_spec, discover, file_code, parse_spec, spec_text
+from arena.league.sprt import Sprt, elo_with_interval
+from arena.league.store import Store
+from arena.league.submissions import submit_file
+from arena.testing import check_code
+from arena.cli.main import (
+    ArenaUsageError,
+    db_option,
+    main,
+    make_rules,
+    rules_options,
+    user_errors,
+)
+
+
+@main.command("bots")
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+@db_option
+def bots_command(as_json: bool, db: str) -> None:
+    """List every bot: installed plug-ins, then bots submitted to the database."""
+    entries = sorted(discover().values(), key=lambda e: e.name)
+    submitted = Store(db, create=False).submissions() if Path(db).is_file() else []
+    if as_json:
+        data = [e.as_dict() for e in entries] + [
+            {"name": s.spec, "source": f"submitted {s.submitted_at} ({s.kind})", "description": "",
+             "options": {}, "error": None, "sha256": s.content_hash}
+            for s in submitted
+        ]
+        click.echo(json.dumps(data, indent=2))
+        return
+    rows = []
+    for entry in entries:
+        options = ", ".join(f"{k}={o.default!r}" for k, o in entry.options.items())
+        about = f"BROKEN: {entry.error}" if entry.error else entry.description
+        rows.append([entry.name, entry.source, about, options or "-"])
+    for sub in submitted:
+        rows.append([sub.spec, f"submitted to {db}", f"a {sub.kind}, sha256 {sub.content_hash[:12]}, {sub.submitted_at}", "-"])
+    click.echo(tabulate(rows, headers=["bot", "source", "description", "options"]))
+
+
+@main.command("match")
+@click.argument("bot_a")
+@click.argument("bot_b")
+@click.option("--games", "-n", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Games to play (with --sprt: at most this many).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed: the same seed gives the same games.")
+@click.option("--openings", "opening_plies", type=click.IntRange(min=0), default=2, show_default=True,
+              help="Random plies before the bots take over (each opening is played with both colours).")
+@click.option("--sprt", "sprt_text", help="Stop when a sequential test decides: elo0=0,elo1=20[,alpha=0.05,beta=0.05].")
+@rules_options
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@user_errors
+def match_command(
+    bot_a: str,
+    bot_b: str,
+    games: int,
+    seed: int,
+    opening_plies: int,
+    sprt_text: str | None,
+    width: int | None,
+    height: int | None,
+    connect: int | None,
+    no_gravity: bool,
+    scoring: str | None,
+    as_json: bool,
+) -> None:
+    """Play GAMES games between BOT_A and BOT_B, alternating who moves first.
+
+    A bot is a name from `arena bots` with optional options (minimax:depth=6)
+    or a path to a bot file (my_bot.py, my_bot.py:MyBot). The result gives BOT_A's
+    Elo advantage over BOT_B with its 95% interval.
+    """
+    rules = make_rules(width, height, connect, no_gravity, scoring)
+    a = spec_text(check_spec(bot_a))
+    b = spec_text(check_spec(bot_b))
+    if a == b:
+        raise ArenaUsageError(f"both bots are {a!r}: a match needs two different bot specs")
+    test = Sprt.parse(sprt_text) if sprt_text else None
+    specs = match_specs(a, b, games, seed, rules, opening_plies=opening_plies)
+    if test is None:
+        result, decision = play_match(specs, (a, b)), None
+    else:
+        result, decision = play_sprt(specs, (a, b), test)
+    tally = result.tally()[a]
+    elo, low, high = elo_with_interval(tally.wins, tally.draws, tally.losses)
+    if as_json:
+        data = result.as_json()
+        data["elo_difference"] = {"elo": _finite(elo), "low": _finite(low), "high": _finite(high)}
+        if test is not None:
+            data["sprt"] = {"decision": decision, "llr": round(test.llr(tally.wins, tally.draws, tally.losses), 3),
+                            "bounds": [round(x, 3) for x in test.bounds]}
+        click.echo(json.dumps(data, indent=2))
+        return
+    rows = [
+        [bot, t.games, t.wins, t.draws, t.losses, f"{100 * t.score / t.games:.1f}"]
+        for bot, t in result.tally().items()
+    ]
+    click.echo(f"{len(result.records)} games, {rules.describe()}, seed {seed}")
+    click.echo(tabulate(rows, headers=["bot", "games", "wins", "draws", "losses", "score %"]))
+    click.echo(f"Elo difference ({a} - {b}): {elo:+.1f}, 95% interval {low:+.1f} .. {high:+.1f}")
+    if test is not None:
+        llr = test.llr(tally.wins, tally.draws, tally.losses)
+        lower, upper = test.bounds
+        verdict = {
+            "H1": f"H1 accepted: the games favour a difference of {test.elo1:g} Elo over {test.elo0:g}",
+            "H0": f"H0 accepted: the games favour a difference of {test.elo0:g} Elo over {test.elo1:g}",
+            "continue": f"undecided after {len(result.records)} games: raise --games to go on",
+        }[decision]
+        click.echo(f"SPRT elo0={test.elo0:g} elo1={test.elo1:g}: LLR {llr:.2f} (bounds {lower:.2f}, {upper:.2f}); {verdict}")
+
+
+def _finite(value: float) -> float | None:
+    """JSON has no infinity: an unbounded Elo difference is null."""
+    return round(value, 1) if math.isfinite(value) else None
+
+
+@main.command("submit")
+@click.argument("path", metavar="PATH[:Class]")
+@click.option("--name", help="Name to enter the bot under (default: the class's or the file's name).")
+@db_option
+@user_errors
+def submit_command(path: str, name: str | None, db: str) -> None:
+    """Check a bot file in the sandbox and store it in the league database.
+
+    A file with several Bot subclasses needs :Class. The bot then plays in
+    tournaments by name (NAME for the latest version, NAME@v2 for an older one).
+    Resubmitting changed code makes a new version.
+    """
+    store = Store(db)
+    submission, new, report = submit_file(store, path, name)
+    for check in report.checks:
+        click.echo(f"  ok  {check.name}: {check.detail}")
+    if new:
+        click.echo(f"Submitted {submission.spec} ({submission.kind}, sha256 {submission.content_hash[:12]}) to {db}; "
+                   f"play it with: arena tournament run --bots {submission.name},minimax --db {db}")
+    else:
+        click.echo(f"Unchanged: this code is already {submission.spec} in {db}")
+
+
+@main.command("check")
+@click.argument("path", metavar="PATH[:Class][:key=value,...]")
+@click.option("--seconds", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+              help="Time allowed per move.")
+@rules_options
+@user_errors
+def check_command(path: str, seconds: float, width: int | None, height: int | None, connect: int | None,
+                  no_gravity: bool, scoring: str | None) -> None:
+    """Run the submission checks on a bot file, in the sandbox, without storing it.
+
+    Exit code 0 if every check passes, 1 if one fails.
+    """
+    rules = make_rules(width, height, connect, no_gravity, scoring)
+    spec = parse_spec(path)
+    if not spec.is_file:
+        raise BotSpecError(f"{path!r} is not a .py file: give the path of a bot file (PATH.py[:Class][:key=value])")
+    report = check_code(file_code(spec), spec.options, rules_list=(rules,), seconds=seconds)
+    for check in report.checks:
+        click.echo(f"  {'ok' if check.passed else 'FAIL'}  {check.name}: {check.detail}")
+    if not report.passed:
+        click.echo(f"{path}: not ready to submit ({report.first_failure()})")
+        sys.exit(1)
+    click.echo(f"{path}: all checks passed (a {report.kind})")

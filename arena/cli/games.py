@@ -1,0 +1,276 @@
+"""Single games: list, show, replay, export, import, play, solve and analyse."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any
+
+import click
+from tabulate import tabulate
+
+from arena.terminal import progress as progress_bar
+from arena.league.analysis import analyse_stored, describe, slips_by_bot
+from arena.terminal.casual import HUMAN, UNFINISHED, save_game
+from arena.engine.game_files import export_json, export_moves, import_game, parse_rules_prefix
+from arena.engine.game import Board, format_move, parse_moves
+from arena.terminal.play import PlaySession
+from arena.plugins import check_spec, spec_text
+from arena.terminal.replay import ReplaySession
+from arena.league.store import Store, rules_of
+from arena.cli.main import (
+    ArenaUsageError,
+    db_option,
+    main,
+    make_rules,
+    open_store,
+    rules_options,
+    user_errors,
+)
+
+
+@main.command("games")
+@db_option
+@click.option("--tournament", "-t", help="Only this tournament.")
+@click.option("--bot", help="Only games of this bot spec.")
+@click.option("--limit", type=click.IntRange(min=1), help="At most this many games.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@user_errors
+def games_command(db: str, tournament: str | None, bot: str | None, limit: int | None, as_json: bool) -> None:
+    """List stored games."""
+    store = open_store(db)
+    games = store.games(tournament=tournament, bot=bot, limit=limit)
+    if as_json:
+        keep = ("id", "tournament", "key", "first", "second", "result", "termination", "reason",
+                "plies", "opening", "moves", "duration", "seed", "finished_at")
+        click.echo(json.dumps([{k: g[k] for k in keep} for g in games], indent=2))
+        return
+    rows = [
+        [g["id"], g["tournament"], g["key"], g["first"], g["second"], g["result"],
+         g["termination"] + (f" ({g['reason']})" if g["reason"] else ""), g["plies"]]
+        for g in games
+    ]
+    click.echo(tabulate(rows, headers=["id", "tournament", "key", "first", "second", "result", "termination", "plies"]))
+
+
+@main.command("show")
+@click.argument("game_id", type=int)
+@db_option
+@user_errors
+def show_command(game_id: int, db: str) -> None:
+    """Print a stored game: players, result, every move with its time and info, final board."""
+    store = open_store(db)
+    game = store.game(game_id)
+    rules = rules_of(game)
+    moves = store.moves(game_id)
+    click.echo(f"Game {game_id} ({game['tournament']} {game['key']}), {rules.describe()}")
+    click.echo(f"X (first): {game['first']}\nO (second): {game['second']}")
+    how = game["termination"] + (f": {game['reason']}" if game["reason"] else "")
+    click.echo(f"Result {game['result']} ({how}), {game['plies']} plies; moves {game['moves']}")
+    analysed = {p.ply: p for p in analyse_stored(store, game_id, None)}
+    rows = []
+    for m in moves:
+        who = "opening" if m["ply"] < (game["opening_plies"] or 0) else ("X" if m["ply"] % 2 == 0 else "O")
+        ms = "" if m["ms"] is None else f"{m['ms']:.2f}"
+        row = [m["ply"] + 1, who, m["move"], ms, m["info"] or ""]
+        if analysed:
+            ply = analysed.get(m["ply"])
+            row += [describe(rules, m["ply"], ply.before if ply else None), (ply.mark or "") if ply else ""]
+        rows.append(row)
+    headers = ["ply", "by", "move", "ms", "info"] + (["before the move", "mark"] if analysed else [])
+    click.echo(tabulate(rows, headers=headers))
+    board = Board.from_moves(parse_moves(game["moves"] or "", rules), rules)
+    click.echo(board.render())
+    if rules.counts_windows:
+        first, second = board.window_counts()
+        click.echo(f"Windows of {rules.connect}: X {first}, O {second}")
+
+
+@main.command("solve")
+@click.argument("moves", default="")
+@rules_options
+@click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Give up after this many seconds per position (default: no limit).")
+@click.option("--json", "as_json", is_flag=True, help="Print {\"score\": S, \"moves\": {\"1\": S1, ...}}.")
+@user_errors
+def solve_command(moves: str, width: int | None, height: int | None, connect: int | None, no_gravity: bool,
+                  scoring: str | None, budget: float | None, as_json: bool) -> None:
+    """Exact value of the position after MOVES, and of each legal move.
+
+    Scores are for the side to move: positive wins, 0 draws, negative loses; the
+    size is 22 minus the winner's stone count on 7x6 (a quicker win scores higher).
+    """
+    from bots.solver import solve, solve_moves  # a bot plug-in, loaded only when asked for
+
+    rules = make_rules(width, height, connect, no_gravity, scoring)
+    board = Board.from_moves(parse_moves(moves, rules), rules)
+    if board.is_over():
+        raise ArenaUsageError(f"the game is already over after {moves!r}: nothing to solve")
+    deadline = None if budget is None else time.monotonic() + budget
+    score = solve(board, deadline=deadline)
+    per_move = solve_moves(board, deadline=None if budget is None else time.monotonic() + budget)
+    if as_json:
+        click.echo(json.dumps({"score": score, "moves": {format_move(m, rules): v for m, v in per_move.items()}}))
+        return
+    click.echo(board.render())
+    click.echo(f"{'X' if board.to_move == 0 else 'O'} to move: {describe(rules, board.ply, score)} (score {score})")
+    rows = [[format_move(m, rules), "?" if v is None else v, describe(rules, board.ply, v)] for m, v in per_move.items()]
+    click.echo(tabulate(rows, headers=["move", "score", "for the side to move"]))
+
+
+@main.command("analyse")
+@click.argument("game_id", type=int, required=False)
+@click.option("--tournament", "-t", help="Analyse every game of a tournament and summarise per bot.")
+@click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+              help="Seconds the solver may spend on each position.")
+@db_option
+@user_errors
+def analyse_command(game_id: int | None, tournament: str | None, budget: float, db: str) -> None:
+    """Mark the moves that threw away a win or a draw, using the solver.
+
+    Each position gets its exact value (win / draw / loss, and in how many moves)
+    or stays unknown if it cannot be proven within the budget. Results are stored:
+    asking again is instant, and `arena show` shows the marks.
+    """
+    store = open_store(db)
+    if (game_id is None) == (tournament is None):
+        raise ArenaUsageError("give a GAME_ID or --tournament NAME (one of them)")
+    if game_id is not None:
+        game = store.game(game_id)
+        rules = rules_of(game)
+        plies = analyse_stored(store, game_id, budget)
+        rows = [[p.ply + 1, "X" if p.ply % 2 == 0 else "O", format_move(p.move, rules),
+                 describe(rules, p.ply, p.before), p.mark or ""] for p in plies]
+        click.echo(f"Game {game_id}: {game['first']} (X) vs {game['second']} (O), {game['result']}")
+        click.echo(tabulate(rows, headers=["ply", "by", "move", "before the move", "mark"]))
+        return
+    games = store.games(tournament=tournament)
+    bar = progress_bar.ProgressBar.for_stderr()
+    analyses = {}
+    started = time.perf_counter()
+    for done, game in enumerate(games, start=1):
+        analyses[game["id"]] = analyse_stored(store, game["id"], budget)
+        if bar:
+            bar.update(done, len(games), time.perf_counter() - started)
+    if bar:
+        bar.close()
+    rows = [[r.bot, r.moves, r.won_positions, r.lost_wins, r.lost_draws, r.unknown]
+            for r in slips_by_bot(games, analyses)]
+    click.echo(f"Tournament {tournament!r}: {len(games)} games analysed, {budget:g} s per position")
+    click.echo(tabulate(rows, headers=["bot", "moves", "from won positions", "wins let slip", "draws lost", "unknown"]))
+
+
+@main.command("play")
+@click.argument("bot", required=False)
+@click.option("--first/--second", "human_first", default=True, help="Move first (default) or second against the bot.")
+@rules_options
+@click.option("--hint-bot", default="minimax:depth=6", show_default=True, help="The bot that answers 'h'.")
+@click.option("--seed", type=int, default=0, help="Seed for the bot.")
+@db_option
+@user_errors
+def play_command(bot: str | None, human_first: bool, width: int | None, height: int | None, connect: int | None,
+                 no_gravity: bool, scoring: str | None, hint_bot: str, seed: int, db: str) -> None:
+    """Play in the terminal against BOT, or two people at one keyboard without one.
+
+    Type a move (a column; a cell such as c3 without gravity), u to undo, r to
+    redo, h for a hint, s to save, q to quit. Finished and saved games are stored
+    in the database (a "casual" tournament) for replay and analysis.
+    """
+    rules = make_rules(width, height, connect, no_gravity, scoring)
+    bot_spec = spec_text(check_spec(bot)) if bot else None
+    human = 0 if human_first else 1
+    players = (HUMAN, HUMAN) if bot_spec is None else ((HUMAN, bot_spec) if human == 0 else (bot_spec, HUMAN))
+    saved: dict[str, int] = {}
+
+    def on_save(board: Board, finished: bool) -> str:
+        store = Store(db)
+        plies = [(r.ms, r.info) for r in session.records]
+        saved["id"] = save_game(store, rules, players, board, plies, replace=saved.get("id"))
+        store.close()
+        return f"{'stored' if finished else 'saved'} as game {saved['id']} in {db}"
+
+    session = PlaySession(rules, bot_spec, human_player=human, color=_colour(), hint_bot=hint_bot,
+                          on_save=on_save, seed=seed)
+    try:
+        session.run()
+    except KeyboardInterrupt:
+        session.close()
+        click.echo("\nStopped.", err=True)
+
+
+@main.command("replay")
+@click.argument("game_id", type=int)
+@click.option("--delay", type=click.FloatRange(min=0), default=None,
+              help="Play it through with this many seconds between moves instead of stepping.")
+@db_option
+@user_errors
+def replay_command(game_id: int, delay: float | None, db: str) -> None:
+    """Step through a stored game: Enter/n next, p previous, a number to jump, q quit."""
+    store = open_store(db)
+    game = store.game(game_id)
+    rules = rules_of(game)
+    rows = store.moves(game_id)
+    marks = {p.ply: p.mark for p in analyse_stored(store, game_id, None)}
+    ending = f"{game['result']} ({game['termination']}{': ' + game['reason'] if game['reason'] else ''})"
+    session = ReplaySession(
+        rules, parse_moves(game["moves"] or "", rules), players=(game["first"], game["second"]),
+        move_info=[json.loads(m["info"]) if m["info"] else None for m in rows],
+        move_ms=[m["ms"] for m in rows], marks=[marks.get(m["ply"]) for m in rows] if marks else None,
+        color=_colour(), ending=ending,
+    )
+    if delay is None:
+        session.run()
+    else:
+        session.play_through(delay)
+
+
+@main.command("export")
+@click.argument("game_id", type=int)
+@click.option("--format", "fmt", type=click.Choice(["moves", "json"]), default="moves", show_default=True,
+              help="moves: one line (rules and move string); json: everything, per move.")
+@db_option
+@user_errors
+def export_command(game_id: int, fmt: str, db: str) -> None:
+    """Print a stored game as one shareable line, or as JSON."""
+    store = open_store(db)
+    game = store.game(game_id)
+    rules = rules_of(game)
+    moves = parse_moves(game["moves"] or "", rules)
+    if fmt == "moves":
+        click.echo(export_moves(rules, moves))
+        return
+    rows = store.moves(game_id)
+    finished = game["termination"] != UNFINISHED  # an unfinished game has no result yet
+    click.echo(export_json(
+        rules, moves, players=(game["first"], game["second"]), result=game["result"] if finished else None,
+        termination=game["termination"] if finished else None, reason=game["reason"],
+        move_info=[json.loads(m["info"]) if m["info"] else None for m in rows], move_ms=[m["ms"] for m in rows],
+        indent=2,
+    ))
+
+
+@main.command("import")
+@click.argument("file", type=click.File("r"))
+@click.option("--rules", "rules_text", help="Rules of a bare move string, e.g. 9x7c5 or 15x15c5n (default 7x6c4).")
+@db_option
+@user_errors
+def import_command(file: Any, rules_text: str | None, db: str) -> None:
+    """Store a game from FILE ('-' for stdin): a move line from 'arena export' or its JSON."""
+    rules = parse_rules_prefix(rules_text) if rules_text else None
+    game = import_game(file.read(), rules=rules)
+    board = game.board()
+    players = game.players or (HUMAN, HUMAN)
+    result = None
+    if game.termination == "forfeit" and game.result in ("1-0", "0-1"):
+        result = (0 if game.result == "1-0" else 1, "forfeit", game.reason)
+    plies = list(zip(game.move_ms or [], game.move_info or []))
+    store = Store(db)
+    game_id = save_game(store, game.rules, (players[0], players[1]), board, plies, result=result)
+    click.echo(f"Imported as game {game_id} in {db}: {game.rules.describe()}, {board.ply} plies")
+
+
+def _colour() -> bool:
+    """Colours only on a terminal, and never when NO_COLOR is set (no-color.org)."""
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")

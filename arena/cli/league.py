@@ -1,0 +1,57 @@
+"""The league tables: standings, crosstable, results by colour."""
+
+from __future__ import annotations
+
+import math
+
+import click
+
+from arena.league.crosstable import by_colour, crosstable, render_colours, render_crosstable
+from arena.league.standings import render_standings, standings
+from arena.cli.main import ArenaUsageError, league_options, main, selected_games, user_errors
+
+
+@main.command("standings")
+@league_options
+@click.option("--anchor", help="Pin one bot's rating, e.g. random=0 (default: mean 1500).")
+@click.option("--k", "k_factor", type=click.FloatRange(min=0, min_open=True), default=16.0, show_default=True,
+              help="K-factor of the incremental Elo column.")
+@user_errors
+def standings_command(db: str, tournament: str | None, league: bool, fmt: str, anchor: str | None,
+                      k_factor: float) -> None:
+    """Print the standings: results, Elo with 95% interval, incremental Elo, forfeits."""
+    games = selected_games(db, tournament, league)
+    click.echo(render_standings(standings(games, anchor=_parse_anchor(anchor), k=k_factor), fmt))
+
+
+@main.command("crosstable")
+@league_options
+@user_errors
+def crosstable_command(db: str, tournament: str | None, league: bool, fmt: str) -> None:
+    """Print every pair's head-to-head score (points/games), bots in standings order."""
+    games = selected_games(db, tournament, league)
+    order = [row.bot for row in standings(games)]
+    click.echo(render_crosstable(crosstable(games, order), fmt))
+
+
+@main.command("colours")
+@league_options
+@user_errors
+def colours_command(db: str, tournament: str | None, league: bool, fmt: str) -> None:
+    """Print how each bot does moving first and moving second."""
+    games = selected_games(db, tournament, league)
+    order = [row.bot for row in standings(games)]
+    click.echo(render_colours(by_colour(games, order), fmt))
+
+
+def _parse_anchor(text: str | None) -> tuple[str, float] | None:
+    if text is None:
+        return None
+    bot, eq, value = text.rpartition("=")
+    try:
+        rating = float(value)
+    except ValueError:
+        rating = math.nan
+    if not (eq and bot.strip() and math.isfinite(rating)):
+        raise ArenaUsageError(f"bad --anchor {text!r}: write BOT=RATING with a finite number, e.g. random=0")
+    return bot.strip(), rating

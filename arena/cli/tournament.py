@@ -1,0 +1,97 @@
+"""`arena tournament run`: flags to a configuration, a run, the standings."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from arena.terminal import progress as progress_bar
+from arena.tournament.config import load_config
+from arena.tournament.runner import run_tournament
+from arena.league.standings import render_standings, standings
+from arena.league.store import Store
+from arena.cli.main import main, rules_options, user_errors
+
+
+@main.group("tournament")
+def tournament_group() -> None:
+    """Run tournaments (round robin or gauntlet) and store every move."""
+
+
+@tournament_group.command("run")
+@click.argument("config", required=False, type=click.Path(dir_okay=False))
+@click.option("--bots", help="Comma-separated bot specs (replaces the file's list).")
+@click.option("--challengers", help="Gauntlet: comma-separated bots that face the field.")
+@click.option("--format", "fmt", type=click.Choice(["round-robin", "gauntlet"]), help="Tournament format.")
+@click.option("--games", type=int, help="Games per pairing (each opening twice, colours swapped).")
+@click.option("--openings", "opening_plies", type=int, help="Random plies in each opening.")
+@click.option("--openings-file", help="File of opening move strings, one per line.")
+@click.option("--move-seconds", type=float, help="Time limit per move.")
+@click.option("--bank-seconds", type=float, help="Extra time a bot may draw on over the game.")
+@click.option("--workers", type=int, help="Worker processes (default: one per core).")
+@click.option("--isolate", is_flag=True, default=None, help="Run installed bots sandboxed too (bot files always are).")
+@click.option("--seed", type=int, help="Tournament seed: the same seed gives the same games.")
+@click.option("--db", help="League database (default arena.db, or ARENA_DB).")
+@click.option("--name", help="Tournament name (default: the config file's name).")
+@rules_options
+@user_errors
+def tournament_run(config: str | None, bots: str | None, challengers: str | None, fmt: str | None,
+                   games: int | None, opening_plies: int | None, openings_file: str | None,
+                   move_seconds: float | None, bank_seconds: float | None, workers: int | None,
+                   isolate: bool | None, seed: int | None, db: str | None, name: str | None, width: int | None,
+                   height: int | None, connect: int | None, no_gravity: bool, scoring: str | None) -> None:
+    """Play a tournament defined by CONFIG (a TOML file) and flags, then print standings.
+
+    Running it again with the same name and database resumes it: only the games
+    not yet stored are played.
+    """
+    overrides = {
+        "bots": _split(bots), "challengers": _split(challengers), "format": fmt, "games": games,
+        "openings.plies": opening_plies, "openings.file": openings_file,
+        "time.move_seconds": move_seconds, "time.bank_seconds": bank_seconds, "workers": workers,
+        "isolate": isolate,
+        "seed": seed, "db": db, "name": name, "rules.width": width, "rules.height": height,
+        "rules.connect": connect, "rules.gravity": False if no_gravity else None, "rules.scoring": scoring,
+    }
+    cfg = load_config(config, overrides)
+    store = Store(cfg.db)
+    bar = progress_bar.ProgressBar.for_stderr()
+    outcome = run_tournament(cfg, store, progress=bar.update if bar else None)
+    if bar:
+        bar.close()
+    stored = outcome.already_stored + outcome.played
+    if outcome.interrupted:
+        why = f"Stopped: {outcome.problem}" if outcome.problem else "Interrupted"
+        click.echo(
+            f"{why}: {stored} of {outcome.scheduled} games stored in {cfg.db}; "
+            "run the same command again to resume.", err=True,
+        )
+        sys.exit(1 if outcome.problem else 130)
+    resumed = f", {outcome.already_stored} were already stored" if outcome.already_stored else ""
+    rate = outcome.played / outcome.seconds if outcome.seconds else 0.0
+    click.echo(
+        f"Tournament {cfg.name!r}: {outcome.played} games played in {outcome.seconds:.1f} s "
+        f"({rate:.3g} games/s){resumed}; {cfg.rules.describe()}; database {cfg.db}"
+    )
+    rows = standings(store.games(tournament=cfg.name), bots=cfg.entrants)
+    click.echo(render_standings(rows))
+
+
+
+def _split(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    return [part.strip() for part in _split_specs(text) if part.strip()]
+
+
+def _split_specs(text: str) -> list[str]:
+    """Split "a,minimax:depth=3,seed=1,b" into bot specs: a comma followed by key=value
+    continues the options of the previous spec."""
+    specs: list[str] = []
+    for part in text.split(","):
+        if specs and "=" in part and ":" in specs[-1] and ":" not in part:
+            specs[-1] += "," + part
+        else:
+            specs.append(part)
+    return specs

@@ -1,1 +1,0 @@
-"""The `arena` subcommands, by subject; each module registers its commands on arena.cli.main."""

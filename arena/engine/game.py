@@ -1,0 +1,557 @@
+"""Rules and board of connect-k games: Connect Four and its relatives.
+
+The board is a bitboard in Pascal Pons' layout: every column owns ``height + 1``
+bits (bit ``column * (height + 1) + row``, row 0 at the bottom). The extra bit on
+top of each column is never set, so line detection by shift-and-and cannot wrap
+from one column into the next. Python integers have no width limit, so the same
+code serves every board size from 3x3 to 40x40.
+
+A move is an ``int``: the column (0-based) when stones fall, the cell index
+``column * height + row`` when they do not. ``Board.play`` is the fast unchecked
+path for search code; ``Board.play_checked`` is for untrusted input.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+MIN_SIZE = 3
+MAX_SIZE = 40
+SCORINGS = ("line", "count")
+PLAYER_MARKS = ("X", "O")
+
+
+class RulesError(ValueError):
+    """Rules that do not describe a playable game."""
+
+
+class IllegalMoveError(ValueError):
+    """A move that is not legal in the position it was played in."""
+
+
+class NotationError(ValueError):
+    """A move string that cannot be read under the given rules."""
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Board size, how many in a row win, and whether stones fall."""
+
+    width: int = 7
+    height: int = 6
+    connect: int = 4
+    gravity: bool = True
+    #: "line": the first to make `connect` in a row wins. "count": play goes on until
+    #: the board is full; whoever holds more windows of `connect` in a row wins.
+    scoring: str = "line"
+
+    def __post_init__(self) -> None:
+        for name in ("width", "height", "connect"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise RulesError(f"{name} must be a whole number, got {value!r}")
+        if not isinstance(self.gravity, bool):
+            raise RulesError(f"gravity must be true or false, got {self.gravity!r}")
+        if self.scoring not in SCORINGS:
+            raise RulesError(f"scoring must be one of {', '.join(SCORINGS)}, got {self.scoring!r}")
+        for name in ("width", "height"):
+            value = getattr(self, name)
+            if not MIN_SIZE <= value <= MAX_SIZE:
+                raise RulesError(
+                    f"{name} must be between {MIN_SIZE} and {MAX_SIZE}, got {value}"
+                )
+        longest = max(self.width, self.height)
+        if not MIN_SIZE <= self.connect <= longest:
+            raise RulesError(
+                f"connect must be between {MIN_SIZE} and {longest} "
+                f"(the longer side of a {self.width}x{self.height} board), got {self.connect}"
+            )
+
+    @property
+    def cells(self) -> int:
+        return self.width * self.height
+
+    @property
+    def move_count(self) -> int:
+        """How many distinct moves exist (columns, or cells without gravity)."""
+        return self.width if self.gravity else self.cells
+
+    @property
+    def counts_windows(self) -> bool:
+        return self.scoring == "count"
+
+    def describe(self) -> str:
+        fall = "" if self.gravity else ", no gravity"
+        count = ", count scoring" if self.counts_windows else ""
+        return f"{self.width}x{self.height} connect {self.connect}{fall}{count}"
+
+    def as_dict(self) -> dict[str, int | bool | str]:
+        data: dict[str, int | bool | str] = {
+            "width": self.width,
+            "height": self.height,
+            "connect": self.connect,
+            "gravity": self.gravity,
+        }
+        if self.counts_windows:  # absent means "line": older databases read the same
+            data["scoring"] = self.scoring
+        return data
+
+    @property
+    def geometry(self) -> _Geometry:
+        return _geometry(self)
+
+
+@lru_cache(maxsize=64)
+def _geometry(rules: Rules) -> _Geometry:
+    # Cached outside Rules so that pickled rules stay four small fields.
+    return _Geometry(rules)
+
+
+class _Geometry:
+    """Bit masks derived from the rules, computed once per rules object."""
+
+    def __init__(self, rules: Rules) -> None:
+        w, h = rules.width, rules.height
+        self.stride = h + 1
+        self.bottom = [1 << (c * self.stride) for c in range(w)]
+        self.top = [1 << (c * self.stride + h - 1) for c in range(w)]
+        self.column = [((1 << h) - 1) << (c * self.stride) for c in range(w)]
+        self.full = sum(self.column)
+        # One shift per line direction: vertical, horizontal, and the two diagonals.
+        self.shifts = (1, self.stride, self.stride - 1, self.stride + 1)
+        self.line_plan = line_plan(self.shifts, rules.connect)
+        self.top_pairs = tuple(enumerate(self.top))
+        self.cell_bit = [
+            1 << (c * self.stride + r) for c in range(w) for r in range(h)
+        ]
+        self.bit_cell = {bit: i for i, bit in enumerate(self.cell_bit)}
+        self.centre_order = sorted(
+            range(rules.move_count), key=lambda m: self._distance_to_centre(rules, m)
+        )
+
+    @staticmethod
+    def _distance_to_centre(rules: Rules, move: int) -> tuple[float, int]:
+        if rules.gravity:
+            return (abs(move - (rules.width - 1) / 2), move)
+        column, row = divmod(move, rules.height)
+        dc = column - (rules.width - 1) / 2
+        dr = row - (rules.height - 1) / 2
+        return (dc * dc + dr * dr, move)
+
+
+def line_plan(shifts: tuple[int, ...], connect: int) -> tuple[tuple[int, ...], ...]:
+    """For each direction, the right-shifts whose and-ing leaves the start bits of
+    every run of ``connect`` stones.
+
+    Doubling: after and-ing with a shift of ``s * run``, bit p is set iff a run of
+    ``2 * run`` starts at p. Two overlapping runs of ``run`` cover ``connect`` cells
+    once ``run >= connect / 2``, so at most log2(connect) + 1 steps are needed.
+    """
+    plan = []
+    for s in shifts:
+        steps = []
+        run = 1
+        while run * 2 <= connect:
+            steps.append(s * run)
+            run *= 2
+        if run < connect:
+            steps.append(s * (connect - run))
+        plan.append(tuple(steps))
+    return tuple(plan)
+
+
+def count_lines(stones: int, plan: tuple[tuple[int, ...], ...]) -> int:
+    """How many windows of ``connect`` in a row ``stones`` hold (a line of five
+    holds two fours), over every direction of ``plan``."""
+    total = 0
+    for steps in plan:
+        m = stones
+        for shift in steps:
+            m &= m >> shift
+        total += m.bit_count()
+    return total
+
+
+def has_line(stones: int, plan: tuple[tuple[int, ...], ...]) -> bool:
+    """True if ``stones`` holds a run in any direction of ``plan`` (see line_plan)."""
+    for steps in plan:
+        m = stones
+        for shift in steps:
+            m &= m >> shift
+        if m:
+            return True
+    return False
+
+
+class Board:
+    """A position: both players' stones, whose turn it is, and how it came about."""
+
+    __slots__ = ("rules", "_g", "_current", "_mask", "_history", "_bits", "_winner", "_counting")
+
+    def __init__(self, rules: Rules | None = None) -> None:
+        self.rules = rules if rules is not None else Rules()
+        self._g = self.rules.geometry
+        self._current = 0  # stones of the side to move
+        self._mask = 0  # stones of both sides
+        self._history: list[int] = []
+        self._bits: list[int] = []  # the bit each move set, for undo
+        self._winner: int | None = None
+        self._counting = self.rules.counts_windows
+
+    @classmethod
+    def from_moves(cls, moves: str | list[int], rules: Rules | None = None) -> Board:
+        """Play a move string (or list of moves) from the empty board, checking each."""
+        board = cls(rules)
+        if isinstance(moves, str):
+            moves = parse_moves(moves, board.rules)
+        for move in moves:
+            board.play_checked(move)
+        return board
+
+    # --- state -----------------------------------------------------------------
+
+    @property
+    def to_move(self) -> int:
+        """0 for the first player, 1 for the second."""
+        return len(self._history) & 1
+
+    @property
+    def ply(self) -> int:
+        return len(self._history)
+
+    @property
+    def history(self) -> list[int]:
+        return list(self._history)
+
+    @property
+    def last_move(self) -> int | None:
+        return self._history[-1] if self._history else None
+
+    @property
+    def winner(self) -> int | None:
+        """The player who completed a line, or None."""
+        return self._winner
+
+    def is_full(self) -> bool:
+        return self._mask == self._g.full
+
+    def is_draw(self) -> bool:
+        return self._winner is None and self._mask == self._g.full
+
+    def is_over(self) -> bool:
+        return self._winner is not None or self._mask == self._g.full
+
+    def stones(self, player: int) -> int:
+        """Bitboard of ``player``'s stones."""
+        if player == self.to_move:
+            return self._current
+        return self._current ^ self._mask
+
+    @property
+    def occupied(self) -> int:
+        return self._mask
+
+    def key(self) -> tuple[int, int]:
+        """A hashable identity of the position (not of the move order)."""
+        return (self._current, self._mask)
+
+    def cell(self, column: int, row: int) -> int | None:
+        """Owner of a cell (row 0 is the bottom), or None if empty."""
+        bit = 1 << (column * self._g.stride + row)
+        if not self._mask & bit:
+            return None
+        return self.to_move if self._current & bit else 1 - self.to_move
+
+    def move_cell(self, move: int) -> tuple[int, int]:
+        """(column, row) where ``move`` would put a stone now."""
+        if self.rules.gravity:
+            bit = (self._mask + self._g.bottom[move]) & self._g.column[move]
+            return move, (bit.bit_length() - 1) % self._g.stride
+        return divmod(move, self.rules.height)
+
+    def last_cell(self) -> tuple[int, int] | None:
+        """(column, row) of the last stone played, or None on the empty board."""
+        if not self._bits:
+            return None
+        return divmod(self._bits[-1].bit_length() - 1, self._g.stride)
+
+    def cell_move(self, column: int, row: int) -> int:
+        """The move that means cell (column, row) on a gravity-free board, or column."""
+        return column if self.rules.gravity else column * self.rules.height + row
+
+    # --- moves -----------------------------------------------------------------
+
+    def legal_moves(self) -> list[int]:
+        """Moves allowed now, in increasing order; empty once the game is over."""
+        if self._winner is not None:
+            return []
+        mask = self._mask
+        if self.rules.gravity:
+            return [c for c, top in self._g.top_pairs if not mask & top]
+        return [i for i, bit in enumerate(self._g.cell_bit) if not mask & bit]
+
+    def is_legal(self, move: object) -> bool:
+        if type(move) is not int or self._winner is not None:
+            return False
+        if not 0 <= move < self.rules.move_count:
+            return False
+        if self.rules.gravity:
+            return not self._mask & self._g.top[move]
+        return not self._mask & self._g.cell_bit[move]
+
+    def play(self, move: int) -> None:
+        """Play a legal move, unchecked: the fast path for search code."""
+        g = self._g
+        if self.rules.gravity:
+            bit = (self._mask + g.bottom[move]) & g.column[move]
+        else:
+            bit = g.cell_bit[move]
+        mover = self._current | bit
+        self._current ^= self._mask  # the opponent's stones, who moves next
+        self._mask |= bit
+        self._history.append(move)
+        self._bits.append(bit)
+        if self._counting:
+            if self._mask == g.full:
+                self._winner = self._count_winner()
+        elif has_line(mover, g.line_plan):
+            self._winner = len(self._history) - 1 & 1
+
+    def play_checked(self, move: object) -> None:
+        """Play ``move`` after checking it; raise IllegalMoveError if it is not legal."""
+        if not self.is_legal(move):
+            raise IllegalMoveError(self._illegal_reason(move))
+        self.play(move)  # type: ignore[arg-type]
+
+    def undo(self) -> int:
+        """Take back the last move and return it."""
+        if not self._history:
+            raise IllegalMoveError("nothing to undo on the empty board")
+        bit = self._bits.pop()
+        self._mask ^= bit
+        self._current ^= self._mask
+        self._winner = None  # play stops at a win, so the previous position was open
+        return self._history.pop()
+
+    def window_counts(self) -> tuple[int, int]:
+        """Windows of ``connect`` in a row held by the first and the second player."""
+        plan = self._g.line_plan
+        return count_lines(self.stones(0), plan), count_lines(self.stones(1), plan)
+
+    def _count_winner(self) -> int | None:
+        first, second = self.window_counts()
+        return None if first == second else (0 if first > second else 1)
+
+    def is_winning_move(self, move: int) -> bool:
+        """Would playing ``move`` win the game for the side to move? (unchecked)
+
+        With line scoring: does it complete a line. With count scoring only the
+        last move can decide, by the window counts on the full board.
+        """
+        g = self._g
+        if self.rules.gravity:
+            bit = (self._mask + g.bottom[move]) & g.column[move]
+        else:
+            bit = g.cell_bit[move]
+        if not self._counting:
+            return has_line(self._current | bit, g.line_plan)
+        if self._mask | bit != g.full:
+            return False
+        mine = count_lines(self._current | bit, g.line_plan)
+        theirs = count_lines(self._current ^ self._mask, g.line_plan)
+        return mine > theirs
+
+    def centre_order(self, moves: list[int]) -> list[int]:
+        """``moves`` sorted from the centre outwards."""
+        wanted = set(moves)
+        return [m for m in self._g.centre_order if m in wanted]
+
+    def copy(self) -> Board:
+        """An independent copy: playing on it never changes this board."""
+        other = Board.__new__(Board)
+        other.rules = self.rules
+        other._g = self._g
+        other._current = self._current
+        other._mask = self._mask
+        other._history = self._history.copy()
+        other._bits = self._bits.copy()
+        other._winner = self._winner
+        other._counting = self._counting
+        return other
+
+    # --- text ------------------------------------------------------------------
+
+    def moves_string(self) -> str:
+        return format_moves(self._history, self.rules)
+
+    def render(self) -> str:
+        """The board as text, top row first, with column labels under it."""
+        return render(self)
+
+    def __str__(self) -> str:
+        return self.render()
+
+    def __repr__(self) -> str:
+        return f"Board({self.moves_string()!r}, {self.rules.describe()})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Board):
+            return NotImplemented
+        return (self.rules, self._history) == (other.rules, other._history)
+
+    __hash__ = None  # type: ignore[assignment]  # boards are mutable
+
+    def illegal_cause(self, move: object) -> str:
+        """Why ``move`` is not legal here, in a few words ('' if it is legal)."""
+        if self._winner is not None:
+            return "the game is already won"
+        if type(move) is not int:
+            return f"a move must be an int, not {type(move).__name__}"
+        if not 0 <= move < self.rules.move_count:
+            return f"out of range 0..{self.rules.move_count - 1}"
+        if self.is_legal(move):
+            return ""
+        return "column is full" if self.rules.gravity else "cell is taken"
+
+    def _illegal_reason(self, move: object) -> str:
+        where = f"in position {self.moves_string() or '(empty board)'!r}"
+        return f"move {move!r} {where}: {self.illegal_cause(move)}"
+
+
+# --- notation --------------------------------------------------------------------
+
+_CELL_TOKEN = re.compile(r"([a-z]+)(\d+)")
+
+
+def column_label(column: int, rules: Rules) -> str:
+    """How a column is named: 1-based numbers with gravity, letters without."""
+    if rules.gravity:
+        return str(column + 1)
+    return _letters(column)
+
+
+def format_move(move: int, rules: Rules) -> str:
+    return move_names(rules)[move]
+
+
+@lru_cache(maxsize=64)
+def move_names(rules: Rules) -> tuple[str, ...]:
+    """Every move's name, by move: the store writes millions of them."""
+    if rules.gravity:
+        return tuple(str(move + 1) for move in range(rules.width))
+    return tuple(
+        f"{_letters(column)}{row + 1}" for column in range(rules.width) for row in range(rules.height)
+    )
+
+
+def format_moves(moves: Iterable[int], rules: Rules) -> str:
+    """Connect Four style digits ("4453") when every column is one digit; else
+    comma-separated 1-based columns ("10,3,12"); without gravity, cell names
+    with letter columns and 1-based rows from the bottom ("d4c3")."""
+    names = move_names(rules)
+    joiner = "," if rules.gravity and rules.width > 9 else ""
+    return joiner.join([names[m] for m in moves])
+
+
+def parse_move(text: str, rules: Rules) -> int:
+    """Read one move in the notation of ``rules`` (range-checked, not legality)."""
+    moves = parse_moves(text, rules)
+    if len(moves) != 1:
+        raise NotationError(f"expected one move, got {text!r}")
+    return moves[0]
+
+
+def parse_moves(text: str, rules: Rules) -> list[int]:
+    """Read a move string; separators (comma, space) are optional where unambiguous."""
+    text = text.strip().lower()
+    if not text:
+        return []
+    if rules.gravity:
+        return _parse_columns(text, rules)
+    return _parse_cells(text, rules)
+
+
+def _parse_columns(text: str, rules: Rules) -> list[int]:
+    if re.fullmatch(r"\d+", text) and rules.width <= 9:
+        tokens = list(text)
+    else:
+        tokens = [t for t in re.split(r"[,\s]+", text) if t]
+    moves = []
+    for token in tokens:
+        if not token.isdigit() or not 1 <= int(token) <= rules.width:
+            raise NotationError(
+                f"bad column {token!r} in {text!r}: columns are 1..{rules.width}"
+            )
+        moves.append(int(token) - 1)
+    return moves
+
+
+def _parse_cells(text: str, rules: Rules) -> list[int]:
+    compact = re.sub(r"[,\s]+", "", text)
+    moves = []
+    position = 0
+    for match in _CELL_TOKEN.finditer(compact):
+        if match.start() != position:
+            break
+        position = match.end()
+        column = _letters_value(match.group(1))
+        row = int(match.group(2)) - 1
+        if not (0 <= column < rules.width and 0 <= row < rules.height):
+            raise NotationError(
+                f"bad cell {match.group(0)!r} in {text!r}: columns are "
+                f"a..{_letters(rules.width - 1)}, rows 1..{rules.height}"
+            )
+        moves.append(column * rules.height + row)
+    if position != len(compact):
+        raise NotationError(
+            f"cannot read {compact[position:]!r} in {text!r}: "
+            "cells are written as column letters then row number, e.g. 'c3'"
+        )
+    return moves
+
+
+def _letters(index: int) -> str:
+    """0 -> a, 25 -> z, 26 -> aa, ... (spreadsheet style)."""
+    name = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        name = chr(ord("a") + rest) + name
+    return name
+
+
+def _letters_value(name: str) -> int:
+    value = 0
+    for ch in name:
+        value = value * 26 + (ord(ch) - ord("a") + 1)
+    return value - 1
+
+
+# --- rendering -------------------------------------------------------------------
+
+
+def render(board: Board, marks: tuple[str, str] = PLAYER_MARKS, empty: str = ".") -> str:
+    """Text picture of ``board``; the last move is shown in lower case."""
+    rules = board.rules
+    labels = [column_label(c, rules) for c in range(rules.width)]
+    cell_width = max(len(label) for label in labels)
+    last = board.last_cell()
+    row_label_width = 0 if rules.gravity else len(str(rules.height))
+    lines = []
+    for row in reversed(range(rules.height)):
+        cells = []
+        for column in range(rules.width):
+            owner = board.cell(column, row)
+            text = empty if owner is None else marks[owner]
+            if (column, row) == last:
+                text = text.lower()
+            cells.append(text.rjust(cell_width))
+        prefix = f"{row + 1:>{row_label_width}} " if row_label_width else ""
+        lines.append(prefix + " ".join(cells))
+    prefix = " " * (row_label_width + 1) if row_label_width else ""
+    lines.append(prefix + " ".join(label.rjust(cell_width) for label in labels))
+    return "\n".join(lines)
+

@@ -1,0 +1,366 @@
+"""Games in and out of the arena as text: one shareable line, or a JSON document.
+
+**One line** (:func:`export_moves`): a rules prefix, a space, then the move string
+in the notation of :mod:`arena.engine.game`::
+
+    7x6c4 4453
+    12x6c4 10,3,12,6
+    15x15c5n h8i9g7
+
+The prefix is ``{width}x{height}c{connect}``, with an ``n`` suffix when stones do
+not fall (no gravity) and a ``w`` suffix when windows are counted on the full board
+(``scoring = "count"``). A game with no moves is the prefix alone. On import the
+prefix may be left out: a bare move string (``4453``) means 7x6 connect 4 (or the
+``rules`` passed to :func:`import_game`).
+
+**JSON** (:func:`export_json`), one object with these fields (stable)::
+
+    {
+      "format": "connectk-game", "version": 1,
+      "rules": {"width": 7, "height": 6, "connect": 4, "gravity": true},
+      "moves": "4453",                                  # as in the one-line format
+      "plies": [{"ply": 0, "move": "4", "ms": 12.5, "info": {"score": 3}}, ...],
+      "players": {"first": "minimax:depth=6", "second": "random"},
+      "result": "1-0",          # "1-0", "0-1", "1/2-1/2" or null
+      "termination": "win",     # "win", "draw", "forfeit" or null
+      "reason": null            # why a forfeit happened
+    }
+
+``ply`` counts from 0 (like the store); ``ms`` and ``info`` may be null. On
+import only ``moves`` (or ``plies``) is required; ``rules`` defaults to 7x6
+connect 4. Every move is checked by playing it: any problem raises
+:class:`GameFileError` with one line naming the offending value.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from arena.engine.game import (
+    PLAYER_MARKS,
+    Board,
+    NotationError,
+    Rules,
+    RulesError,
+    format_move,
+    format_moves,
+    parse_moves,
+)
+
+FORMAT_NAME = "connectk-game"
+FORMAT_VERSION = 1
+RESULTS = ("1-0", "0-1", "1/2-1/2")
+TERMINATIONS = ("win", "draw", "forfeit")
+CLASSIC = Rules()
+
+_PREFIX = re.compile(r"(\d+)x(\d+)c(\d+)(n?)(w?)", re.IGNORECASE)
+
+
+class GameFileError(ValueError):
+    """Text that is not a valid exported game; the message names the bad value."""
+
+
+@dataclass
+class ImportedGame:
+    """A game read by :func:`import_game`; optional fields are None when absent."""
+
+    rules: Rules
+    moves: list[int]
+    players: tuple[str | None, str | None] | None = None
+    result: str | None = None
+    termination: str | None = None
+    reason: str | None = None
+    move_info: list[dict[str, Any] | None] = field(default_factory=list)
+    move_ms: list[float | None] = field(default_factory=list)
+
+    def board(self) -> Board:
+        """The final position (every move already checked on import)."""
+        return Board.from_moves(self.moves, self.rules)
+
+    @property
+    def moves_string(self) -> str:
+        return format_moves(self.moves, self.rules)
+
+
+# --- rules prefix --------------------------------------------------------------------
+
+
+def rules_prefix(rules: Rules) -> str:
+    """``7x6c4``; ``15x15c5n`` without gravity; a ``w`` suffix when windows are counted
+    (``scoring = "count"``)."""
+    gravity = "" if rules.gravity else "n"
+    count = "w" if rules.counts_windows else ""
+    return f"{rules.width}x{rules.height}c{rules.connect}{gravity}{count}"
+
+
+def parse_rules_prefix(text: str) -> Rules:
+    """The Rules of a prefix such as ``7x6c4`` or ``15x15c5n``; GameFileError otherwise."""
+    match = _PREFIX.fullmatch(text.strip())
+    if not match:
+        raise GameFileError(
+            f"bad rules prefix {text.strip()!r}: expected WIDTHxHEIGHTcCONNECT, with an 'n' "
+            "suffix for no gravity and a 'w' one for count scoring, e.g. '7x6c4' or '15x15c5n'"
+        )
+    width, height, connect = (int(match.group(i)) for i in (1, 2, 3))
+    try:
+        scoring = "count" if match.group(5) else "line"
+        return Rules(width, height, connect, gravity=not match.group(4), scoring=scoring)
+    except RulesError as exc:
+        raise GameFileError(f"bad rules prefix {text.strip()!r}: {exc}") from None
+
+
+# --- export ---------------------------------------------------------------------------
+
+
+def export_moves(rules: Rules, moves: Sequence[int]) -> str:
+    """One line: the rules prefix, a space, the move string (the prefix alone if no moves)."""
+    text = format_moves(list(moves), rules)
+    return f"{rules_prefix(rules)} {text}" if text else rules_prefix(rules)
+
+
+def export_json(
+    rules: Rules,
+    moves: Sequence[int],
+    players: tuple[str | None, str | None] | Sequence[str | None] | None = None,
+    result: str | None = None,
+    termination: str | None = None,
+    reason: str | None = None,
+    move_info: Sequence[dict[str, Any] | None] | None = None,
+    move_ms: Sequence[float | None] | None = None,
+    indent: int | None = None,
+) -> str:
+    """The game as a JSON document (see the module docstring); one line unless ``indent``."""
+    moves = list(moves)
+    info = list(move_info or [])
+    ms = list(move_ms or [])
+    first, second = tuple(players) if players is not None else (None, None)
+    document = {
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "rules": rules.as_dict(),
+        "moves": format_moves(moves, rules),
+        "plies": [
+            {
+                "ply": ply,
+                "move": format_move(move, rules),
+                "ms": ms[ply] if ply < len(ms) else None,
+                "info": info[ply] if ply < len(info) else None,
+            }
+            for ply, move in enumerate(moves)
+        ],
+        "players": {"first": first, "second": second},
+        "result": result,
+        "termination": termination,
+        "reason": reason,
+    }
+    return json.dumps(document, indent=indent, ensure_ascii=False)
+
+
+# --- import ---------------------------------------------------------------------------
+
+
+def import_game(text: str, rules: Rules | None = None) -> ImportedGame:
+    """Read either format (JSON when the text starts with ``{``) and check every move.
+
+    ``rules`` is used for a bare move string without prefix (default 7x6 connect 4).
+    """
+    if not isinstance(text, str):
+        raise GameFileError(f"expected text, got {type(text).__name__}")
+    stripped = text.strip()
+    if not stripped:
+        raise GameFileError("empty game text: expected e.g. '7x6c4 4453' or a JSON document")
+    if stripped.startswith("{"):
+        return _import_json(stripped)
+    return _import_line(stripped, rules or CLASSIC)
+
+
+def _import_line(text: str, default_rules: Rules) -> ImportedGame:
+    if "\n" in text:
+        raise GameFileError(f"expected one line, got {text.count(chr(10)) + 1} lines: {_clip(text)!r}")
+    head, *rest = text.split(None, 1)
+    if _PREFIX.fullmatch(head) or _looks_like_prefix(head, default_rules):
+        rules = parse_rules_prefix(head)
+        moves_text = rest[0] if rest else ""
+    else:
+        rules, moves_text = default_rules, text
+    moves = _parse(moves_text, rules)
+    _check(moves, rules)
+    return ImportedGame(rules=rules, moves=moves, move_info=[None] * len(moves), move_ms=[None] * len(moves))
+
+
+def _looks_like_prefix(head: str, rules: Rules) -> bool:
+    """A first word that cannot be part of a move string, so it was meant as rules."""
+    if re.match(r"\d+x", head, re.IGNORECASE):
+        return True
+    # With gravity moves are digits and commas only: any letter means a prefix.
+    return rules.gravity and bool(re.search(r"[^\d,]", head))
+
+
+def _import_json(text: str) -> ImportedGame:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        near = text[max(exc.pos - 10, 0): exc.pos + 10]
+        raise GameFileError(f"bad JSON: {exc.msg} at character {exc.pos}, near {near!r}") from None
+    if not isinstance(data, dict):
+        raise GameFileError(f"a JSON game must be an object, got {_clip(json.dumps(data))}")
+    fmt = data.get("format", FORMAT_NAME)
+    if fmt != FORMAT_NAME:
+        raise GameFileError(f"unknown format {fmt!r}: expected {FORMAT_NAME!r}")
+    version = data.get("version", FORMAT_VERSION)
+    if version != FORMAT_VERSION:
+        raise GameFileError(f"unsupported version {version!r}: this arena reads version {FORMAT_VERSION}")
+    rules = _json_rules(data.get("rules"))
+    plies = data.get("plies") or []
+    if not isinstance(plies, list):
+        raise GameFileError(f"'plies' must be a list, got {_clip(json.dumps(plies))}")
+    ply_moves: list[int] = []
+    move_info: list[dict[str, Any] | None] = []
+    move_ms: list[float | None] = []
+    for index, entry in enumerate(plies):
+        move, ms, info = _json_ply(index, entry, rules)
+        ply_moves.append(move)
+        move_ms.append(ms)
+        move_info.append(info)
+    if "moves" in data and data["moves"] is not None:
+        if not isinstance(data["moves"], str):
+            raise GameFileError(f"'moves' must be a move string, got {_clip(json.dumps(data['moves']))}")
+        moves = _parse(data["moves"], rules)
+        if plies and ply_moves != moves:
+            raise GameFileError(
+                f"'moves' {_clip(data['moves'])!r} disagrees with the moves in 'plies' "
+                f"({_clip(format_moves(ply_moves, rules))!r})"
+            )
+    elif plies:
+        moves = ply_moves
+    else:
+        raise GameFileError("a JSON game needs 'moves' (a move string) or 'plies'")
+    board = _check(moves, rules)
+    players = _json_players(data.get("players"))
+    result = _choice(data, "result", RESULTS)
+    termination = _choice(data, "termination", TERMINATIONS)
+    reason = data.get("reason")
+    if reason is not None and not isinstance(reason, str):
+        raise GameFileError(f"'reason' must be text, got {_clip(json.dumps(reason))}")
+    _check_result(board, result, termination)
+    return ImportedGame(
+        rules=rules,
+        moves=moves,
+        players=players,
+        result=result,
+        termination=termination,
+        reason=reason,
+        move_info=move_info if plies else [None] * len(moves),
+        move_ms=move_ms if plies else [None] * len(moves),
+    )
+
+
+def _json_rules(value: Any) -> Rules:
+    if value is None:
+        return CLASSIC
+    if not isinstance(value, dict):
+        raise GameFileError(f"'rules' must be an object, got {_clip(json.dumps(value))}")
+    unknown = sorted(set(value) - {"width", "height", "connect", "gravity", "scoring"})
+    if unknown:
+        raise GameFileError(f"unknown field {unknown[0]!r} in 'rules'")
+    try:
+        return Rules(**value)
+    except RulesError as exc:
+        raise GameFileError(f"bad rules {_clip(json.dumps(value))}: {exc}") from None
+
+
+def _json_ply(index: int, entry: Any, rules: Rules) -> tuple[int, float | None, dict[str, Any] | None]:
+    where = f"plies[{index}]"
+    if not isinstance(entry, dict):
+        raise GameFileError(f"{where} must be an object, got {_clip(json.dumps(entry))}")
+    if entry.get("ply", index) != index:
+        raise GameFileError(f"{where} has ply {entry.get('ply')!r}, expected {index}")
+    move_text = entry.get("move")
+    if not isinstance(move_text, str):
+        raise GameFileError(f"{where} 'move' must be a move in notation, got {_clip(json.dumps(move_text))}")
+    moves = _parse(move_text, rules)
+    if len(moves) != 1:
+        raise GameFileError(f"{where} 'move' must be one move, got {move_text!r}")
+    ms = entry.get("ms")
+    if ms is not None and (
+        isinstance(ms, bool) or not isinstance(ms, (int, float)) or not math.isfinite(ms) or ms < 0
+    ):
+        raise GameFileError(f"{where} 'ms' must be a number of milliseconds or null, got {ms!r}")
+    info = entry.get("info")
+    if info is not None and not isinstance(info, dict):
+        raise GameFileError(f"{where} 'info' must be an object or null, got {_clip(json.dumps(info))}")
+    return moves[0], None if ms is None else float(ms), info
+
+
+def _json_players(value: Any) -> tuple[str | None, str | None] | None:
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        pair = (value.get("first"), value.get("second"))
+    elif isinstance(value, list) and len(value) == 2:
+        pair = (value[0], value[1])
+    else:
+        raise GameFileError(
+            f"'players' must be {{\"first\": ..., \"second\": ...}}, got {_clip(json.dumps(value))}"
+        )
+    for name in pair:
+        if name is not None and not isinstance(name, str):
+            raise GameFileError(f"a player must be a name (text), got {_clip(json.dumps(name))}")
+    return pair  # type: ignore[return-value]
+
+
+def _choice(data: dict[str, Any], key: str, allowed: tuple[str, ...]) -> str | None:
+    value = data.get(key)
+    if value is not None and value not in allowed:
+        raise GameFileError(f"bad {key} {_clip(json.dumps(value))}: expected one of {', '.join(allowed)} or null")
+    return value
+
+
+def _check_result(board: Board, result: str | None, termination: str | None) -> None:
+    """A result that the moves contradict (e.g. "0-1" after X completed a line) is an error."""
+    if termination == "forfeit":
+        return
+    if board.winner is not None:
+        expected = RESULTS[board.winner]
+        if result is not None and result != expected:
+            raise GameFileError(
+                f"result {result!r} contradicts the moves: {PLAYER_MARKS[board.winner]} won, "
+                f"which is {expected!r}"
+            )
+        if termination not in (None, "win"):
+            raise GameFileError(f"termination {termination!r} contradicts the moves: the game was won")
+    elif termination == "win":
+        raise GameFileError("termination 'win' but no player has a line on the board")
+    elif termination == "draw" and not board.is_draw():
+        raise GameFileError("termination 'draw' but the board is not full")
+
+
+def _parse(text: str, rules: Rules) -> list[int]:
+    try:
+        return parse_moves(text, rules)
+    except NotationError as exc:
+        raise GameFileError(f"bad move string for {rules_prefix(rules)}: {exc}") from None
+
+
+def _check(moves: list[int], rules: Rules) -> Board:
+    """Play every move with play_checked; GameFileError naming the first bad one."""
+    board = Board(rules)
+    for number, move in enumerate(moves, 1):
+        name = format_move(move, rules)
+        if board.winner is not None:
+            raise GameFileError(
+                f"move {number} ({name!r}) comes after the game was won by "
+                f"{PLAYER_MARKS[board.winner]} at move {number - 1}"
+            )
+        if not board.is_legal(move):
+            raise GameFileError(f"move {number} ({name!r}) is illegal: {board.illegal_cause(move)}")
+        board.play(move)
+    return board
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,60 @@
+"""Openings and game seeds: what makes games between deterministic bots differ.
+
+An opening is a short sequence of random legal plies played before the bots take
+over. Both are drawn from seeds only, so a schedule can be rebuilt exactly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+from arena.engine.game import Board, Rules
+
+MAX_OPENING_TRIES = 1000
+
+
+def game_seed(tournament_seed: int, key: str) -> int:
+    """A seed per game that depends only on the tournament seed and the game key."""
+    digest = hashlib.sha256(f"{tournament_seed}:{key}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def random_openings(rules: Rules, plies: int, count: int, rng: random.Random) -> list[tuple[int, ...]]:
+    """``count`` openings of ``plies`` random legal plies after which the game is
+    still open and the side to move has no immediate win; distinct while possible."""
+    found: list[tuple[int, ...]] = []
+    seen: set[tuple[int, ...]] = set()
+    misses = 0  # draws in a row that gave nothing new
+    exhausted = False  # then repeats are accepted from here on
+    while len(found) < count:
+        line = _random_line(rules, plies, rng)
+        if line is None:
+            misses += 1
+            if misses > MAX_OPENING_TRIES and not found:
+                raise ValueError(
+                    f"no opening of {plies} plies leaves the game open on {rules.describe()}; "
+                    "lower openings.plies"
+                )
+            continue
+        if line in seen and not exhausted:
+            misses += 1
+            exhausted = misses >= MAX_OPENING_TRIES
+            continue  # prefer distinct openings; repeat only once they seem used up
+        misses = 0
+        seen.add(line)
+        found.append(line)
+    return found
+
+
+def _random_line(rules: Rules, plies: int, rng: random.Random) -> tuple[int, ...] | None:
+    board = Board(rules)
+    for _ in range(plies):
+        moves = board.legal_moves()
+        safe = [m for m in moves if not board.is_winning_move(m)]
+        if not safe:
+            return None
+        board.play(rng.choice(safe))
+    if board.is_over() or any(board.is_winning_move(m) for m in board.legal_moves()):
+        return None
+    return tuple(board.history)

@@ -1,0 +1,85 @@
+"""Head-to-head scores of every pair of bots, and results by colour."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from tabulate import tabulate
+
+from arena.league.standings import csv_text, first_player_score
+
+
+def crosstable(games: Iterable[dict[str, Any]], order: Sequence[str]) -> dict[str, dict[str, list[float]]]:
+    """bot -> opponent -> [points, games], for bots in ``order``."""
+    table: dict[str, dict[str, list[float]]] = {bot: defaultdict(lambda: [0.0, 0]) for bot in order}
+    for g in games:
+        first, second = g["first"], g["second"]
+        points = first_player_score(g["winner"])
+        table[first][second][0] += points
+        table[first][second][1] += 1
+        table[second][first][0] += 1 - points
+        table[second][first][1] += 1
+    return table
+
+
+def by_colour(games: Iterable[dict[str, Any]], order: Sequence[str]) -> dict[str, dict[str, list[int]]]:
+    """bot -> "first"/"second" -> [wins, draws, losses]."""
+    table = {bot: {"first": [0, 0, 0], "second": [0, 0, 0]} for bot in order}
+    for g in games:
+        for player, colour in ((0, "first"), (1, "second")):
+            bot = g[colour]
+            if g["winner"] is None:
+                table[bot][colour][1] += 1
+            else:
+                table[bot][colour][0 if g["winner"] == player else 2] += 1
+    return table
+
+
+def render_crosstable(table: dict[str, dict[str, list[float]]], fmt: str = "table") -> str:
+    bots = list(table)
+    if fmt == "json":
+        data = {
+            bot: {opp: {"points": p, "games": n} for opp, (p, n) in table[bot].items() if n}
+            for bot in bots
+        }
+        return json.dumps({"crosstable": data}, indent=2)
+    short = [str(i + 1) for i in range(len(bots))]
+    rows = []
+    for i, bot in enumerate(bots):
+        cells = []
+        for opp in bots:
+            points, n = table[bot][opp] if opp in table[bot] else (0.0, 0)
+            cells.append("" if opp == bot or not n else f"{points:g}/{n}")
+        total_points = sum(p for p, _ in table[bot].values())
+        total_games = sum(n for _, n in table[bot].values())
+        rows.append([short[i], bot, *cells, f"{total_points:g}/{total_games}"])
+    headers = ["#", "bot", *short, "total"]
+    if fmt == "csv":
+        return csv_text(["bot", *bots], [[bot, *row[2:-1]] for bot, row in zip(bots, rows)])
+    return tabulate(rows, headers=headers, tablefmt="github" if fmt == "github" else "simple",
+                    disable_numparse=True)
+
+
+def render_colours(table: dict[str, dict[str, list[int]]], fmt: str = "table") -> str:
+    if fmt == "json":
+        data = {
+            bot: {colour: dict(zip(("wins", "draws", "losses"), wdl)) for colour, wdl in sides.items()}
+            for bot, sides in table.items()
+        }
+        return json.dumps({"colours": data}, indent=2)
+    headers = ["bot", "first: W-D-L", "score %", "second: W-D-L", "score %"]
+    rows = []
+    for bot, sides in table.items():
+        row = [bot]
+        for colour in ("first", "second"):
+            w, d, l = sides[colour]
+            n = w + d + l
+            row += [f"{w}-{d}-{l}", f"{100 * (w + d / 2) / n:.1f}" if n else ""]
+        rows.append(row)
+    if fmt == "csv":
+        return csv_text(headers, rows)
+    return tabulate(rows, headers=headers, tablefmt="github" if fmt == "github" else "simple",
+                    disable_numparse=True)

@@ -1,0 +1,124 @@
+"""League tables built from stored games: standings, as text, CSV or JSON.
+
+The JSON field names are part of the interface (see README, "Standings JSON").
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from tabulate import tabulate
+
+from arena.league.ratings import Result, fit_ratings, incremental_elo
+
+FORMATS = ("table", "github", "csv", "json")
+
+
+@dataclass
+class Standing:
+    rank: int
+    bot: str
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    score_pct: float
+    elo: float
+    elo_minus: float  # 95% interval: elo - elo_minus .. elo + elo_plus
+    elo_plus: float
+    incremental_elo: float
+    forfeits: int  # games this bot lost by forfeit
+    los_next: float | None  # likelihood of superiority over the next bot down
+
+
+def results_of(games: Iterable[dict[str, Any]]) -> list[Result]:
+    """Rating inputs from stored game rows, in (tournament, game key) order."""
+    ordered = sorted(games, key=lambda g: (g["tournament"], g["key"]))
+    return [Result(g["first"], g["second"], first_player_score(g["winner"])) for g in ordered]
+
+
+def standings(
+    games: Sequence[dict[str, Any]],
+    anchor: tuple[str, float] | None = None,
+    k: float = 16.0,
+    bots: Sequence[str] | None = None,
+) -> list[Standing]:
+    """One row per bot, best first (by Elo, then score)."""
+    results = results_of(games)
+    if not results:
+        return []
+    fit = fit_ratings(results, anchor=anchor, bots=bots)
+    incremental = incremental_elo(results, k=k)
+    tally = _tally(games)
+    order = sorted(fit.ratings, key=lambda b: (-fit.ratings[b].elo, b))
+    rows = []
+    for rank, bot in enumerate(order, start=1):
+        t = tally.get(bot, [0, 0, 0, 0])
+        played = t[0] + t[1] + t[2]
+        rating = fit.ratings[bot]
+        los = fit.los(bot, order[rank]) if rank < len(order) else None
+        rows.append(
+            Standing(
+                rank=rank, bot=bot, games=played, wins=t[0], draws=t[1], losses=t[2],
+                score_pct=round(100 * (t[0] + 0.5 * t[1]) / played, 1) if played else 0.0,
+                elo=round(rating.elo, 1), elo_minus=round(rating.interval, 1),
+                elo_plus=round(rating.interval, 1),
+                incremental_elo=round(incremental.get(bot, 1500.0), 1), forfeits=t[3],
+                los_next=None if los is None else round(los, 3),
+            )
+        )
+    return rows
+
+
+def render_standings(rows: list[Standing], fmt: str = "table") -> str:
+    """The standings in one of FORMATS."""
+    if fmt == "json":
+        return json.dumps({"standings": [asdict(r) for r in rows]}, indent=2)
+    if fmt == "csv":
+        return csv_text(list(Standing.__dataclass_fields__), [list(asdict(r).values()) for r in rows])
+    headers = ["rank", "bot", "games", "wins", "draws", "losses", "score %", "elo", "-/+", "inc. elo", "forfeits", "LOS"]
+    table = [
+        [
+            r.rank, r.bot, r.games, r.wins, r.draws, r.losses, f"{r.score_pct:.1f}", f"{r.elo:.0f}",
+            f"{r.elo_minus:.0f}", f"{r.incremental_elo:.0f}", r.forfeits,
+            "" if r.los_next is None else f"{100 * r.los_next:.0f}%",
+        ]
+        for r in rows
+    ]
+    return tabulate(table, headers=headers, tablefmt="github" if fmt == "github" else "simple",
+                    disable_numparse=True, colalign=("right", "left") + ("right",) * 10)
+
+
+def csv_text(headers: list[str], table: list[list[Any]]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(headers)
+    writer.writerows(table)
+    return out.getvalue().rstrip("\n")
+
+
+def _tally(games: Iterable[dict[str, Any]]) -> dict[str, list[int]]:
+    """bot -> [wins, draws, losses, forfeit losses]."""
+    tally: dict[str, list[int]] = {}
+    for g in games:
+        for player, bot in enumerate((g["first"], g["second"])):
+            t = tally.setdefault(bot, [0, 0, 0, 0])
+            if g["winner"] is None:
+                t[1] += 1
+            elif g["winner"] == player:
+                t[0] += 1
+            else:
+                t[2] += 1
+                if g["termination"] == "forfeit":
+                    t[3] += 1
+    return tally
+
+
+def first_player_score(winner: int | None) -> float:
+    """1, 0.5 or 0: the first player's points from a stored game's winner column."""
+    return 0.5 if winner is None else 1.0 - winner

@@ -1,0 +1,427 @@
+"""The league database: SQLite through sqlite-utils, schema by named migrations.
+
+One writer (the tournament coordinator) writes each finished game together with
+all of its moves in one transaction, so a game is either wholly stored or absent.
+Any SQLite tool can read the file; the tables are described in the README.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fcntl
+import hashlib
+import json
+import sqlite3
+import zlib
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+from sqlite_utils.migrations import Migrations
+
+from arena.engine.game import Rules, format_moves, move_names
+from arena.referee.referee import GameRecord
+
+migrations = Migrations("arena")
+
+
+class StoreError(ValueError):
+    """A database the arena cannot use, or a lookup that finds nothing."""
+
+
+@migrations(name="0001_initial")
+def _initial(db: Database) -> None:
+    db["tournaments"].create(
+        {
+            "id": int, "name": str, "format": str, "config": str, "identity": str,
+            "rules": str, "seed": int, "status": str, "created_at": str, "finished_at": str,
+        },
+        pk="id",
+        not_null={"name", "status", "created_at"},
+    )
+    db["tournaments"].create_index(["name"], unique=True)
+    db["bots"].create(
+        {"id": int, "spec": str, "name": str, "options": str, "source": str, "content_hash": str},
+        pk="id",
+        not_null={"spec", "name", "source", "content_hash"},
+    )
+    db["bots"].create_index(["spec", "source", "content_hash"], unique=True)
+    db["games"].create(
+        {
+            "id": int, "tournament_id": int, "key": str, "pairing": str,
+            "first_bot_id": int, "second_bot_id": int, "opening": str, "opening_plies": int,
+            "result": str, "winner": int, "termination": str, "reason": str,
+            "plies": int, "moves": str, "duration": float, "seed": int, "finished_at": str,
+        },
+        pk="id",
+        foreign_keys=[
+            ("tournament_id", "tournaments", "id"),
+            ("first_bot_id", "bots", "id"),
+            ("second_bot_id", "bots", "id"),
+        ],
+        not_null={"tournament_id", "key", "first_bot_id", "second_bot_id", "result", "termination"},
+    )
+    db["games"].create_index(["tournament_id", "key"], unique=True)
+    db["games"].create_index(["first_bot_id"])
+    db["games"].create_index(["second_bot_id"])
+    # WITHOUT ROWID: the (game, ply) key is the table's own order, one B-tree
+    # instead of a table and an index; the table that grows fastest by far.
+    db.execute(
+        """create table moves (
+            game_id integer not null references games(id),
+            ply integer not null,
+            move text not null,
+            ms float,
+            info text,
+            primary key (game_id, ply)
+        ) without rowid"""
+    )
+
+
+@migrations(name="0002_submissions")
+def _submissions(db: Database) -> None:
+    db["submissions"].create(
+        {
+            "id": int, "name": str, "version": int, "kind": str, "source": str,
+            "content_hash": str, "file": str, "submitted_at": str,
+        },
+        pk="id",
+        not_null={"name", "version", "kind", "source", "content_hash", "submitted_at"},
+    )
+    db["submissions"].create_index(["name", "version"], unique=True)
+
+
+@migrations(name="0003_analyses")
+def _analyses(db: Database) -> None:
+    db["analyses"].create(
+        {"game_id": int, "ply": int, "value": int, "budget": float, "analysed_at": str},
+        pk=("game_id", "ply"),
+        foreign_keys=[("game_id", "games", "id")],
+        not_null={"budget", "analysed_at"},
+    )
+
+
+@migrations(name="0004_submission_class")
+def _submission_class(db: Database) -> None:
+    db["submissions"].add_column("class_name", str)  # which Bot subclass, for files with several
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A submitted bot: one version of its code, kept in the database."""
+
+    name: str
+    version: int
+    kind: str  # "bot" (a Bot subclass) or "connectx" (an agent function)
+    source: str
+    content_hash: str
+    file: str
+    submitted_at: str
+    class_name: str | None = None  # the Bot subclass it plays, in a file that has several
+
+    @property
+    def spec(self) -> str:
+        return f"{self.name}@v{self.version}"
+
+
+@dataclass(frozen=True)
+class BotIdentity:
+    """How a bot is recorded: its spec and where its code came from."""
+
+    spec: str
+    name: str
+    options: dict[str, str]
+    source: str
+    content_hash: str = ""
+
+
+class Store:
+    """The arena's database file."""
+
+    def __init__(self, path: str | Path, create: bool = True) -> None:
+        self.path = str(path)
+        if not create and self.path != ":memory:" and not Path(self.path).is_file():
+            raise StoreError(f"database {self.path!r} does not exist: run a tournament first or pass --db")
+        folder = Path(self.path).parent
+        if self.path != ":memory:" and not folder.is_dir():
+            raise StoreError(f"cannot create database {self.path!r}: folder {str(folder)!r} does not exist")
+        try:
+            self.db = Database(self.path)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path!r} is not an arena database ({exc})") from None
+
+    def _migrate(self) -> None:
+        known = {m.name for m in migrations._migrations}
+        newer = [m.name for m in migrations.applied(self.db) if m.name not in known]
+        if newer:
+            raise StoreError(
+                f"database {self.path!r} was written by a newer version of the arena "
+                f"(schema {newer[-1]}); upgrade connectk-arena to read it"
+            )
+        migrations.apply(self.db)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # --- tournaments ---------------------------------------------------------------
+
+    def tournament(self, name: str) -> dict[str, Any] | None:
+        rows = list(self.db["tournaments"].rows_where("name = ?", [name]))
+        return rows[0] if rows else None
+
+    def tournaments(self) -> list[dict[str, Any]]:
+        return list(self.db["tournaments"].rows_where(order_by="id"))
+
+    @contextmanager
+    def running(self, name: str) -> Iterator[None]:
+        """Hold tournament ``name`` while this process runs it: another process that
+        tries to run it at the same time is refused, instead of storing games twice.
+        The hold is a lock on one byte of ``<db>.lock``, which ends with the process."""
+        if self.path == ":memory:":
+            yield
+            return
+        byte = zlib.crc32(name.encode())
+        with open(self.path + ".lock", "a+b") as lock:
+            try:
+                fcntl.lockf(lock, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, byte)
+            except OSError:
+                raise StoreError(
+                    f"tournament {name!r} in {self.path} is being run by another process: "
+                    "wait for it to finish (or stop it), then run the same command to resume"
+                ) from None
+            try:
+                yield
+            finally:
+                fcntl.lockf(lock, fcntl.LOCK_UN, 1, byte)
+
+    def start_tournament(
+        self, name: str, fmt: str, identity: dict[str, Any], config: dict[str, Any], seed: int
+    ) -> int:
+        """Create the tournament, or return the id of the stored one if it is the same.
+
+        A stored tournament of that name with other settings is refused: resuming
+        it would mix games of two different tournaments under one name.
+        """
+        identity_text = json.dumps(identity, sort_keys=True)
+        existing = self.tournament(name)
+        if existing is not None:
+            if existing["identity"] != identity_text:
+                raise StoreError(
+                    f"tournament {name!r} in {self.path} was run with other settings "
+                    f"({_first_difference(json.loads(existing['identity']), identity)}); "
+                    "pick another --name or repeat the original settings to resume it"
+                )
+            self.db["tournaments"].update(existing["id"], {"status": "running", "finished_at": None})
+            return int(existing["id"])
+        row = {
+            "name": name, "format": fmt, "config": json.dumps(config, sort_keys=True),
+            "identity": identity_text, "rules": json.dumps(identity["rules"]), "seed": seed,
+            "status": "running", "created_at": _now(), "finished_at": None,
+        }
+        return int(self.db["tournaments"].insert(row).last_pk)
+
+    def finish_tournament(self, tournament_id: int, status: str) -> None:
+        finished = _now() if status == "finished" else None
+        self.db["tournaments"].update(tournament_id, {"status": status, "finished_at": finished})
+
+    # --- bots ------------------------------------------------------------------------
+
+    def bot_id(self, bot: BotIdentity) -> int:
+        """The id of this exact bot (spec and code), adding it if new."""
+        key = [bot.spec, bot.source, bot.content_hash]
+        rows = list(self.db["bots"].rows_where("spec = ? and source = ? and content_hash = ?", key))
+        if rows:
+            return int(rows[0]["id"])
+        row = {
+            "spec": bot.spec, "name": bot.name, "options": json.dumps(bot.options, sort_keys=True),
+            "source": bot.source, "content_hash": bot.content_hash,
+        }
+        return int(self.db["bots"].insert(row).last_pk)
+
+    # --- submissions --------------------------------------------------------------------
+
+    def submit(
+        self, name: str, source: str, kind: str, file: str, class_name: str | None = None
+    ) -> tuple[Submission, bool]:
+        """Store a version of ``name``; identical code (and class) returns the existing version.
+
+        Returns the submission and whether it is new.
+        """
+        digest = hashlib.sha256(source.encode()).hexdigest()
+        for existing in self.submissions(name):
+            if existing.content_hash == digest and existing.class_name == class_name:
+                return existing, False
+        with self.db.atomic():
+            latest = self.db.execute(
+                "select coalesce(max(version), 0) from submissions where name = ?", [name]
+            ).fetchone()[0]
+            row = {
+                "name": name, "version": latest + 1, "kind": kind, "source": source,
+                "content_hash": digest, "file": file, "submitted_at": _now(), "class_name": class_name,
+            }
+            self.db["submissions"].insert(row)
+        return Submission(**{k: row[k] for k in Submission.__dataclass_fields__}), True
+
+    def submissions(self, name: str | None = None) -> list[Submission]:
+        """Every stored version (of one name), oldest first."""
+        where, params = ("name = ?", [name]) if name is not None else (None, [])
+        rows = self.db["submissions"].rows_where(where, params, order_by="name, version")
+        return [Submission(**{k: r[k] for k in Submission.__dataclass_fields__}) for r in rows]
+
+    def submission(self, name: str, version: int | None = None) -> Submission | None:
+        """One version of a submitted bot (the latest if ``version`` is None)."""
+        versions = self.submissions(name)
+        if version is None:
+            return versions[-1] if versions else None
+        return next((v for v in versions if v.version == version), None)
+
+    # --- analyses -----------------------------------------------------------------------
+
+    def position_values(self, game_id: int) -> dict[int, tuple[int | None, float]]:
+        """ply -> (value for the side to move or None if unproven, budget tried)."""
+        rows = self.db["analyses"].rows_where("game_id = ?", [game_id])
+        return {r["ply"]: (r["value"], r["budget"]) for r in rows}
+
+    def save_position_values(self, game_id: int, values: dict[int, int | None], budget: float) -> None:
+        rows = [
+            {"game_id": game_id, "ply": ply, "value": value, "budget": budget, "analysed_at": _now()}
+            for ply, value in values.items()
+        ]
+        with self.db.atomic():
+            self.db["analyses"].upsert_all(rows, pk=("game_id", "ply"))
+
+    # --- games ----------------------------------------------------------------------
+
+    def stored_keys(self, tournament_id: int) -> set[str]:
+        rows = self.db.execute("select key from games where tournament_id = ?", [tournament_id])
+        return {key for (key,) in rows.fetchall()}
+
+    def record_games(
+        self, tournament_id: int, records: Iterable[GameRecord], bot_ids: dict[str, int]
+    ) -> int:
+        """Store finished games, each with all its moves, in one transaction."""
+        conn = self.db.conn
+        count = 0
+        with self.db.atomic():
+            for record in records:
+                game_id = conn.execute(_INSERT_GAME, _game_row(tournament_id, record, bot_ids)).lastrowid
+                conn.executemany(_INSERT_MOVE, _move_rows(game_id, record))
+                count += 1
+        return count
+
+    def delete_game(self, game_id: int) -> None:
+        """Remove a game with its moves and analysis (a casual game saved again)."""
+        with self.db.atomic():
+            for table in ("moves", "analyses"):
+                self.db.execute(f"delete from {table} where game_id = ?", [game_id])
+            self.db.execute("delete from games where id = ?", [game_id])
+
+    def game(self, game_id: int) -> dict[str, Any]:
+        rows = list(self.db.query(_GAME_SELECT + " where g.id = ?", [game_id]))
+        if not rows:
+            raise StoreError(f"no game with id {game_id} in {self.path}; list them with 'arena games'")
+        return rows[0]
+
+    def moves(self, game_id: int) -> list[dict[str, Any]]:
+        return list(self.db["moves"].rows_where("game_id = ?", [game_id], order_by="ply"))
+
+    def games(
+        self, tournament: str | None = None, bot: str | None = None, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Stored games, oldest first, optionally of one tournament or one bot spec."""
+        where, params = [], []
+        if tournament is not None:
+            if self.tournament(tournament) is None:
+                raise StoreError(self._unknown_tournament(tournament))
+            where.append("t.name = ?")
+            params.append(tournament)
+        if bot is not None:
+            specs = [row["spec"] for row in self.db["bots"].rows_where(order_by="spec")]
+            if bot not in specs:
+                known = ", ".join(dict.fromkeys(specs)) or "none yet"
+                raise StoreError(f"no bot {bot!r} in {self.path}; bots: {known}")
+            where.append("(b1.spec = ? or b2.spec = ?)")
+            params += [bot, bot]
+        sql = _GAME_SELECT + (" where " + " and ".join(where) if where else "") + " order by g.id"
+        if limit is not None:
+            sql += f" limit {int(limit)}"
+        return list(self.db.query(sql, params))
+
+    def _unknown_tournament(self, name: str) -> str:
+        names = [t["name"] for t in self.tournaments()]
+        known = ", ".join(names) if names else "none yet"
+        return f"no tournament named {name!r} in {self.path}; tournaments: {known}"
+
+    def check_tournament(self, name: str) -> dict[str, Any]:
+        row = self.tournament(name)
+        if row is None:
+            raise StoreError(self._unknown_tournament(name))
+        return row
+
+
+_INSERT_GAME = """
+insert into games (tournament_id, key, pairing, first_bot_id, second_bot_id, opening,
+  opening_plies, result, winner, termination, reason, plies, moves, duration, seed, finished_at)
+values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+_INSERT_MOVE = "insert into moves (game_id, ply, move, ms, info) values (?, ?, ?, ?, ?)"
+_GAME_SELECT = """
+select g.id, t.name as tournament, g.key, b1.spec as first, b2.spec as second,
+  g.result, g.winner, g.termination, g.reason, g.plies, g.opening, g.opening_plies,
+  g.moves, g.duration, g.seed, g.finished_at, t.rules
+from games g
+join tournaments t on t.id = g.tournament_id
+join bots b1 on b1.id = g.first_bot_id
+join bots b2 on b2.id = g.second_bot_id
+"""
+
+
+def _game_row(tournament_id: int, record: GameRecord, bot_ids: dict[str, int]) -> tuple[Any, ...]:
+    spec = record.spec
+    rules = spec.rules
+    return (
+        tournament_id, spec.key, spec.key.split("-", 1)[0], bot_ids[spec.first], bot_ids[spec.second],
+        format_moves(spec.opening, rules), len(spec.opening), record.result, record.winner,
+        record.termination, record.reason, record.plies, format_moves(record.move_list(), rules),
+        round(record.duration, 6), spec.seed, _timestamp(record.finished_at),
+    )
+
+
+def _move_rows(game_id: int, record: GameRecord) -> list[tuple[Any, ...]]:
+    names = move_names(record.spec.rules)
+    dumps = json.dumps
+    return [
+        (
+            game_id, ply, names[move],
+            ms,
+            None if info is None else dumps(info),
+        )
+        for ply, move, ms, info in record.moves
+    ]
+
+
+def rules_of(row: dict[str, Any]) -> Rules:
+    """The Rules stored with a game or tournament row."""
+    return Rules(**json.loads(row["rules"]))
+
+
+def _first_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
+    for key in sorted(set(old) | set(new)):
+        if old.get(key) != new.get(key):
+            return f"{key} was {old.get(key)!r}, now {new.get(key)!r}"
+    return "same settings"
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _timestamp(seconds: float) -> str:
+    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).isoformat(timespec="milliseconds")

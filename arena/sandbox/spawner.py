@@ -1,0 +1,232 @@
+"""Starting bot processes: the worker's side of the spawner.
+
+A sandboxed bot gets a fresh process for every game. Forking the worker for it
+would copy the page tables of everything the worker has loaded (the store, the
+CLI, the ratings...), which costs milliseconds a game on a small virtual machine.
+Instead each process that plays sandboxed games starts one *spawner*: a fresh,
+small interpreter that has loaded only what a bot process needs
+(:mod:`arena.sandbox.spawner_process`). It forks a bot process per request, in a fraction
+of the time, and hands back one end of a socket to it.
+
+The spawner never runs a bot's code itself: every game still starts from a
+process that no bot has touched, so nothing one game does can reach the next.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import socket
+import subprocess
+import sys
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from arena.sandbox.wire import encode, take_message
+
+
+class SpawnerError(Exception):
+    """The spawner did not answer (it died, or hung)."""
+
+
+class Spare(NamedTuple):
+    """A bot process forked ahead of need, confined, waiting for its job."""
+
+    pid: int  # leader of its own process group
+    channel: int  # our end of its socket: the job goes down it, then the game's requests
+
+
+class Spawner:
+    """A handle on this process's spawner: ``take`` a bot process, ask how one ended.
+
+    It keeps a stock of spare bot processes, confined and waiting: taking one
+    costs no round trip, and its replacement is forked while the game is played.
+    """
+
+    STOCK = 4  # both sides of the next two games: replacements have a game's time to get ready
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair()
+        self._process = subprocess.Popen(
+            # -S: no site module; it loads import machinery the spawner does not
+            # need, and every page the spawner holds is copied into every bot
+            # process. -P: the current folder is not searched for modules (a bot
+            # file named json.py there would run in the spawner, unconfined).
+            [sys.executable, "-S", "-P", "-m", "arena.sandbox.spawner_process", str(theirs.fileno()), str(os.getpid())],
+            pass_fds=[theirs.fileno()],
+            stdin=subprocess.DEVNULL,
+            env=_environment(),
+        )
+        theirs.close()
+        self.owner = os.getpid()
+        self._socket = ours
+        self._buffer = b""
+        self._fds: deque[int] = deque()  # received with spares, in the order of their messages
+        self._stock: deque[Spare] = deque()
+        self._asked = 0  # spares asked for, not yet received
+        self._generation = 0  # spares forked before the last preload lack installed bots
+        self._preloaded: set[str] = set()  # installed bots the spawner has loaded
+        self._statuses: dict[int, int | None] = {}  # answers to status requests, by pid
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    def running(self) -> bool:
+        return self.owner == os.getpid() and self._process.poll() is None and self._socket.fileno() >= 0
+
+    def take(self, installed: str | None, seconds: float) -> Spare:
+        """A spare bot process. ``installed``: the installed bot it will run
+        ("module:Class"), which the spawner then loads once, not every process."""
+        try:
+            if installed is not None and installed not in self._preloaded:
+                self._preload(installed)
+            self._read(block=False)
+            deadline = time.monotonic() + seconds
+            while not self._stock:
+                self._ask_for_spares()
+                self._read(block=True, deadline=deadline)
+            spare = self._stock.popleft()
+            self._ask_for_spares()  # its replacement, forked while this one plays
+            return spare
+        except OSError as exc:
+            raise SpawnerError(f"the spawner is gone ({exc})") from None
+
+    def exit_status(self, pid: int, seconds: float) -> int | None:
+        """How bot process ``pid`` ended (a wait status), waiting up to ``seconds``;
+        None if it is still running or is not known."""
+        try:
+            self._socket.sendall(encode(("status", pid, seconds)))
+            deadline = time.monotonic() + seconds + 5.0
+            while pid not in self._statuses:
+                self._read(block=True, deadline=deadline)
+        except OSError as exc:
+            raise SpawnerError(f"the spawner is gone ({exc})") from None
+        return self._statuses.pop(pid)
+
+    def close(self) -> None:
+        """Let the spawner go: it kills what is left of its bot processes and exits."""
+        if self.owner == os.getpid():
+            for spare in self._stock:
+                os.close(spare.channel)
+            self._stock.clear()
+            self._socket.close()
+            try:
+                self._process.wait(5)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+
+    def _preload(self, target: str) -> None:
+        self._socket.sendall(encode(("preload", target)))
+        self._preloaded.add(target)
+        self._generation += 1
+        for spare in self._stock:  # forked without the installed bots: let them go
+            os.close(spare.channel)
+        self._stock.clear()
+
+    def _ask_for_spares(self) -> None:
+        while len(self._stock) + self._asked < self.STOCK:
+            self._socket.sendall(encode(("spare",)))
+            self._asked += 1
+
+    # --- answers ----------------------------------------------------------------------
+
+    def _read(self, block: bool, deadline: float = 0.0) -> None:
+        """Take in what the spawner has sent; if ``block``, at least one answer."""
+        while True:
+            message = take_message(self._buffer)
+            if message is not None:
+                answer, self._buffer = message
+                self._file(answer)
+                if block:
+                    return
+                continue
+            wait = max(deadline - time.monotonic(), 0.0) if block else 0.0
+            if not select.select([self._socket], [], [], wait)[0]:
+                if block:
+                    raise SpawnerError("the spawner did not answer in time")
+                return
+            data, fds, _, _ = socket.recv_fds(self._socket, 65536, 8)
+            self._fds.extend(fds)
+            if not data:
+                raise SpawnerError("the spawner is gone")
+            self._buffer += data
+
+    def _file(self, answer: tuple[Any, ...]) -> None:
+        if answer[0] == "spare":
+            _, pid, generation = answer
+            self._asked -= 1
+            channel = self._fds.popleft()
+            if generation == self._generation:
+                self._stock.append(Spare(pid, channel))
+            else:
+                os.close(channel)  # it leaves when its channel closes
+        elif answer[0] == "status":
+            self._statuses = {answer[1]: answer[2]}  # an answer that came too late is dropped
+        elif answer[0] == "no spare":
+            self._asked -= 1
+            raise SpawnerError(str(answer[1]))
+        else:
+            raise SpawnerError(f"unexpected answer {answer!r}")
+
+
+def _environment() -> dict[str, str]:
+    """What the spawner, and so every bot, sees of the environment: the module
+    path and the locale, the arena's and numba's settings; no credentials or
+    tokens of whoever runs the arena."""
+    kept = {"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"}
+    env = {k: v for k, v in os.environ.items() if k in kept or k.startswith(("ARENA_", "NUMBA_"))}
+    # The path site would have built, from here: the arena's own folder first,
+    # then this process's (without the current folder, as -P).
+    package_root = str(Path(__file__).resolve().parents[2])
+    try:
+        here = os.getcwd()
+    except OSError:  # it was removed
+        here = "."
+    entries = [p for p in sys.path if p and p not in (".", here)]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([package_root, *entries]))
+    return env
+
+
+# --- one spawner per process ----------------------------------------------------------
+
+_current: Spawner | None = None
+
+
+def spawner() -> Spawner:
+    """This process's spawner, started on first use and again if it has died."""
+    global _current
+    if _current is None or not _current.running():
+        if _current is not None and _current.owner == os.getpid():
+            _current.close()
+        _current = Spawner()
+    return _current
+
+
+def replace_spawner() -> Spawner:
+    """A new spawner, after the current one failed to answer."""
+    global _current
+    if _current is not None and _current.owner == os.getpid():
+        _current._process.kill()
+        _current.close()
+    _current = None
+    return spawner()
+
+
+def _forget_in_child() -> None:
+    # A forked child (a worker of the pool) must not share its parent's spawner:
+    # close the inherited socket here, so the spawner still sees its owner leave.
+    global _current
+    if _current is not None:
+        try:
+            _current._socket.close()
+            for spare in _current._stock:
+                os.close(spare.channel)
+        except OSError:
+            pass
+        _current = None
+
+
+os.register_at_fork(after_in_child=_forget_in_child)

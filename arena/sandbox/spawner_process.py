@@ -1,0 +1,354 @@
+"""The spawner: a small process that forks bot processes ahead of need.
+
+Started by :class:`arena.sandbox.spawner.Spawner` with one end of a socket (see there for
+why it exists). It serves, in order:
+
+- ``spare``: make a private working directory and fork a bot process for it,
+  which confines itself at once and then waits for its job
+  (:mod:`arena.sandbox.bot_process`); the requester gets the process id and its end of
+  a new socket to it. Forks wait until no request has come for a moment, so
+  they do not slow the start of the game that asked for them;
+- ``status``: how a bot process ended (its wait status), for a forfeit reason;
+- ``preload``: load the installed bots, so bot processes forked later have them.
+
+The requester kills bot processes itself, at once, when their game ends; the
+spawner collects them afterwards and removes their directories. It is the
+subreaper of everything they start, so a child that left its bot's process group
+comes back to it when its parent dies, and is killed. When its requester goes
+away (the socket closes, or the requester dies) it kills all that is left,
+removes the directories and exits.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import select
+import shutil
+import signal
+import socket
+import stat
+import sys
+import time
+from collections import OrderedDict
+from typing import Any
+
+from arena.sandbox import landlock
+
+from arena.sandbox import process_control
+from arena.sandbox.bot_process import load_installed, run_bot_process
+from arena.sandbox.wire import encode, read_message
+
+SWEEP_SECONDS = 0.25  # how long an orphan of a bot process may live, at most
+BASE_PREFIX = "arena-bots-"
+IDLE_SECONDS = 0.001  # no request for this long: time to fork the spares asked for
+KEPT_STATUSES = 256  # wait statuses of ended bot processes not yet asked about
+
+
+class _Leave(Exception):
+    pass
+
+
+def main() -> None:
+    control_fd, requester = int(sys.argv[1]), int(sys.argv[2])
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the requester's to handle
+    signal.signal(signal.SIGTERM, _leave)
+    process_control.die_with_parent(signal.SIGTERM)  # and then clean up
+    if os.getppid() != requester:
+        return  # it died before we could ask to be told
+    process_control.become_subreaper()
+    landlock.libc()  # loaded here, once, not in every bot process
+    process_control.readable_paths()
+    control = socket.socket(fileno=control_fd)
+    spawner = _Spawner(control)
+    # Everything loaded so far goes to the permanent generation: the collector
+    # never walks it, so bot processes do not copy the pages it sits on.
+    gc.freeze()
+    serving = True
+    while True:
+        try:
+            if serving:
+                spawner.serve()
+            serving = False
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # leaving already
+            spawner.shut_down()
+            return
+        except (_Leave, OSError):  # told to leave, or the requester went away mid-answer
+            serving = False
+
+
+def _leave(signum: int, frame: Any) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once is enough
+    raise _Leave()
+
+
+class _Spawner:
+    def __init__(self, control: socket.socket) -> None:
+        self.control = control
+        _remove_stale_folders()
+        # The bots' folders live in one of this spawner's own, named after it, so
+        # whatever a spawner killed outright leaves behind, the next one removes.
+        self.base = _new_folder(_root(), f"{BASE_PREFIX}{os.getpid()}-", 0o711)
+        self.running: dict[int, str] = {}  # bot process -> its working directory
+        self.ended: OrderedDict[int, int] = OrderedDict()  # bot process -> wait status
+        self.user = process_control.unprivileged_user()
+        self.landlock = landlock.abi_version() >= 1
+        self.spares_asked = 0
+        self.generation = 0  # goes up when more code is loaded here (installed bots)
+        self.orphans = 0  # killed in the last sweep: while there are some, keep sweeping
+
+    def serve(self) -> None:
+        while True:
+            if self.spares_asked:
+                timeout: float | None = IDLE_SECONDS
+            else:
+                timeout = SWEEP_SECONDS if self.running or self.orphans else None
+            if select.select([self.control], [], [], timeout)[0]:
+                request = read_message(self.control.fileno())
+                if request is None:
+                    return
+                self.answer(request)
+            else:
+                self.fork_spares()
+                self.collect()
+                self.kill_orphans()
+
+    def answer(self, request: tuple[Any, ...]) -> None:
+        if request[0] == "spare":
+            self.spares_asked += 1
+        elif request[0] == "status":
+            self.fork_spares()  # answers go in the order of the requests
+            self.control.sendall(encode(("status", request[1], self.exit_status(request[1], request[2]))))
+        elif request[0] == "preload":
+            self.fork_spares()
+            try:
+                load_installed(request[1])  # trusted code: loaded once here, not in every bot process
+            except Exception:
+                pass  # each bot process will try, and report why it failed
+            gc.freeze()
+            self.generation += 1
+
+    def fork_spares(self) -> None:
+        """Fork the spares asked for, back to back. After a fork, every page this
+        process writes is copied first (fault and copy, on this side or the
+        child's): so everything is prepared before the first fork and answered
+        after the last, leaving next to nothing to write in between."""
+        wanted, self.spares_asked = self.spares_asked, 0
+        ready = []
+        for _ in range(wanted):
+            try:
+                ready.append(self.prepare_bot_process())
+            except OSError as exc:
+                self.control.sendall(encode(("no spare", f"could not start a bot process: {exc}")))
+        forked = []
+        for prepared in ready:
+            try:
+                forked.append((self.fork_bot_process(*prepared), prepared[3]))
+            except OSError as exc:  # out of processes or memory
+                folder, ruleset, theirs, ours = prepared
+                theirs.close()
+                ours.close()
+                if ruleset is not None:
+                    os.close(ruleset)
+                _remove(folder)
+                self.control.sendall(encode(("no spare", f"could not start a bot process: {exc}")))
+        for pid, channel in forked:
+            try:
+                data = encode(("spare", pid, self.generation))
+                sent = socket.send_fds(self.control, [data], [channel.fileno()])
+                self.control.sendall(data[sent:])
+            finally:
+                channel.close()
+
+    def prepare_bot_process(self) -> tuple[str, int | None, socket.socket, socket.socket]:
+        """(folder, Landlock ruleset, its end of the channel, ours) for a bot process."""
+        folder = _new_folder(self.base, "bot-", 0o700)
+        if self.user is not None:
+            os.chown(folder, *self.user)
+        # Built here, where ctypes is warm: in the new process it would cost more.
+        ruleset = landlock.prepare([folder], process_control.readable_paths())
+        if ruleset is None and self.landlock:
+            _remove(folder)
+            raise OSError("the Landlock ruleset could not be built")  # never run a bot unconfined
+        ours, theirs = socket.socketpair()
+        return folder, ruleset, theirs, ours
+
+    def fork_bot_process(self, folder: str, ruleset: int | None, theirs: socket.socket, ours: socket.socket) -> int:
+        pid = os.fork()
+        if pid == 0:  # the bot process: never returns
+            run_bot_process(folder, self.user, ruleset, theirs.fileno())
+        theirs.close()
+        if ruleset is not None:
+            os.close(ruleset)
+        self.running[pid] = folder
+        return pid
+
+    # --- collecting bot processes and their orphans --------------------------------------
+
+    def collect(self) -> None:
+        """Reap every child that has ended; remember the statuses of bot processes."""
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            self._ended(pid, status)
+
+    def _ended(self, pid: int, status: int) -> None:
+        if pid not in self.running:
+            return  # an orphan we killed
+        _remove(self.running.pop(pid))
+        self.ended[pid] = status
+        while len(self.ended) > KEPT_STATUSES:
+            self.ended.popitem(last=False)
+
+    def exit_status(self, pid: int, seconds: float) -> int | None:
+        deadline = time.monotonic() + seconds
+        while pid not in self.ended:
+            try:
+                done, status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                return None
+            if done:
+                self._ended(pid, status)
+                break
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.0002)
+        return self.ended.pop(pid)
+
+    def kill_orphans(self) -> None:
+        """Kill children this process did not fork: they were adopted, having
+        escaped a bot's process group before their parent died."""
+        orphans = [pid for pid in _children() if pid not in self.running]
+        for pid in orphans:
+            process_control.kill_group(pid)
+        self.orphans = len(orphans)
+        self.collect()
+
+    def shut_down(self) -> None:
+        for pid in list(self.running):
+            process_control.kill_group(pid)
+        deadline = time.monotonic() + 2.0
+        while self.running and time.monotonic() < deadline:
+            self.kill_orphans()
+            if self.running:
+                time.sleep(0.001)
+        self.kill_orphans()
+        _remove(self.base)
+
+
+def _root() -> str:
+    """Where the bots' folders go: a memory file system where there is one (making
+    and removing files there costs a fraction of what it costs on a disk; bots
+    cannot fill it, as they may create no files), else the temporary folder."""
+    for candidate in ("/dev/shm", os.environ.get("TMPDIR") or "/tmp"):
+        if os.path.isdir(candidate) and os.access(candidate, os.W_OK | os.X_OK):
+            return candidate
+    return "/tmp"
+
+
+def _new_folder(parent: str, prefix: str, mode: int) -> str:
+    """A new, empty directory (``tempfile.mkdtemp``, without loading tempfile)."""
+    while True:
+        folder = os.path.join(parent, prefix + os.urandom(6).hex())
+        try:
+            os.mkdir(folder, mode)
+            os.chmod(folder, mode)  # whatever the umask
+            return folder
+        except FileExistsError:
+            continue
+
+
+def _remove_stale_folders() -> None:
+    """Remove the folders of spawners that are gone (killed outright)."""
+    parent = _root()
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(parent, name)
+        if not name.startswith(BASE_PREFIX) or not _ours(path):
+            continue
+        try:
+            os.kill(int(name[len(BASE_PREFIX):].split("-")[0]), 0)
+        except ValueError:
+            continue
+        except ProcessLookupError:
+            _remove(path)
+        except PermissionError:
+            pass  # alive, someone else's
+
+
+def _ours(path: str) -> bool:
+    """A real directory (not a link to one) owned by this process's user."""
+    return _real_directory(path) and os.lstat(path).st_uid == os.geteuid()
+
+
+def _real_directory(path: str) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _remove(folder: str) -> None:
+    """Remove a bot's working directory, whatever permissions it gave its files;
+    never anything a link in it leads to."""
+    if not _real_directory(folder):
+        return
+    try:
+        shutil.rmtree(folder)  # does not follow links
+        return
+    except FileNotFoundError:
+        return
+    except OSError:
+        pass
+    _open_up(folder)
+    for root, dirs, _ in os.walk(folder):  # top down: each folder opened before it is listed
+        for name in dirs:
+            _open_up(os.path.join(root, name))
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _open_up(folder: str) -> None:
+    """chmod 700, through a descriptor that refuses to follow a link (O_PATH
+    needs no permission on the folder itself, so a mode of 000 is no obstacle)."""
+    try:
+        fd = os.open(folder, getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return
+    try:
+        os.chmod(f"/proc/self/fd/{fd}", 0o700)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _children() -> list[int]:
+    """Process ids of this process's children."""
+    me = os.getpid()
+    try:
+        with open(f"/proc/{me}/task/{me}/children") as children:
+            return [int(pid) for pid in children.read().split()]
+    except OSError:
+        pass
+    found = []  # kernels without the children file: look at every process
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as stat:
+                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if parent == me:
+                found.append(int(name))
+    return found
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+"""Games played by people in the terminal, or imported, stored like tournament games.
+
+They belong to a "casual" tournament per set of rules (``casual 7x6c4``), so they
+show in ``arena games`` and can be replayed and analysed. A saved game that is
+not finished is stored with termination "unfinished" and counts in no table.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from arena.engine.game_files import rules_prefix
+from arena.engine.game import Board, Rules
+from arena.referee.referee import DRAW, WIN, GameRecord, GameSpec, MoveRecord
+from arena.league.store import BotIdentity, Store
+
+HUMAN = "human"
+UNFINISHED = "unfinished"
+
+
+def save_game(
+    store: Store,
+    rules: Rules,
+    players: tuple[str, str],
+    board: Board,
+    plies: Sequence[tuple[float | None, dict[str, Any] | None]],
+    replace: int | None = None,
+    result: tuple[int | None, str, str | None] | None = None,
+) -> int:
+    """Store ``board``'s game (``plies`` gives each move's ms and info); return its id.
+
+    ``replace`` is the id of an earlier save of the same game, removed in the same
+    transaction. ``result`` (winner, termination, reason) overrides what the board
+    says, for imported games that ended by forfeit.
+    """
+    name = f"casual {rules_prefix(rules)}"
+    identity = {"format": "casual", "rules": rules.as_dict()}
+    tournament_id = store.start_tournament(name, "casual", identity, identity, 0)
+    bot_ids = {p: store.bot_id(_identity(p)) for p in players}
+    key = f"c{int(time.time() * 1000):013d}"
+    winner, termination, reason = result or _result_of(board)
+    spec = GameSpec(key=key, rules=rules, first=players[0], second=players[1])
+    moves = [MoveRecord(ply, move, *(plies[ply] if ply < len(plies) else (None, None)))
+             for ply, move in enumerate(board.history)]
+    record = GameRecord(spec, winner, termination, reason, moves, 0.0, time.time())
+    with store.db.atomic():
+        if replace is not None:
+            store.delete_game(replace)
+        store.record_games(tournament_id, [record], bot_ids)
+        game_id = store.db.execute(
+            "select id from games where tournament_id = ? and key = ?", [tournament_id, key]
+        ).fetchone()[0]
+    store.finish_tournament(tournament_id, "finished")
+    return int(game_id)
+
+
+def _result_of(board: Board) -> tuple[int | None, str, str | None]:
+    if not board.is_over():
+        return None, UNFINISHED, None
+    return board.winner, WIN if board.winner is not None else DRAW, None
+
+
+def _identity(player: str) -> BotIdentity:
+    if player == HUMAN:
+        return BotIdentity(spec=HUMAN, name=HUMAN, options={}, source="a person at the terminal")
+    from arena.tournament.runner import bot_identity
+
+    try:
+        return bot_identity(player)
+    except ValueError:  # an imported game's player that is not a bot here
+        return BotIdentity(spec=player, name=player, options={}, source="imported")

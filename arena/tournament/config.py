@@ -1,0 +1,302 @@
+"""Tournament definitions: a TOML file plus command-line overrides, checked up front.
+
+Every mistake is reported before any game is played, naming the file and the key:
+``config/x.toml: rules.width must be between 3 and 40, got 50``.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arena.engine.game import Board, Rules, RulesError, parse_moves
+from arena.plugins import BotSpecError, check_spec, parse_spec, spec_text
+from arena.referee.referee import TimeControl
+from arena.sandbox.wire import BotCode, Limits
+
+FORMATS = ("round-robin", "gauntlet")
+DEFAULT_DB = "arena.db"
+
+
+class ConfigError(ValueError):
+    """A tournament definition that cannot be run."""
+
+
+@dataclass(frozen=True)
+class OpeningsConfig:
+    plies: int = 2  # random plies before the bots take over
+    file: str | None = None  # or: one move string per line
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    """A whole tournament definition, validated."""
+
+    name: str
+    bots: tuple[str, ...]
+    format: str = "round-robin"
+    challengers: tuple[str, ...] = ()  # gauntlet: these play everyone in `bots`
+    games: int = 2  # per pairing; each opening is played twice, colours swapped
+    rules: Rules = Rules()
+    openings: OpeningsConfig = OpeningsConfig()
+    time_control: TimeControl = TimeControl()
+    seed: int = 1
+    workers: int = 0  # 0: one per core
+    isolate: bool = False  # installed bots too run sandboxed (bot files always are)
+    limits: Limits = Limits()
+    db: str = DEFAULT_DB
+    source: str = "<command line>"  # where the definition came from, for messages
+    opening_lines: tuple[tuple[int, ...], ...] = field(default=(), compare=False)
+    sources: tuple[tuple[str, BotCode], ...] = field(default=(), compare=False)  # submitted bots' code
+
+    @property
+    def entrants(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(self.challengers + self.bots))
+
+    def identity(self) -> dict[str, Any]:
+        """What makes two runs the same tournament (resume checks this)."""
+        return {
+            "format": self.format,
+            "bots": list(self.bots),
+            "challengers": list(self.challengers),
+            "games": self.games,
+            "rules": self.rules.as_dict(),
+            "openings": {"plies": self.openings.plies, "lines": [list(o) for o in self.opening_lines]},
+            "time_control": {
+                "move_seconds": self.time_control.move_seconds,
+                "bank_seconds": self.time_control.bank_seconds,
+            },
+            "seed": self.seed,
+            "isolate": self.isolate,
+            "limits": {"memory_mb": self.limits.memory_mb, "output_kb": self.limits.output_kb},
+        }
+
+
+_TOP_KEYS = {
+    "name": str, "format": str, "bots": list, "challengers": list, "games": int,
+    "seed": int, "workers": int, "db": str, "isolate": bool, "rules": dict, "openings": dict,
+    "time": dict, "limits": dict,
+}
+_LIMITS_KEYS = {"memory_mb": int, "output_kb": int}
+_RULES_KEYS = {"width": int, "height": int, "connect": int, "gravity": bool, "scoring": str}
+_OPENINGS_KEYS = {"plies": int, "file": str}
+_TIME_KEYS = {"move_seconds": (int, float), "bank_seconds": (int, float)}
+
+
+def load_config(path: str | None, overrides: dict[str, Any] | None = None) -> TournamentConfig:
+    """Read ``path`` (or start empty), apply ``overrides`` (None values ignored), check."""
+    raw: dict[str, Any] = {}
+    source = "<command line>"
+    base = Path.cwd()
+    if path is not None:
+        raw, source = _read_toml(path), path
+        base = Path(path).resolve().parent
+    _check_all(raw, source)
+    merged = _merge(raw, overrides or {})
+    _check_all(merged, source)  # overrides too: the library may be called without the CLI
+    return _build(merged, source, base)
+
+
+def _check_all(raw: dict[str, Any], source: str) -> None:
+    _check_keys(raw, _TOP_KEYS, source, "")
+    sections = (("rules", _RULES_KEYS), ("openings", _OPENINGS_KEYS), ("time", _TIME_KEYS), ("limits", _LIMITS_KEYS))
+    for section, keys in sections:
+        _check_keys(raw.get(section, {}), keys, source, f"{section}.")
+
+
+def _read_toml(path: str) -> dict[str, Any]:
+    file = Path(path)
+    if not file.is_file():
+        raise ConfigError(f"tournament file {path!r} does not exist")
+    try:
+        return tomllib.loads(file.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+
+
+def _check_keys(table: Any, expected: dict[str, Any], source: str, prefix: str) -> None:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{source}: {prefix.rstrip('.')} must be a table")
+    for key, value in table.items():
+        if key not in expected:
+            valid = ", ".join(prefix + k for k in expected)
+            raise ConfigError(f"{source}: unknown key {prefix + key!r}; valid keys: {valid}")
+        kind = expected[key]
+        wrong_bool = isinstance(value, bool) and kind is not bool and bool not in (kind if isinstance(kind, tuple) else (kind,))
+        if not isinstance(value, kind) or wrong_bool:
+            names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+            raise ConfigError(f"{source}: {prefix + key} must be {names}, got {value!r}")
+
+
+def _merge(raw: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(raw)
+    for key, value in overrides.items():
+        if value is None:
+            continue
+        if "." in key:
+            section, sub = key.split(".", 1)
+            merged[section] = {**merged.get(section, {}), sub: value}
+        else:
+            merged[key] = value
+    return merged
+
+
+def _build(raw: dict[str, Any], source: str, base: Path) -> TournamentConfig:
+    def fail(message: str) -> ConfigError:
+        return ConfigError(f"{source}: {message}")
+
+    db = raw.get("db") or os.environ.get("ARENA_DB") or DEFAULT_DB
+    sources: dict[str, BotCode] = {}
+    with _Submitted(db) as submitted:
+        bots = tuple(_bot_specs(raw.get("bots", []), "bots", fail, submitted, sources))
+        challengers = tuple(_bot_specs(raw.get("challengers", []), "challengers", fail, submitted, sources))
+    fmt = raw.get("format", "round-robin")
+    if fmt not in FORMATS:
+        raise fail(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    _check_field_of_play(fmt, bots, challengers, fail)
+    try:
+        rules = Rules(**raw.get("rules", {}))
+    except RulesError as exc:
+        raise fail(f"rules: {exc}") from None
+    games = raw.get("games", 2)
+    if games < 1:
+        raise fail(f"games (per pairing) must be at least 1, got {games}")
+    workers = raw.get("workers", 0)
+    if workers < 0:
+        raise fail(f"workers must be 0 (one per core) or more, got {workers}")
+    openings_raw = raw.get("openings", {})
+    openings = OpeningsConfig(plies=openings_raw.get("plies", 2), file=openings_raw.get("file"))
+    if not 0 <= openings.plies <= rules.cells // 2:
+        raise fail(f"openings.plies must be between 0 and {rules.cells // 2}, got {openings.plies}")
+    lines = _opening_lines(openings.file, rules, base, fail) if openings.file else ()
+    name = raw.get("name") or (Path(source).stem if source != "<command line>" else "")
+    if not name:
+        raise fail("the tournament needs a name: set name = \"...\" or pass --name")
+    return TournamentConfig(
+        name=name,
+        bots=bots,
+        format=fmt,
+        challengers=challengers,
+        games=games,
+        rules=rules,
+        openings=openings,
+        time_control=_time_control(raw.get("time", {}), fail),
+        seed=raw.get("seed", 1),
+        workers=workers,
+        isolate=raw.get("isolate", False),
+        limits=_limits(raw.get("limits", {}), fail),
+        db=db,
+        source=source,
+        sources=tuple(sorted(sources.items())),
+        opening_lines=lines,
+    )
+
+
+def _bot_specs(
+    items: list[Any], key: str, fail: Any, submitted: _Submitted, sources: dict[str, BotCode]
+) -> list[str]:
+    specs = []
+    for item in items:
+        if not isinstance(item, str):
+            raise fail(f"{key} must be a list of bot specs (strings), got {item!r}")
+        try:
+            found = submitted.resolve(item)
+            if found is not None:
+                text, code = found
+                sources[parse_spec(text).name] = code
+                check_spec(text, sources=sources)
+                specs.append(text)
+            else:
+                specs.append(spec_text(check_spec(item)))
+        except BotSpecError as exc:
+            raise fail(f"{key}: {exc}") from None
+    duplicates = {s for s in specs if specs.count(s) > 1}
+    if duplicates:
+        raise fail(f"{key}: bot {sorted(duplicates)[0]!r} is listed twice")
+    return specs
+
+
+class _Submitted:
+    """Looks up submitted bots in the tournament's database, if it exists."""
+
+    def __init__(self, db: str) -> None:
+        self.db = db
+        self.store: Any = None
+
+    def __enter__(self) -> _Submitted:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.store is not None:
+            self.store.close()
+
+    def resolve(self, text: str) -> tuple[str, BotCode] | None:
+        from arena.league.store import Store, StoreError  # here: config is read before any store
+        from arena.league.submissions import resolve
+
+        if self.store is None and Path(self.db).is_file():
+            try:
+                self.store = Store(self.db, create=False)
+            except StoreError:
+                return None  # reported when the tournament opens the database
+        return resolve(text, self.store)
+
+
+def _check_field_of_play(fmt: str, bots: tuple[str, ...], challengers: tuple[str, ...], fail: Any) -> None:
+    if fmt == "round-robin":
+        if challengers:
+            raise fail("challengers are for format = \"gauntlet\"; a round robin uses bots only")
+        if len(bots) < 2:
+            raise fail(f"a round robin needs at least two bots, got {len(bots)}: set bots or pass --bots a,b")
+    else:
+        if not challengers or not bots:
+            raise fail("a gauntlet needs challengers (who play) and bots (the field they face)")
+        both = set(challengers) & set(bots)
+        if both:
+            raise fail(f"bot {sorted(both)[0]!r} is both a challenger and in the field")
+
+
+def _limits(raw: dict[str, Any], fail: Any) -> Limits:
+    defaults = Limits()
+    memory = raw.get("memory_mb", defaults.memory_mb)
+    output = raw.get("output_kb", defaults.output_kb)
+    if memory < 64:
+        raise fail(f"limits.memory_mb must be at least 64 (Python needs room to start), got {memory}")
+    if output < 1:
+        raise fail(f"limits.output_kb must be at least 1, got {output}")
+    return Limits(memory_mb=memory, output_kb=output)
+
+
+def _time_control(raw: dict[str, Any], fail: Any) -> TimeControl:
+    move = raw.get("move_seconds")
+    bank = raw.get("bank_seconds", 0.0)
+    if move is not None and move <= 0:
+        raise fail(f"time.move_seconds must be positive, got {move}")
+    if bank < 0:
+        raise fail(f"time.bank_seconds must not be negative, got {bank}")
+    return TimeControl(None if move is None else float(move), float(bank))
+
+
+def _opening_lines(file: str, rules: Rules, base: Path, fail: Any) -> tuple[tuple[int, ...], ...]:
+    path = Path(file) if Path(file).is_absolute() else base / file
+    if not path.is_file():
+        raise fail(f"openings.file {file!r} does not exist (looked at {path})")
+    lines = []
+    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        text = text.split("#", 1)[0].strip()
+        if not text:
+            continue
+        try:
+            board = Board.from_moves(parse_moves(text, rules), rules)
+        except ValueError as exc:
+            raise fail(f"openings.file {file!r} line {number}: {exc}") from None
+        if board.is_over():
+            raise fail(f"openings.file {file!r} line {number}: the game is already over after {text!r}")
+        lines.append(tuple(board.history))
+    if not lines:
+        raise fail(f"openings.file {file!r} holds no openings")
+    return tuple(lines)
+

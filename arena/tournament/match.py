@@ -1,0 +1,126 @@
+"""A match: two bots, N games, alternating who moves first."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+
+from arena.engine.game import Rules
+from arena.engine.openings import game_seed, random_openings
+from arena.referee.referee import GameRecord, GameSpec, TimeControl, play_game
+from arena.league.sprt import CONTINUE, Sprt
+
+
+@dataclass
+class Tally:
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    forfeits: int = 0  # games this bot lost by forfeit
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    @property
+    def score(self) -> float:
+        return self.wins + 0.5 * self.draws
+
+    def add(self, points: float) -> None:
+        if points == 1:
+            self.wins += 1
+        elif points == 0:
+            self.losses += 1
+        else:
+            self.draws += 1
+
+
+@dataclass
+class MatchResult:
+    bots: tuple[str, str]
+    records: list[GameRecord] = field(default_factory=list)
+
+    def tally(self) -> dict[str, Tally]:
+        """Wins, draws and losses of each bot (keyed by spec; a self-match merges)."""
+        tallies = {bot: Tally() for bot in self.bots}
+        for record in self.records:
+            for player, bot in enumerate(record.spec.bots):
+                tallies[bot].add(record.score(player))
+                if record.termination == "forfeit" and record.winner != player:
+                    tallies[bot].forfeits += 1
+        return tallies
+
+    def as_json(self) -> dict:
+        return {
+            "games": len(self.records),
+            "results": {
+                bot: {"wins": t.wins, "draws": t.draws, "losses": t.losses}
+                for bot, t in self.tally().items()
+            },
+        }
+
+
+def match_specs(
+    bot_a: str,
+    bot_b: str,
+    games: int,
+    seed: int = 0,
+    rules: Rules | None = None,
+    time_control: TimeControl | None = None,
+    opening_plies: int = 2,
+) -> list[GameSpec]:
+    """The games of a match: bot_a moves first in even games, bot_b in odd ones.
+
+    Each pair of games starts from the same seeded random opening of
+    ``opening_plies`` plies, so that deterministic bots do not replay one game.
+    """
+    rules = rules or Rules()
+    clock = time_control or TimeControl()
+    rng = random.Random(f"match-openings:{seed}")
+    openings = random_openings(rules, opening_plies, (games + 1) // 2, rng) if opening_plies else []
+    specs = []
+    for number in range(games):
+        first, second = (bot_a, bot_b) if number % 2 == 0 else (bot_b, bot_a)
+        key = f"match-{number:06d}"
+        specs.append(
+            GameSpec(
+                key=key,
+                rules=rules,
+                first=first,
+                second=second,
+                opening=openings[number // 2] if openings else (),
+                seed=game_seed(seed, key),
+                time_control=clock,
+            )
+        )
+    return specs
+
+
+def play_match(
+    specs: Iterable[GameSpec],
+    bots: tuple[str, str],
+    play: Callable[[Iterable[GameSpec]], Iterator[GameRecord]] | None = None,
+) -> MatchResult:
+    """Play every spec (in this process unless ``play`` maps them elsewhere)."""
+    result = MatchResult(bots)
+    games = play(specs) if play is not None else map(play_game, specs)
+    result.records.extend(games)
+    result.records.sort(key=lambda record: record.spec.key)
+    return result
+
+
+def play_sprt(specs: Iterable[GameSpec], bots: tuple[str, str], test: Sprt) -> tuple[MatchResult, str]:
+    """Play ``specs`` in order, checking ``test`` after each pair of games (one
+    opening, both colours); stop as soon as it decides. Returns the games played
+    and the decision (H0, H1, or continue if the specs ran out first)."""
+    result = MatchResult(bots)
+    decision = CONTINUE
+    for spec in specs:
+        result.records.append(play_game(spec))
+        if len(result.records) % 2 == 0:
+            tally = result.tally()[bots[0]]
+            decision = test.decision(tally.wins, tally.draws, tally.losses)
+            if decision != CONTINUE:
+                break
+    return result, decision

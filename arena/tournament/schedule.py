@@ -1,0 +1,75 @@
+"""Who plays whom, from which opening, in what order: pure and deterministic.
+
+The same configuration and seed always give the same game specs with the same
+keys in the same order, which is what makes a tournament resumable: the games
+still to play are the scheduled keys that are not stored yet.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from itertools import combinations
+
+from arena.tournament.config import TournamentConfig
+from arena.sandbox.wire import BotCode
+from arena.engine.openings import MAX_OPENING_TRIES, game_seed, random_openings
+from arena.referee.referee import GameSpec
+
+__all__ = ["MAX_OPENING_TRIES", "game_seed", "openings", "pairings", "random_openings", "schedule"]
+
+def pairings(config: TournamentConfig) -> list[tuple[str, str]]:
+    """Unordered pairs of bots that meet: every pair (round robin), or each
+    challenger against the whole field (gauntlet)."""
+    if config.format == "gauntlet":
+        return [(c, b) for c in config.challengers for b in config.bots]
+    return list(combinations(config.bots, 2))
+
+
+def openings(config: TournamentConfig) -> list[tuple[int, ...]]:
+    """One opening per pair of games in a pairing (each is played with both colours)."""
+    needed = (config.games + 1) // 2
+    if config.opening_lines:
+        lines = config.opening_lines
+        return [lines[i % len(lines)] for i in range(needed)]
+    rng = random.Random(f"openings:{config.seed}")
+    return random_openings(config.rules, config.openings.plies, needed, rng)
+
+
+def schedule(config: TournamentConfig) -> list[GameSpec]:
+    """Every game of the tournament, interleaved so that standings fill evenly."""
+    return list(iter_schedule(config))
+
+
+def game_count(config: TournamentConfig) -> int:
+    return len(pairings(config)) * config.games
+
+
+def iter_schedule(config: TournamentConfig) -> Iterator[GameSpec]:
+    """``schedule`` one game at a time: a long tournament need not be held in memory."""
+    pairs = pairings(config)
+    lines = openings(config)
+    for game in range(config.games):
+        opening = lines[game // 2]
+        swapped = game % 2 == 1
+        for number, (a, b) in enumerate(pairs):
+            first, second = (b, a) if swapped else (a, b)
+            key = f"p{number:04d}-o{game // 2:04d}-{'b' if swapped else 'a'}"
+            yield GameSpec(
+                    key=key,
+                    rules=config.rules,
+                    first=first,
+                    second=second,
+                    opening=opening,
+                    seed=game_seed(config.seed, key),
+                    time_control=config.time_control,
+                    isolate=config.isolate,
+                    limits=config.limits,
+                    sources=_sources_of(config, first, second),
+                )
+
+
+def _sources_of(config: TournamentConfig, *bots: str) -> tuple[tuple[str, BotCode], ...]:
+    """The code of the submitted bots among ``bots`` (only theirs: specs travel per game)."""
+    names = {bot.split(":", 1)[0] for bot in bots}
+    return tuple((name, code) for name, code in config.sources if name in names)
