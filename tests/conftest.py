@@ -2,16 +2,40 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import settings
 
 from arena.cli.main import main
 
+# In CI every property test draws the same examples each run, so a failure there
+# reproduces on any machine; elsewhere examples vary from run to run (and a
+# failure prints the blob that replays it). HYPOTHESIS_PROFILE overrides either.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.register_profile("dev", print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
+
 HERE = Path(__file__).parent
 TEST_BOTS = HERE / "bots"
+
+
+class FakeClock:
+    """A clock that moves ``step`` seconds each time it is read: a bot's use of its
+    time is checked on the bot's own clock, never on how fast this machine is."""
+
+    def __init__(self, step: float) -> None:
+        self.now = 0.0
+        self.step = step
+        self.reads = 0
+
+    def __call__(self) -> float:
+        self.now += self.step
+        self.reads += 1
+        return self.now
 
 
 def process_alive(pid: int) -> bool:
