@@ -1,6 +1,6 @@
 """Speed and correctness of the perfect solver on Pascal Pons' test sets.
 
-For each set (Test_L3_R1, Test_L2_R1, Test_L1_R1 from shared/data/pons) it solves
+For each set (Test_L3_R1, Test_L2_R1, Test_L1_R1 from tests/data/pons) it solves
 every position with :meth:`bots.solver.Solver.solve`, checks the score against
 the file, and prints the mean time and mean node count per position beside Pons'
 C++ figures. The transposition table is emptied before each position (as a
@@ -36,7 +36,7 @@ SETS = {"L3": "Test_L3_R1", "L2": "Test_L2_R1", "L1": "Test_L1_R1"}
 
 
 def data_dir() -> Path:
-    return Path(__file__).resolve().parents[2] / "shared" / "data" / "pons"
+    return Path(__file__).resolve().parents[1] / "tests" / "data" / "pons"
 
 
 def load(name: str, limit: int | None) -> list[tuple[str, int]]:

@@ -109,7 +109,7 @@ def test_solve_prints_the_shared_convention(cli):
     assert cli("solve", "4444444").exit_code == 2
 
 
-PONS = Path(__file__).resolve().parents[2] / "shared" / "data" / "pons" / "Test_L3_R1"
+PONS = Path(__file__).resolve().parent / "data" / "pons" / "Test_L3_R1"
 
 
 def won_position_and_a_blunder() -> tuple[str, int]:
@@ -127,7 +127,6 @@ def won_position_and_a_blunder() -> tuple[str, int]:
     raise AssertionError("no won position with a losing move in the test set")
 
 
-@pytest.mark.skipif(not PONS.exists(), reason="shared test positions not present")
 def test_analyse_marks_a_thrown_away_win_and_is_stored(cli, tmp_path):
     moves, blunder = won_position_and_a_blunder()
     (tmp_path / "game.txt").write_text(f"7x6c4 {moves}{blunder + 1}\n")
