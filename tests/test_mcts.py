@@ -12,6 +12,7 @@ from arena.engine.game import Board, Rules
 from bots.lines import winning_moves
 from bots.mcts import MctsBot, kit_for
 from bots.random_bot import RandomBot
+from tests.conftest import FakeClock
 
 C4 = Rules()
 NO_GRAVITY_8 = Rules(8, 8, 4, gravity=False)
@@ -141,31 +142,34 @@ def _self_play(rules: Rules, seed: int) -> list[int]:
     return board.history
 
 
-def test_respects_time_allowed():
+def test_respects_time_allowed(monkeypatch):
+    # On a clock that moves 1 ms a read, 5 s of search would take 5000 reads.
+    clock = FakeClock(step=0.001)
+    monkeypatch.setattr(time, "perf_counter", clock)
     bot = MctsBot(seconds=5.0)
     bot.new_game(C4, 0, 1)
     bot.time_allowed = 0.2
-    started = time.perf_counter()
     choice = bot.choose_move(Board(C4))
-    took = time.perf_counter() - started
-    assert took < 1.0  # far below the 5 s it would take without time_allowed (slack for busy machines)
+    assert clock.now <= 0.2  # it stops inside the time it was allowed, not the 5 s it was set
     assert choice.info["playouts"] > 10
     # the time limit also caps a playout budget
+    clock.now = 0.0
     bot = MctsBot(playouts=10_000_000)
     bot.new_game(C4, 0, 1)
     bot.time_allowed = 0.2
-    started = time.perf_counter()
-    bot.choose_move(Board(C4))
-    assert time.perf_counter() - started < 1.0
+    choice = bot.choose_move(Board(C4))
+    assert clock.now <= 0.2
+    assert 10 < choice.info["playouts"] < 10_000_000
 
 
-def test_seconds_budget():
+def test_seconds_budget(monkeypatch):
+    clock = FakeClock(step=0.001)
+    monkeypatch.setattr(time, "perf_counter", clock)
     bot = MctsBot(seconds=0.15)
     bot.new_game(C4, 0, 1)
-    started = time.perf_counter()
-    bot.choose_move(Board.from_moves("44", C4))
-    took = time.perf_counter() - started
-    assert 0.1 < took < 1.0
+    choice = bot.choose_move(Board.from_moves("44", C4))
+    assert 0.1 < clock.now <= 0.15 + 0.01  # uses its budget, and no more than one read over it
+    assert choice.info["playouts"] > 10
 
 
 def test_tree_is_reused_after_the_opponent_reply():
@@ -249,15 +253,16 @@ def test_legal_moves_to_the_end_of_games(rules, games):
             assert board.winner is not None or board.is_draw()
 
 
-def test_big_board_stays_in_time():
+def test_big_board_stays_in_time(monkeypatch):
+    clock = FakeClock(step=0.001)
+    monkeypatch.setattr(time, "perf_counter", clock)
     rules = Rules(40, 40, 40, gravity=False)
     bot = MctsBot(seconds=5.0)
     bot.new_game(rules, 1, 0)
     bot.time_allowed = 0.2
     board = Board.from_moves("t20", rules)
-    started = time.perf_counter()
     move = bot.choose_move(board.copy()).move
-    assert time.perf_counter() - started < 1.5
+    assert clock.now <= 0.2
     assert board.is_legal(move)
 
 

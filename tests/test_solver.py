@@ -34,7 +34,9 @@ from bots.solver import (
     stones_of_score,
 )
 
-PONS = Path(__file__).resolve().parents[2] / "shared" / "data" / "pons"
+from tests.conftest import FakeClock
+
+PONS = Path(__file__).resolve().parent / "data" / "pons"
 C4 = Rules()
 BACKENDS = ["python"] + (["numba"] if fast_available() else [])
 #: Pure Python checks every ``n``-th position of a set (1: all of them); all of
@@ -45,11 +47,8 @@ needs_numba = pytest.mark.skipif(not fast_available(), reason="numba is not impo
 
 
 def pons_rows(name: str) -> list[tuple[str, int]]:
-    path = PONS / name
-    if not path.is_file():
-        pytest.skip(f"Pons test data not found at {path} (shared/data/pons beside the repository)")
     rows = []
-    for line in path.read_text().splitlines():
+    for line in (PONS / name).read_text().splitlines():
         if line.strip():
             moves, score = line.split()
             rows.append((moves, int(score)))
@@ -269,9 +268,6 @@ def test_deadline_and_node_budget_return_none(backend):
     board = Board.from_moves("44")  # far from solvable in a blink
     before = (board.key(), board.history, board.winner)
     assert solver.solve(board, deadline=time.monotonic() - 1) is None
-    started = time.monotonic()
-    assert solver.solve(board, deadline=started + 0.05) is None
-    assert time.monotonic() - started < 1.0
     assert solver.solve(board, nodes=500) is None
     assert solver.nodes <= 501
     values = solver.solve_moves(board, deadline=time.monotonic() + 0.02)
@@ -282,6 +278,17 @@ def test_deadline_and_node_budget_return_none(backend):
     hard, expected = Board.from_moves("32164625"), 11  # the first line of Test_L1_R1
     assert solver.solve(hard, nodes=50) is None
     assert solver.solve(hard) == expected
+
+
+def test_a_deadline_stops_the_search_on_the_solvers_clock(backend, monkeypatch):
+    # The clock moves 10 ms a read: a search that reads it stops within a few
+    # looks; one that ignored the deadline would run into the node budget.
+    clock = FakeClock(step=0.01)
+    monkeypatch.setattr(time, "monotonic", clock)
+    solver = Solver(C4, backend)
+    budget = 3_000_000
+    assert solver.solve(Board.from_moves("44"), deadline=clock.now + 0.05, nodes=budget) is None
+    assert solver.nodes < budget // 10
 
 
 def test_solve_does_not_touch_the_board(backend):
@@ -385,9 +392,7 @@ def test_bot_solves_small_games_from_the_start(backend):
 def test_bot_falls_back_to_minimax_when_out_of_time(backend):
     bot = SolverBot(backend=backend, seconds=0.05, fallback_depth=3)
     board = Board.from_moves("4")
-    started = time.monotonic()
     choice = ask(bot, board)
-    assert time.monotonic() - started < 1.0
     info = choice.info
     assert info["solved"] is False
     assert info["depth"] == 3
@@ -400,9 +405,7 @@ def test_bot_uses_time_allowed():
     bot.new_game(C4, 1, 0)
     bot.time_allowed = 0.05
     assert bot.budget() == 0.05
-    started = time.monotonic()
     choice = bot.choose_move(Board.from_moves("4"))
-    assert time.monotonic() - started < 1.0
     assert choice.info["solved"] is False
     bot.time_allowed = None
     assert bot.budget() == 1.0
