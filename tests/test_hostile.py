@@ -11,6 +11,7 @@ import pytest
 
 from arena.sandbox import landlock
 from arena.tournament.config import load_config
+from arena.tournament.entrants import resolve_bots
 from arena.tournament.runner import ProcessExecutor, run_tournament
 from arena.league.store import Store
 from tests.conftest import TEST_BOTS, process_alive
@@ -52,7 +53,7 @@ def tournament(tmp_path_factory):
     }
     # The missing import is refused before any game is played: test that, then drop it.
     with pytest.raises(ValueError, match="failed to import: ModuleNotFoundError"):
-        load_config(None, overrides)
+        resolve_bots(load_config(None, overrides), None)
     overrides["challengers"] = challengers[:-1]
     config = load_config(None, overrides)
     store = Store(db)

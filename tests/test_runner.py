@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.tournament.config import load_config
+from arena.tournament.config import ConfigError, load_config
 from arena.engine.game import Board, parse_moves
 from arena.tournament.runner import ProcessExecutor, SerialExecutor, run_tournament
 from arena.tournament.schedule import schedule
@@ -103,6 +103,18 @@ def test_the_same_name_with_other_settings_is_refused(db_path):
     with pytest.raises(StoreError, match=r"tournament 't' .* other settings \(seed was 3, now 4\)"):
         run_tournament(config(db_path, seed=4), store, SerialExecutor())
     assert len(store.games(tournament="t")) == 24  # nothing lost
+
+
+def test_run_tournament_resolves_a_loaded_config_before_storing_anything(db_path):
+    store = Store(db_path)
+    with pytest.raises(ConfigError, match="bots: unknown bot 'deep-blue'"):
+        run_tournament(config(db_path, bots=["random", "deep-blue"]), store, SerialExecutor())
+    assert store.tournaments() == []
+    store.submit("first", "from arena.bot import Bot\nclass First(Bot):\n"
+                 "    def choose_move(self, board):\n        return board.legal_moves()[0]\n", "bot", "first.py")
+    outcome = run_tournament(config(db_path, bots=["random", "first"], games=2), store, SerialExecutor())
+    assert outcome.played == 2
+    assert {g["first"] for g in store.games(tournament="t")} == {"random", "first@v1"}
 
 
 def test_a_misbehaving_bot_loses_its_games_and_the_tournament_goes_on(db_path):
