@@ -252,6 +252,35 @@ def test_a_failing_record_stores_nothing_of_its_batch(league):
     assert count(store, "games") == 3
 
 
+def test_record_game_returns_the_id_of_the_game_it_stored(league):
+    store, tid, ids = league
+    first = store.record_game(tid, record("c1"), ids)
+    second = store.record_game(tid, record("c2", "greedy", "random"), ids)
+    assert store.game(first)["key"] == "c1" and store.game(second)["key"] == "c2"
+    assert store.move_count() == count(store, "moves") == store.game(first)["plies"] + store.game(second)["plies"]
+
+
+def test_record_game_replaces_an_earlier_save_in_the_same_transaction(league):
+    store, tid, ids = league
+    saved = store.record_game(tid, record("c1"), ids)
+    store.save_position_values(saved, {0: 1}, 1.0)
+    again = store.record_game(tid, record("c2"), ids, replace=saved)
+    assert [g["id"] for g in store.games()] == [again]
+    assert store.position_values(saved) == {}
+    # A save that fails keeps the one it was to replace.
+    with pytest.raises(KeyError):
+        store.record_game(tid, record("c3", "blocker", "random"), ids, replace=again)
+    assert [g["id"] for g in store.games()] == [again]
+    assert store.move_count() == store.game(again)["plies"]
+
+
+def test_move_count_of_timed_moves(league):
+    store, tid, ids = league
+    store.record_games(tid, [record("p0000-o0000-a")], ids)
+    timed = store.db.execute("select count(*) from moves where ms is not null").fetchone()[0]
+    assert timed > 0 and store.move_count(timed_only=True) == timed
+
+
 def test_a_duplicate_key_stores_nothing_of_its_batch(league):
     store, tid, ids = league
     store.record_games(tid, [record("p0000-o0000-a")], ids)

@@ -13,7 +13,7 @@ import hashlib
 import json
 import sqlite3
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,13 +26,20 @@ from arena.engine.game import Rules, format_moves, move_names
 from arena.referee.referee import GameRecord
 
 migrations = Migrations("arena")
+_MIGRATION_NAMES: list[str] = []  # ours, in order: sqlite-utils keeps its own list private
+
+
+def _migration(name: str) -> Callable[[Callable[[Database], None]], Callable[[Database], None]]:
+    """Register a schema step with sqlite-utils, and its name in our own list."""
+    _MIGRATION_NAMES.append(name)
+    return migrations(name=name)
 
 
 class StoreError(ValueError):
     """A database the arena cannot use, or a lookup that finds nothing."""
 
 
-@migrations(name="0001_initial")
+@_migration("0001_initial")
 def _initial(db: Database) -> None:
     db["tournaments"].create(
         {
@@ -81,7 +88,7 @@ def _initial(db: Database) -> None:
     )
 
 
-@migrations(name="0002_submissions")
+@_migration("0002_submissions")
 def _submissions(db: Database) -> None:
     db["submissions"].create(
         {
@@ -94,7 +101,7 @@ def _submissions(db: Database) -> None:
     db["submissions"].create_index(["name", "version"], unique=True)
 
 
-@migrations(name="0003_analyses")
+@_migration("0003_analyses")
 def _analyses(db: Database) -> None:
     db["analyses"].create(
         {"game_id": int, "ply": int, "value": int, "budget": float, "analysed_at": str},
@@ -104,7 +111,7 @@ def _analyses(db: Database) -> None:
     )
 
 
-@migrations(name="0004_submission_class")
+@_migration("0004_submission_class")
 def _submission_class(db: Database) -> None:
     db["submissions"].add_column("class_name", str)  # which Bot subclass, for files with several
 
@@ -158,7 +165,7 @@ class Store:
             raise StoreError(f"{self.path!r} is not an arena database ({exc})") from None
 
     def _migrate(self) -> None:
-        known = {m.name for m in migrations._migrations}
+        known = set(_MIGRATION_NAMES)
         newer = [m.name for m in migrations.applied(self.db) if m.name not in known]
         if newer:
             raise StoreError(
@@ -307,14 +314,38 @@ class Store:
         self, tournament_id: int, records: Iterable[GameRecord], bot_ids: dict[str, int]
     ) -> int:
         """Store finished games, each with all its moves, in one transaction."""
-        conn = self.db.conn
         count = 0
         with self.db.atomic():
             for record in records:
-                game_id = conn.execute(_INSERT_GAME, _game_row(tournament_id, record, bot_ids)).lastrowid
-                conn.executemany(_INSERT_MOVE, _move_rows(game_id, record))
+                self._insert_game(tournament_id, record, bot_ids)
                 count += 1
         return count
+
+    def record_game(
+        self, tournament_id: int, record: GameRecord, bot_ids: dict[str, int], replace: int | None = None
+    ) -> int:
+        """Store one game with its moves and return its id.
+
+        ``replace`` is the id of an earlier save of the same game (a casual game
+        saved again), removed in the same transaction: the game is never stored
+        twice, nor lost in between.
+        """
+        with self.db.atomic():
+            if replace is not None:
+                self.delete_game(replace)
+            return self._insert_game(tournament_id, record, bot_ids)
+
+    def _insert_game(self, tournament_id: int, record: GameRecord, bot_ids: dict[str, int]) -> int:
+        conn = self.db.conn
+        game_id = conn.execute(_INSERT_GAME, _game_row(tournament_id, record, bot_ids)).lastrowid
+        assert game_id is not None  # an insert into a rowid table always has one
+        conn.executemany(_INSERT_MOVE, _move_rows(game_id, record))
+        return game_id
+
+    def move_count(self, timed_only: bool = False) -> int:
+        """How many moves are stored (only those with a time, if ``timed_only``)."""
+        where = " where ms is not null" if timed_only else ""
+        return int(self.db.execute("select count(*) from moves" + where).fetchone()[0])
 
     def delete_game(self, game_id: int) -> None:
         """Remove a game with its moves and analysis (a casual game saved again)."""
