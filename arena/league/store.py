@@ -135,6 +135,61 @@ class Submission:
 
 
 @dataclass(frozen=True)
+class StoredTournament:
+    """A row of the tournaments table."""
+
+    id: int
+    name: str
+    format: str
+    config: str  # JSON: the definition as given
+    identity: str  # JSON: what makes a resumed run the same tournament
+    rules: str  # JSON: Rules.as_dict(); see rules_of
+    seed: int
+    status: str  # "running", "interrupted" or "finished"
+    created_at: str
+    finished_at: str | None
+
+
+@dataclass(frozen=True)
+class StoredGame:
+    """A stored game, with its tournament's name and rules and its bots' specs."""
+
+    id: int
+    tournament: str
+    key: str
+    first: str  # bot spec of the first player (X)
+    second: str
+    result: str  # "1-0", "0-1" or "1/2-1/2"
+    winner: int | None  # 0 (first), 1 (second) or None (a draw, or unfinished)
+    termination: str
+    reason: str | None
+    plies: int | None
+    opening: str | None  # move string of the opening
+    opening_plies: int | None
+    moves: str | None  # move string of the whole game, opening included
+    duration: float | None
+    seed: int | None
+    finished_at: str | None
+    rules: str  # JSON: Rules.as_dict(); see rules_of
+
+    @property
+    def finished(self) -> bool:
+        """False for a casual game saved before its end, which counts in no table."""
+        return self.termination != "unfinished"
+
+
+@dataclass(frozen=True)
+class StoredMove:
+    """One move of a stored game."""
+
+    game_id: int
+    ply: int  # 0 is the first move, openings included
+    move: str  # in the game's notation (a column, or a cell without gravity)
+    ms: float | None  # thinking time; None for opening moves and people
+    info: str | None  # JSON: what the bot said about the move
+
+
+@dataclass(frozen=True)
 class BotIdentity:
     """How a bot is recorded: its spec and where its code came from."""
 
@@ -179,12 +234,14 @@ class Store:
 
     # --- tournaments ---------------------------------------------------------------
 
-    def tournament(self, name: str) -> dict[str, Any] | None:
+    def tournament(self, name: str) -> StoredTournament | None:
+        """The tournament of that name, or None."""
         rows = list(self.db["tournaments"].rows_where("name = ?", [name]))
-        return rows[0] if rows else None
+        return StoredTournament(**rows[0]) if rows else None
 
-    def tournaments(self) -> list[dict[str, Any]]:
-        return list(self.db["tournaments"].rows_where(order_by="id"))
+    def tournaments(self) -> list[StoredTournament]:
+        """Every tournament, oldest first."""
+        return [StoredTournament(**row) for row in self.db["tournaments"].rows_where(order_by="id")]
 
     @contextmanager
     def running(self, name: str) -> Iterator[None]:
@@ -219,14 +276,14 @@ class Store:
         identity_text = json.dumps(identity, sort_keys=True)
         existing = self.tournament(name)
         if existing is not None:
-            if existing["identity"] != identity_text:
+            if existing.identity != identity_text:
                 raise StoreError(
                     f"tournament {name!r} in {self.path} was run with other settings "
-                    f"({_first_difference(json.loads(existing['identity']), identity)}); "
+                    f"({_first_difference(json.loads(existing.identity), identity)}); "
                     "pick another --name or repeat the original settings to resume it"
                 )
-            self.db["tournaments"].update(existing["id"], {"status": "running", "finished_at": None})
-            return int(existing["id"])
+            self.db["tournaments"].update(existing.id, {"status": "running", "finished_at": None})
+            return existing.id
         row = {
             "name": name, "format": fmt, "config": json.dumps(config, sort_keys=True),
             "identity": identity_text, "rules": json.dumps(identity["rules"]), "seed": seed,
@@ -354,18 +411,21 @@ class Store:
                 self.db.execute(f"delete from {table} where game_id = ?", [game_id])
             self.db.execute("delete from games where id = ?", [game_id])
 
-    def game(self, game_id: int) -> dict[str, Any]:
+    def game(self, game_id: int) -> StoredGame:
+        """The game with that id; StoreError if there is none."""
         rows = list(self.db.query(_GAME_SELECT + " where g.id = ?", [game_id]))
         if not rows:
             raise StoreError(f"no game with id {game_id} in {self.path}; list them with 'arena games'")
-        return rows[0]
+        return StoredGame(**rows[0])
 
-    def moves(self, game_id: int) -> list[dict[str, Any]]:
-        return list(self.db["moves"].rows_where("game_id = ?", [game_id], order_by="ply"))
+    def moves(self, game_id: int) -> list[StoredMove]:
+        """A game's moves in order (none for an unknown id)."""
+        rows = self.db["moves"].rows_where("game_id = ?", [game_id], order_by="ply")
+        return [StoredMove(**row) for row in rows]
 
     def games(
         self, tournament: str | None = None, bot: str | None = None, limit: int | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[StoredGame]:
         """Stored games, oldest first, optionally of one tournament or one bot spec."""
         where, params = [], []
         if tournament is not None:
@@ -383,14 +443,15 @@ class Store:
         sql = _GAME_SELECT + (" where " + " and ".join(where) if where else "") + " order by g.id"
         if limit is not None:
             sql += f" limit {int(limit)}"
-        return list(self.db.query(sql, params))
+        return [StoredGame(**row) for row in self.db.query(sql, params)]
 
     def _unknown_tournament(self, name: str) -> str:
-        names = [t["name"] for t in self.tournaments()]
+        names = [t.name for t in self.tournaments()]
         known = ", ".join(names) if names else "none yet"
         return f"no tournament named {name!r} in {self.path}; tournaments: {known}"
 
-    def check_tournament(self, name: str) -> dict[str, Any]:
+    def check_tournament(self, name: str) -> StoredTournament:
+        """The tournament of that name; StoreError naming the known ones if there is none."""
         row = self.tournament(name)
         if row is None:
             raise StoreError(self._unknown_tournament(name))
@@ -438,9 +499,9 @@ def _move_rows(game_id: int, record: GameRecord) -> list[tuple[Any, ...]]:
     ]
 
 
-def rules_of(row: dict[str, Any]) -> Rules:
-    """The Rules stored with a game or tournament row."""
-    return Rules(**json.loads(row["rules"]))
+def rules_of(row: StoredGame | StoredTournament) -> Rules:
+    """The Rules stored with a game or tournament."""
+    return Rules(**json.loads(row.rules))
 
 
 def _first_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
