@@ -189,18 +189,36 @@ def check_spec(
     """Parse a spec and build the bot once, so mistakes surface before any game.
 
     Untrusted code is loaded in the sandbox (never in this process) and must start a game.
+    Nothing is remembered: to check many specs, some more than once, use a :class:`BotChecker`.
     """
-    spec = parse_spec(text)
-    bot = make_bot(spec, installed, sources=sources)
-    if isinstance(bot, SandboxedBot):
-        key = (spec_text(spec), hashlib.sha256((bot.code.source or "").encode()).hexdigest())
-        if key not in _checked:  # a config check and a match check share one start-up
-            _check_sandboxed(key[0], bot)
-            _checked.add(key)
-    return spec
+    return BotChecker(installed).check(text, sources)
 
 
-_checked: set[tuple[str, str]] = set()
+class BotChecker:
+    """Checks bot specs like :func:`check_spec`, starting each untrusted bot once.
+
+    Whoever holds the checker decides how long a check counts: a tournament's
+    checks share one, and a later run with a fresh checker (a bot file may have
+    changed meanwhile, or the sandbox) checks again.
+    """
+
+    def __init__(self, installed: dict[str, BotEntry] | None = None) -> None:
+        self.installed = installed
+        # (canonical spec, sha256 of the code) of the sandboxed bots that started a game.
+        self._started: set[tuple[str, str]] = set()
+
+    def check(self, text: str, sources: dict[str, BotCode] | None = None) -> BotSpec:
+        """The parsed spec, once its bot was built (and, if sandboxed, started a game)."""
+        spec = parse_spec(text)
+        bot = make_bot(spec, self.installed, sources=sources)
+        if isinstance(bot, SandboxedBot):
+            key = (spec_text(spec), hashlib.sha256((bot.code.source or "").encode()).hexdigest())
+            if key in self._started:
+                bot.close()
+            else:
+                _check_sandboxed(key[0], bot)
+                self._started.add(key)
+        return spec
 
 
 def _check_sandboxed(text: str, bot: Bot) -> None:

@@ -34,7 +34,7 @@ def tournament(isolate: bool, games: int, workers: int, db: Path) -> tuple[float
     started = time.perf_counter()
     run_tournament(config, store)
     seconds = time.perf_counter() - started
-    moves = store.db.execute("select count(*) from moves where ms is not null").fetchone()[0]
+    moves = store.move_count(timed_only=True)
     store.close()
     return seconds, moves
 

@@ -29,7 +29,7 @@ def run(bots: list[str], games: int, workers: int, db: Path, name: str) -> tuple
     started = time.perf_counter()
     outcome = run_tournament(config, store)
     elapsed = time.perf_counter() - started
-    moves = store.db.execute("select count(*) from moves").fetchone()[0]
+    moves = store.move_count()
     store.close()
     return outcome.played / elapsed, moves
 

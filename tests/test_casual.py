@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from arena.league.store import Store
+from arena.league.store import Store, StoredGame
 
 
-def stored_games(tmp_path: Path, db: str = "arena.db") -> list[dict]:
+def stored_games(tmp_path: Path, db: str = "arena.db") -> list[StoredGame]:
     return Store(tmp_path / db).games()
 
 
@@ -26,8 +26,8 @@ def test_play_a_full_game_with_bad_input_undo_redo_and_save(cli, tmp_path, monke
     assert out.count("saved as game") == 1
     assert "stored as game" in out or "quit" in out
     games = stored_games(tmp_path)
-    assert games and games[-1]["first"] == "human" and games[-1]["second"] == "random"
-    assert games[-1]["tournament"] == "casual 7x6c4"
+    assert games and games[-1].first == "human" and games[-1].second == "random"
+    assert games[-1].tournament == "casual 7x6c4"
 
 
 def cli_input(cli, monkeypatch, text, *args):
@@ -43,7 +43,7 @@ def test_two_people_play_to_a_win_and_it_is_stored(cli, tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert "X wins" in result.output
     game = stored_games(tmp_path)[-1]
-    assert (game["first"], game["second"], game["result"], game["moves"]) == ("human", "human", "1-0", "4545454")
+    assert (game.first, game.second, game.result, game.moves) == ("human", "human", "1-0", "4545454")
 
 
 def test_gravity_free_play_uses_cell_names(cli, tmp_path, monkeypatch):
@@ -51,7 +51,7 @@ def test_gravity_free_play_uses_cell_names(cli, tmp_path, monkeypatch):
     result = cli_input(cli, monkeypatch, script, "play", "--width", "3", "--height", "3", "--connect", "3",
                        "--no-gravity")
     assert "X wins" in result.output
-    assert stored_games(tmp_path)[-1]["moves"] == "a1b1b2c1c3"
+    assert stored_games(tmp_path)[-1].moves == "a1b1b2c1c3"
 
 
 def test_play_refuses_a_bad_bot_in_one_line(cli):
@@ -85,10 +85,10 @@ def test_export_and_import_round_trip(cli, tournament_db, tmp_path):
     (tmp_path / "game.json").write_text(as_json)
     assert cli("import", str(tmp_path / "game.json")).exit_code == 0
     games = Store(tournament_db).games()
-    original = next(g for g in games if g["id"] == 3)
-    copies = [g for g in games if g["tournament"] == "casual 7x6c4"]
-    assert [g["moves"] for g in copies] == [original["moves"]] * 2
-    assert copies[1]["first"] == original["first"] and copies[1]["result"] == original["result"]
+    original = next(g for g in games if g.id == 3)
+    copies = [g for g in games if g.tournament == "casual 7x6c4"]
+    assert [g.moves for g in copies] == [original.moves] * 2
+    assert copies[1].first == original.first and copies[1].result == original.result
 
 
 def test_import_refuses_a_bad_file_and_stores_nothing(cli, tournament_db, tmp_path):
@@ -131,7 +131,7 @@ def test_analyse_marks_a_thrown_away_win_and_is_stored(cli, tmp_path):
     moves, blunder = won_position_and_a_blunder()
     (tmp_path / "game.txt").write_text(f"7x6c4 {moves}{blunder + 1}\n")
     assert cli("import", str(tmp_path / "game.txt")).exit_code == 0
-    game_id = stored_games(tmp_path)[-1]["id"]
+    game_id = stored_games(tmp_path)[-1].id
     result = cli("analyse", str(game_id), "--budget", "0.2")
     assert result.exit_code == 0, result.output
     marked = [line.split() for line in result.output.splitlines() if "lost win" in line]
@@ -162,13 +162,13 @@ def test_count_scoring_games_keep_their_rules_through_play_export_and_import(cli
     assert "X wins" in first.output
     cli_input(cli, monkeypatch, "4\n5\n4\n5\n4\n5\n4\n", "play")  # a line-scoring casual game beside it
     games = stored_games(tmp_path)
-    assert {g["tournament"] for g in games} == {"casual 3x3c3nw", "casual 7x6c4"}
-    counted = next(g for g in games if g["tournament"] == "casual 3x3c3nw")
-    line = cli("export", str(counted["id"])).output.strip()
+    assert {g.tournament for g in games} == {"casual 3x3c3nw", "casual 7x6c4"}
+    counted = next(g for g in games if g.tournament == "casual 3x3c3nw")
+    line = cli("export", str(counted.id)).output.strip()
     assert line == "3x3c3nw a1b1c1a2b2c2a3b3c3"
     (tmp_path / "game.txt").write_text(line)
     assert cli("import", str(tmp_path / "game.txt")).exit_code == 0
-    (tmp_path / "game.json").write_text(cli("export", str(counted["id"]), "--format", "json").output)
+    (tmp_path / "game.json").write_text(cli("export", str(counted.id), "--format", "json").output)
     assert cli("import", str(tmp_path / "game.json")).exit_code == 0
-    copies = [g for g in stored_games(tmp_path) if g["tournament"] == "casual 3x3c3nw"]
-    assert [g["result"] for g in copies] == ["1-0"] * 3
+    copies = [g for g in stored_games(tmp_path) if g.tournament == "casual 3x3c3nw"]
+    assert [g.result for g in copies] == ["1-0"] * 3

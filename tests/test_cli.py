@@ -358,14 +358,14 @@ def test_tournament_config_mistake_creates_no_database(cli, tmp_path):
 def test_tournament_rerun_with_other_seed_is_refused(cli, tmp_path, league):
     db = copy_db(league, tmp_path / "existing.db")
     before = dump(db)
-    keys_before = [(g["id"], g["key"], g["moves"]) for g in Store(db).games(tournament="quick")]
+    keys_before = [(g.id, g.key, g.moves) for g in Store(db).games(tournament="quick")]
     user_error(cli("tournament", "run", QUICK, "--db", db, "--seed", "7", "--workers", "1"),
                "quick", "seed")
     assert dump(db) == before
     store = Store(db)
-    assert [(g["id"], g["key"], g["moves"]) for g in store.games(tournament="quick")] == keys_before
+    assert [(g.id, g.key, g.moves) for g in store.games(tournament="quick")] == keys_before
     assert len(keys_before) == 40
-    assert store.tournament("quick")["seed"] == 1
+    assert store.tournament("quick").seed == 1
     store.close()
 
 
@@ -432,32 +432,32 @@ def test_flag_validation_mistakes_are_one_line(cli, league, args, fragment):
 
 def test_show_prints_players_moves_and_board(cli, league):
     store = Store(league)
-    game = next(g for g in store.games(tournament="quick", bot="minimax:depth=2") if g["first"] == "minimax:depth=2")
-    moves = store.moves(game["id"])
+    game = next(g for g in store.games(tournament="quick", bot="minimax:depth=2") if g.first == "minimax:depth=2")
+    moves = store.moves(game.id)
     store.close()
-    out = ok(cli("show", game["id"], "--db", league))
-    assert f"X (first): {game['first']}" in out
-    assert f"O (second): {game['second']}" in out
-    assert f"Result {game['result']}" in out
-    assert game["moves"] in out
+    out = ok(cli("show", game.id, "--db", league))
+    assert f"X (first): {game.first}" in out
+    assert f"O (second): {game.second}" in out
+    assert f"Result {game.result}" in out
+    assert game.moves in out
     lines = out.splitlines()
     assert lines[-1].split() == ["1", "2", "3", "4", "5", "6", "7"]
     assert len(lines[-7:-1]) == 6 and all(len(line.split()) == 7 for line in lines[-7:-1])
     for move in moves:
-        who = "opening" if move["ms"] is None else ("X" if move["ply"] % 2 == 0 else "O")
-        pattern = rf"^\s*{move['ply'] + 1}\s+{who}\s+{re.escape(move['move'])}\b"
+        who = "opening" if move.ms is None else ("X" if move.ply % 2 == 0 else "O")
+        pattern = rf"^\s*{move.ply + 1}\s+{who}\s+{re.escape(move.move)}\b"
         row = [line for line in lines if re.match(pattern, line)]
         assert len(row) == 1, (pattern, out)
-        if move["ms"] is not None:
+        if move.ms is not None:
             shown = row[0].split()[3]
-            assert float(shown) == pytest.approx(move["ms"], abs=0.006)
-        if move["info"]:
-            assert move["info"] in row[0]
+            assert float(shown) == pytest.approx(move.ms, abs=0.006)
+        if move.info:
+            assert move.info in row[0]
     # minimax logs its search; at least one of its moves has info shown
     assert any('"depth"' in line for line in lines), out
     # the board holds exactly the stones of the game
     stones = "".join(lines[-7:-1]).replace(" ", "").replace(".", "")
-    assert len(stones) == game["plies"]
+    assert len(stones) == game.plies
 
 
 def test_show_unknown_game(cli, league):

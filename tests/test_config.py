@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from arena.tournament.config import ConfigError, TournamentConfig, load_config
+from arena.tournament.entrants import resolve_bots
 from arena.engine.game import Rules
 from arena.referee.referee import TimeControl
+from arena.league.store import Store
 
 GOOD = """
     name = "spring cup"
@@ -56,8 +58,9 @@ def toml(tmp_path: Path):
 
 
 def config_error(path: str | None, overrides: dict | None = None) -> str:
+    """The message for a mistake in loading or in resolving the bots, as the CLI reports it."""
     with pytest.raises(ConfigError) as info:
-        load_config(path, overrides)
+        resolve_bots(load_config(path, overrides), None)
     assert isinstance(info.value, ValueError)
     message = str(info.value)
     if path is not None:
@@ -145,6 +148,7 @@ def test_a_bot_file_spec_loads(toml, write_bot):
     )
     config = load_config(toml(f'bots = ["random", "{bot}"]\n'))
     assert config.bots == ("random", bot)
+    assert resolve_bots(config, None).bots == ("random", bot)
 
 
 # --- overrides ----------------------------------------------------------------------------
@@ -432,3 +436,86 @@ def test_empty_openings_file(toml, tmp_path, content):
     (tmp_path / "empty.txt").write_text(content, encoding="utf-8")
     message = config_error(toml(TWO_BOTS + '[openings]\nfile = "empty.txt"\n'))
     assert "openings.file" in message and "empty.txt" in message
+
+
+# --- loading is pure; resolving the bots is a step of its own --------------------------------
+
+BROKEN_BOT = """
+    import no_such_module_anywhere
+
+    from arena.bot import Bot
+
+    class Broken(Bot):
+        def choose_move(self, board):
+            return board.legal_moves()[0]
+"""
+
+GOOD_BOT = """
+    from arena.bot import Bot
+
+    class Good(Bot):
+        def choose_move(self, board):
+            return board.legal_moves()[0]
+"""
+
+
+@pytest.fixture
+def no_processes_or_databases(monkeypatch: pytest.MonkeyPatch):
+    """Any bot process started, or any database opened, fails the test."""
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("loading a config must start no process and open no database")
+
+    monkeypatch.setattr("arena.sandbox.proxy.SandboxedBot._spawn", refuse)
+    monkeypatch.setattr("arena.league.store.Store.__init__", refuse)
+
+
+def test_loading_starts_no_bot_process(toml, write_bot, no_processes_or_databases):
+    broken = write_bot("broken", BROKEN_BOT)
+    config = load_config(toml(f'bots = ["random", "{broken}", "missing.py", "deep-blue"]\n'))
+    assert config.bots == ("random", broken, "missing.py", "deep-blue")
+    assert not config.resolved and config.sources == ()
+
+
+def test_loading_opens_no_database(toml, tmp_path, no_processes_or_databases):
+    db = tmp_path / "league.db"
+    db.write_bytes(b"")  # exists, so a lookup of submitted bots would open it
+    config = load_config(toml(f'bots = ["random", "x@v1"]\ndb = "{db}"\n'))
+    assert config.bots == ("random", "x@v1") and config.db == str(db)
+
+
+def test_a_bot_that_fails_its_sandbox_check_is_refused_when_resolved(toml, write_bot):
+    broken = write_bot("broken", BROKEN_BOT)
+    path = toml(f'bots = ["random", "{broken}"]\n')
+    config = load_config(path)
+    with pytest.raises(ConfigError, match="failed to import: ModuleNotFoundError") as info:
+        resolve_bots(config, None)
+    assert str(info.value).startswith(f"{path}: bots: ")
+
+
+def test_submitted_bots_are_resolved_against_the_store(toml, tmp_path, write_bot):
+    store = Store(tmp_path / "league.db")
+    source = Path(write_bot("good", GOOD_BOT)).read_text()
+    store.submit("good", source, "bot", "good.py")
+    store.submit("good", source + "\n# v2\n", "bot", "good.py")
+    config = load_config(toml('bots = ["random", "good", "good@v1"]\n'))
+    assert config.bots == ("random", "good", "good@v1")
+    resolved = resolve_bots(config, store)
+    assert resolved.resolved
+    assert resolved.bots == ("random", "good@v2", "good@v1")
+    assert dict(resolved.sources)["good@v1"].source == source
+    assert dict(resolved.sources)["good@v2"].source == source + "\n# v2\n"
+    assert resolve_bots(resolved, None) is resolved  # resolved once is resolved
+
+
+def test_a_submitted_bot_listed_twice_is_found_once_resolved(toml, tmp_path, write_bot):
+    store = Store(tmp_path / "league.db")
+    store.submit("good", Path(write_bot("good", GOOD_BOT)).read_text(), "bot", "good.py")
+    path = toml('bots = ["random", "good", "good@v1"]\n')
+    with pytest.raises(ConfigError, match="bots: bot 'good@v1' is listed twice"):
+        resolve_bots(load_config(path), store)
+
+
+def test_a_submitted_bot_without_its_database_is_unknown(toml):
+    message = config_error(toml('bots = ["random", "x@v1"]\n'))
+    assert "unknown bot 'x@v1'" in message

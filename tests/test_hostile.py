@@ -11,6 +11,7 @@ import pytest
 
 from arena.sandbox import landlock
 from arena.tournament.config import load_config
+from arena.tournament.entrants import resolve_bots
 from arena.tournament.runner import ProcessExecutor, run_tournament
 from arena.league.store import Store
 from tests.conftest import TEST_BOTS, process_alive
@@ -52,7 +53,7 @@ def tournament(tmp_path_factory):
     }
     # The missing import is refused before any game is played: test that, then drop it.
     with pytest.raises(ValueError, match="failed to import: ModuleNotFoundError"):
-        load_config(None, overrides)
+        resolve_bots(load_config(None, overrides), None)
     overrides["challengers"] = challengers[:-1]
     config = load_config(None, overrides)
     store = Store(db)
@@ -65,14 +66,14 @@ def tournament(tmp_path_factory):
 
 
 def games_of(store, name):
-    return [g for g in store.games(tournament="hostile") if f":{name}" in g["first"] + g["second"]]
+    return [g for g in store.games(tournament="hostile") if f":{name}" in g.first + g.second]
 
 
 def infos_of(store, name):
     """What a bot reported with its moves, over both its games (which must exist)."""
     games = games_of(store, name)
     assert len(games) == 2
-    infos = [json.loads(m["info"]) for game in games for m in store.moves(game["id"]) if m["info"]]
+    infos = [json.loads(m.info) for game in games for m in store.moves(game.id) if m.info]
     assert infos, f"{name} reported nothing"
     return infos
 
@@ -81,7 +82,7 @@ def test_the_tournament_completes(tournament):
     outcome, store, _ = tournament
     assert not outcome.interrupted
     assert outcome.played == outcome.scheduled == 2 * (len(FORFEITS) + len(HARMLESS))
-    assert store.tournament("hostile")["status"] == "finished"
+    assert store.tournament("hostile").status == "finished"
 
 
 @pytest.mark.parametrize("name", list(FORFEITS))
@@ -90,17 +91,17 @@ def test_each_hostile_bot_loses_by_the_right_forfeit(tournament, name):
     games = games_of(store, name)
     assert len(games) == 2
     for game in games:
-        hostile_first = f":{name}" in game["first"]
-        assert game["termination"] == "forfeit"
-        assert game["winner"] == (1 if hostile_first else 0)  # random gets the win
-        assert game["reason"].startswith(FORFEITS[name]), game["reason"]
+        hostile_first = f":{name}" in game.first
+        assert game.termination == "forfeit"
+        assert game.winner == (1 if hostile_first else 0)  # random gets the win
+        assert game.reason.startswith(FORFEITS[name]), game.reason
 
 
 @pytest.mark.parametrize("name", HARMLESS)
 def test_harmless_tricks_do_not_forfeit(tournament, name):
     _, store, _ = tournament
     for game in games_of(store, name):
-        assert game["termination"] in ("win", "draw"), game["reason"]
+        assert game.termination in ("win", "draw"), game.reason
 
 
 LANDLOCK = landlock.abi_version()
@@ -114,7 +115,7 @@ def test_the_database_cannot_be_touched_by_a_bot(tournament):
         assert info["write"] != "done" and info["delete"] != "done"
         assert info["read"] != "done"  # Landlock: the database is not even readable
     total = store.db.execute("select count(*) from moves").fetchone()[0]
-    assert total == sum(g["plies"] for g in store.games(tournament="hostile"))
+    assert total == sum(g.plies for g in store.games(tournament="hostile"))
 
 
 @pytest.mark.skipif(LANDLOCK < 1, reason="no Landlock on this kernel: bots run as the arena's user")
@@ -152,9 +153,9 @@ def test_children_of_bots_do_not_outlive_the_game(tournament):
     _, store, _ = tournament
     children = []
     for game in games_of(store, "ForksChildren"):
-        for move in store.moves(game["id"]):
-            if move["info"]:
-                children += json.loads(move["info"])["children"]
+        for move in store.moves(game.id):
+            if move.info:
+                children += json.loads(move.info)["children"]
     assert len(children) >= 4
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and any(process_alive(pid) for pid in children):

@@ -12,7 +12,7 @@ from arena import plugins
 from arena.engine.game import Board
 from arena.bot import split_answer
 from arena.engine.game import Rules
-from arena.plugins import BotSpecError, check_spec, discover, file_identity, make_bot, parse_spec, spec_text
+from arena.plugins import BotChecker, BotSpecError, check_spec, discover, file_identity, make_bot, parse_spec, spec_text
 from arena.sandbox.proxy import SandboxedBot
 
 BUILT_IN = {"random", "neighbour", "greedy", "blocker", "minimax"}
@@ -169,6 +169,20 @@ def test_bad_bot_files_are_refused_with_the_reason(write_bot, source, message):
     path = write_bot("bad", source)
     with pytest.raises(BotSpecError, match=re.escape(message)):
         check_spec(path)
+
+
+def test_a_checker_starts_each_sandboxed_bot_once_and_nothing_is_remembered_beyond_it(write_bot, monkeypatch):
+    path = write_bot("first", ONE_BOT)
+    started: list[str] = []
+    monkeypatch.setattr("arena.plugins._check_sandboxed", lambda text, bot: (started.append(text), bot.close()))
+    checker = BotChecker()
+    checker.check(path)
+    checker.check(path)
+    assert started == [path]
+    BotChecker().check(path)  # another owner, another check
+    check_spec(path)  # on its own: checks every time
+    check_spec(path)
+    assert started == [path] * 4
 
 
 def test_a_bad_option_of_a_file_bot_is_refused(write_bot):

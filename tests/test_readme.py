@@ -8,6 +8,7 @@ from pathlib import Path
 
 from arena.cli.main import main
 from arena.tournament.config import load_config
+from arena.tournament.entrants import resolve_bots
 
 ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text()
@@ -17,7 +18,7 @@ def test_the_example_tournament_file_loads(tmp_path):
     block = re.search(r"```toml\n(name = \"default\".*?)```", README, re.S).group(1)
     path = tmp_path / "example.toml"
     path.write_text(block)
-    config = load_config(str(path))
+    config = resolve_bots(load_config(str(path)), None)
     assert config.bots == ("random", "minimax:depth=3") and config.games == 10
 
 

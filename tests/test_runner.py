@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.tournament.config import load_config
+from arena.tournament.config import ConfigError, load_config
 from arena.engine.game import Board, parse_moves
 from arena.tournament.runner import ProcessExecutor, SerialExecutor, run_tournament
 from arena.tournament.schedule import schedule
@@ -31,7 +31,7 @@ def snapshot(db: str, name: str = "t") -> dict[str, tuple]:
     """key -> (first, second, result, termination, reason, moves), plus every move row."""
     store = Store(db)
     games = {
-        g["key"]: (g["first"], g["second"], g["result"], g["termination"], g["reason"], g["moves"])
+        g.key: (g.first, g.second, g.result, g.termination, g.reason, g.moves)
         for g in store.games(tournament=name)
     }
     store.close()
@@ -44,17 +44,17 @@ def test_every_game_and_every_move_is_stored(db_path):
     outcome = run_tournament(cfg, store, SerialExecutor())
     assert (outcome.scheduled, outcome.played, outcome.interrupted) == (24, 24, False)
     games = store.games(tournament="t")
-    assert sorted(g["key"] for g in games) == sorted(s.key for s in schedule(cfg))
+    assert sorted(g.key for g in games) == sorted(s.key for s in schedule(cfg))
     for game in games:
         rules = rules_of(game)
-        moves = store.moves(game["id"])
-        assert [m["ply"] for m in moves] == list(range(game["plies"]))
-        assert "".join(m["move"] for m in moves) == game["moves"]
-        assert game["moves"].startswith(game["opening"])
-        board = Board.from_moves(parse_moves(game["moves"], rules), rules)
+        moves = store.moves(game.id)
+        assert [m.ply for m in moves] == list(range(game.plies))
+        assert "".join(m.move for m in moves) == game.moves
+        assert game.moves.startswith(game.opening)
+        board = Board.from_moves(parse_moves(game.moves, rules), rules)
         assert board.is_over()
-        assert game["winner"] == board.winner
-    assert store.tournament("t")["status"] == "finished"
+        assert game.winner == board.winner
+    assert store.tournament("t").status == "finished"
     depth_info = store.db.execute(
         "select count(*) from moves where info like '%\"depth\": 2%'"
     ).fetchone()[0]
@@ -83,7 +83,7 @@ def test_an_interrupted_run_resumes_to_the_uninterrupted_result(tmp_path):
     store = Store(broken)
     first = run_tournament(config(broken, games=4), store, _OneByOne(), progress=stop_after_some)
     assert first.interrupted and first.played == 2
-    assert store.tournament("t")["status"] == "interrupted"
+    assert store.tournament("t").status == "interrupted"
     second = run_tournament(config(broken), store, SerialExecutor())
     assert (second.already_stored, second.played) == (2, 22)
     assert snapshot(whole) == snapshot(broken)
@@ -105,6 +105,18 @@ def test_the_same_name_with_other_settings_is_refused(db_path):
     assert len(store.games(tournament="t")) == 24  # nothing lost
 
 
+def test_run_tournament_resolves_a_loaded_config_before_storing_anything(db_path):
+    store = Store(db_path)
+    with pytest.raises(ConfigError, match="bots: unknown bot 'deep-blue'"):
+        run_tournament(config(db_path, bots=["random", "deep-blue"]), store, SerialExecutor())
+    assert store.tournaments() == []
+    store.submit("first", "from arena.bot import Bot\nclass First(Bot):\n"
+                 "    def choose_move(self, board):\n        return board.legal_moves()[0]\n", "bot", "first.py")
+    outcome = run_tournament(config(db_path, bots=["random", "first"], games=2), store, SerialExecutor())
+    assert outcome.played == 2
+    assert {g.first for g in store.games(tournament="t")} == {"random", "first@v1"}
+
+
 def test_a_misbehaving_bot_loses_its_games_and_the_tournament_goes_on(db_path):
     bad = f"{TEST_BOTS / 'hostile.py'}:Raises"
     store = Store(db_path)
@@ -112,12 +124,12 @@ def test_a_misbehaving_bot_loses_its_games_and_the_tournament_goes_on(db_path):
     games = store.games(tournament="t")
     assert len(games) == 6
     for game in games:
-        if bad in (game["first"], game["second"]):
-            assert game["termination"] == "forfeit"
-            assert game["reason"] == "crashed: RuntimeError: hostile raise"
-            assert (game["first"] == bad) == (game["winner"] == 1)
+        if bad in (game.first, game.second):
+            assert game.termination == "forfeit"
+            assert game.reason == "crashed: RuntimeError: hostile raise"
+            assert (game.first == bad) == (game.winner == 1)
         else:
-            assert game["termination"] in ("win", "draw")
+            assert game.termination in ("win", "draw")
 
 
 # --- kill -9 ------------------------------------------------------------------------
@@ -242,7 +254,7 @@ def test_a_worker_killed_from_outside_stops_the_run_instead_of_hanging(tmp_path)
     finally:
         pool.close(cancel=True)
     assert outcome.interrupted and "worker process died" in outcome.problem
-    assert store.tournament("t")["status"] == "interrupted"
+    assert store.tournament("t").status == "interrupted"
     again = run_tournament(config(db, bots=sleepy, games=6), store, SerialExecutor())
     assert again.already_stored + again.played == 18 and not again.interrupted
 

@@ -11,13 +11,16 @@ from arena.league.crosstable import by_colour, crosstable, render_colours, rende
 from arena.tournament.match import match_specs, play_sprt
 from arena.league.sprt import ACCEPT_H0, ACCEPT_H1, CONTINUE, Sprt, SprtError, elo_with_interval
 from arena.league.standings import render_standings, standings
+from arena.league.store import StoredGame
 
 
 def game(first, second, winner, key, tournament="t", termination=None):
-    return {
-        "first": first, "second": second, "winner": winner, "key": key, "tournament": tournament,
-        "termination": termination or ("draw" if winner is None else "win"),
-    }
+    return StoredGame(
+        id=0, tournament=tournament, key=key, first=first, second=second,
+        result="1/2-1/2" if winner is None else ("1-0" if winner == 0 else "0-1"), winner=winner,
+        termination=termination or ("draw" if winner is None else "win"), reason=None, plies=None,
+        opening=None, opening_plies=None, moves=None, duration=None, seed=None, finished_at=None, rules="{}",
+    )
 
 
 def league(seed=1, n=300):

@@ -94,7 +94,7 @@ def test_a_database_from_an_older_version_is_upgraded_in_place(db_path):
     old.close()
     store = Store(db_path, create=False)
     assert "submissions" in store.db.table_names()
-    assert store.tournament("kept")["status"] == "finished"  # nothing lost
+    assert store.tournament("kept").status == "finished"  # nothing lost
 
 
 def test_journal_mode_is_wal(store):
@@ -117,15 +117,15 @@ def test_tables_have_the_documented_columns(store):
 def test_start_tournament_same_identity_same_id(store):
     first = store.start_tournament("t", "round-robin", identity(), {"workers": 1}, 1)
     store.finish_tournament(first, "finished")
-    assert store.tournament("t")["status"] == "finished"
+    assert store.tournament("t").status == "finished"
     # the config as given (workers, db) is not part of the identity
     again = store.start_tournament("t", "round-robin", identity(), {"workers": 4}, 1)
     assert again == first
-    assert store.tournament("t")["status"] == "running"
-    assert [t["name"] for t in store.tournaments()] == ["t"]
+    assert store.tournament("t").status == "running"
+    assert [t.name for t in store.tournaments()] == ["t"]
     other = store.start_tournament("u", "round-robin", identity(), {}, 1)
     assert other != first
-    assert [t["name"] for t in store.tournaments()] == ["t", "u"]
+    assert [t.name for t in store.tournaments()] == ["t", "u"]
     assert rules_of(store.tournament("t")) == SMALL
 
 
@@ -151,7 +151,7 @@ def test_start_tournament_refuses_other_settings(store, changes, named):
 
 def test_check_tournament(league):
     store, tid, _ = league
-    assert store.check_tournament("t")["id"] == tid
+    assert store.check_tournament("t").id == tid
     with pytest.raises(StoreError, match="nope.*tournaments: t"):
         store.check_tournament("nope")
 
@@ -193,33 +193,33 @@ def test_record_games_stores_each_game_with_all_its_moves(league):
         record("p0001-o0000-a", "minimax:depth=2", "random", seed=5),
     ]
     assert store.record_games(tid, records, ids) == 3
-    games = {g["key"]: g for g in store.games(tournament="t")}
+    games = {g.key: g for g in store.games(tournament="t")}
     assert set(games) == {r.spec.key for r in records}
     for rec in records:
         game = games[rec.spec.key]
-        assert (game["first"], game["second"]) == rec.spec.bots
-        assert (game["result"], game["winner"], game["termination"], game["reason"]) == (
+        assert (game.first, game.second) == rec.spec.bots
+        assert (game.result, game.winner, game.termination, game.reason) == (
             rec.result, rec.winner, rec.termination, rec.reason)
-        assert game["plies"] == rec.plies
-        assert game["seed"] == rec.spec.seed
-        assert game["moves"] == "".join(format_move(m, SMALL) for m in rec.move_list())
-        assert game["opening"] == "".join(format_move(m, SMALL) for m in rec.spec.opening)
-        assert game["opening_plies"] == len(rec.spec.opening)
-        moves = store.moves(game["id"])
-        assert [m["ply"] for m in moves] == list(range(rec.plies))
-        assert [m["move"] for m in moves] == [format_move(m.move, SMALL) for m in rec.moves]
+        assert game.plies == rec.plies
+        assert game.seed == rec.spec.seed
+        assert game.moves == "".join(format_move(m, SMALL) for m in rec.move_list())
+        assert game.opening == "".join(format_move(m, SMALL) for m in rec.spec.opening)
+        assert game.opening_plies == len(rec.spec.opening)
+        moves = store.moves(game.id)
+        assert [m.ply for m in moves] == list(range(rec.plies))
+        assert [m.move for m in moves] == [format_move(m.move, SMALL) for m in rec.moves]
         for stored, played in zip(moves, rec.moves):
             if played.ms is None:
-                assert stored["ms"] is None
+                assert stored.ms is None
             else:
-                assert stored["ms"] == pytest.approx(played.ms, abs=0.001)
-            assert (None if stored["info"] is None else json.loads(stored["info"])) == played.info
+                assert stored.ms == pytest.approx(played.ms, abs=0.001)
+            assert (None if stored.info is None else json.loads(stored.info)) == played.info
         # opening plies were chosen by nobody
-        assert [m["ms"] for m in moves[: len(rec.spec.opening)]] == [None] * len(rec.spec.opening)
+        assert [m.ms for m in moves[: len(rec.spec.opening)]] == [None] * len(rec.spec.opening)
     minimax_game = games["p0001-o0000-a"]
-    assert any(m["info"] and "depth" in json.loads(m["info"]) for m in store.moves(minimax_game["id"]))
+    assert any(m.info and "depth" in json.loads(m.info) for m in store.moves(minimax_game.id))
     assert store.stored_keys(tid) == set(games)
-    row = store.db["games"].get(minimax_game["id"])
+    row = store.db["games"].get(minimax_game.id)
     assert row["pairing"] == "p0001"
 
 
@@ -229,9 +229,9 @@ def test_record_games_without_gravity_and_wide_boards(league):
     records = [record("p0000-o0000-a", rules=TIC_TAC_TOE), record("p0000-o0001-a", rules=wide)]
     store.record_games(tid, records, ids)
     ttt, wide_game = store.games(tournament="t")
-    assert ttt["moves"] == "".join(format_move(m, TIC_TAC_TOE) for m in records[0].move_list())
-    assert ttt["moves"][0].isalpha()
-    assert wide_game["moves"] == ",".join(format_move(m, wide) for m in records[1].move_list())
+    assert ttt.moves == "".join(format_move(m, TIC_TAC_TOE) for m in records[0].move_list())
+    assert ttt.moves[0].isalpha()
+    assert wide_game.moves == ",".join(format_move(m, wide) for m in records[1].move_list())
 
 
 def test_a_failing_record_stores_nothing_of_its_batch(league):
@@ -250,6 +250,35 @@ def test_a_failing_record_stores_nothing_of_its_batch(league):
     # the store is still usable afterwards
     assert store.record_games(tid, batch[:2], ids) == 2
     assert count(store, "games") == 3
+
+
+def test_record_game_returns_the_id_of_the_game_it_stored(league):
+    store, tid, ids = league
+    first = store.record_game(tid, record("c1"), ids)
+    second = store.record_game(tid, record("c2", "greedy", "random"), ids)
+    assert store.game(first).key == "c1" and store.game(second).key == "c2"
+    assert store.move_count() == count(store, "moves") == store.game(first).plies + store.game(second).plies
+
+
+def test_record_game_replaces_an_earlier_save_in_the_same_transaction(league):
+    store, tid, ids = league
+    saved = store.record_game(tid, record("c1"), ids)
+    store.save_position_values(saved, {0: 1}, 1.0)
+    again = store.record_game(tid, record("c2"), ids, replace=saved)
+    assert [g.id for g in store.games()] == [again]
+    assert store.position_values(saved) == {}
+    # A save that fails keeps the one it was to replace.
+    with pytest.raises(KeyError):
+        store.record_game(tid, record("c3", "blocker", "random"), ids, replace=again)
+    assert [g.id for g in store.games()] == [again]
+    assert store.move_count() == store.game(again).plies
+
+
+def test_move_count_of_timed_moves(league):
+    store, tid, ids = league
+    store.record_games(tid, [record("p0000-o0000-a")], ids)
+    timed = store.db.execute("select count(*) from moves where ms is not null").fetchone()[0]
+    assert timed > 0 and store.move_count(timed_only=True) == timed
 
 
 def test_a_duplicate_key_stores_nothing_of_its_batch(league):
@@ -276,14 +305,14 @@ def test_games_filters_by_tournament_and_bot(league):
     store.record_games(tid, [record("p0000-o0000-a"), record("p0001-o0000-a", "minimax:depth=2", "random")], ids)
     store.record_games(other, [record("p0000-o0000-a", "greedy", "minimax:depth=2")], ids)
     everything = store.games()
-    assert [(g["tournament"], g["key"]) for g in everything] == [
+    assert [(g.tournament, g.key) for g in everything] == [
         ("t", "p0000-o0000-a"), ("t", "p0001-o0000-a"), ("u", "p0000-o0000-a")]
-    assert [g["key"] for g in store.games(tournament="u")] == ["p0000-o0000-a"]
+    assert [g.key for g in store.games(tournament="u")] == ["p0000-o0000-a"]
     assert len(store.games(tournament="t")) == 2
-    assert {g["tournament"] for g in store.games(bot="minimax:depth=2")} == {"t", "u"}
+    assert {g.tournament for g in store.games(bot="minimax:depth=2")} == {"t", "u"}
     assert len(store.games(bot="minimax:depth=2")) == 2
-    assert [g["tournament"] for g in store.games(tournament="t", bot="greedy")] == ["t"]
-    assert [g["tournament"] for g in store.games(bot="greedy")] == ["t", "u"]
+    assert [g.tournament for g in store.games(tournament="t", bot="greedy")] == ["t"]
+    assert [g.tournament for g in store.games(bot="greedy")] == ["t", "u"]
     with pytest.raises(StoreError, match="'minimax'.*minimax:depth=2"):  # specs match exactly
         store.games(bot="minimax")
     assert len(store.games(limit=2)) == 2
@@ -295,7 +324,7 @@ def test_game_by_id(league):
     store, tid, ids = league
     store.record_games(tid, [record("p0000-o0000-a")], ids)
     (listed,) = store.games()
-    assert store.game(listed["id"]) == listed
+    assert store.game(listed.id) == listed
     assert rules_of(listed) == SMALL
     with pytest.raises(StoreError, match="12345"):
         store.game(12345)

@@ -47,8 +47,8 @@ def test_submit_versions_and_old_games_keep_their_version(cli, write_bot, tmp_pa
     assert cli("tournament", "run", "--bots", "first,random", "--games", "2", "--name", "two",
                "--db", "league.db", "--workers", "1").exit_code == 0
     store = Store(tmp_path / "league.db")
-    assert {g["first"] for g in store.games(tournament="one")} | {g["second"] for g in store.games(tournament="one")} == {"first@v1", "random"}
-    assert "first@v2" in {g["first"] for g in store.games(tournament="two")}
+    assert {g.first for g in store.games(tournament="one")} | {g.second for g in store.games(tournament="one")} == {"first@v1", "random"}
+    assert "first@v2" in {g.first for g in store.games(tournament="two")}
     bots = {row["spec"]: row for row in store.db["bots"].rows}
     assert bots["first@v1"]["content_hash"] != bots["first@v2"]["content_hash"]
     assert bots["first@v1"]["source"] == "submitted first@v1"
@@ -97,10 +97,10 @@ def test_a_connectx_agent_plays_unchanged_in_a_tournament(cli, tmp_path):
                  "--name", "kaggle", "--db", "league.db", "--workers", "2")
     assert result.exit_code == 0, result.output
     store = Store(tmp_path / "league.db")
-    games = [g for g in store.games(tournament="kaggle") if "kx@v1" in (g["first"], g["second"])]
+    games = [g for g in store.games(tournament="kaggle") if "kx@v1" in (g.first, g.second)]
     assert len(games) == 20
-    assert all(g["termination"] in ("win", "draw") for g in games)
-    wins = sum(1 for g in games if (g["winner"] == 0) == (g["first"] == "kx@v1") and g["winner"] is not None)
+    assert all(g.termination in ("win", "draw") for g in games)
+    wins = sum(1 for g in games if (g.winner == 0) == (g.first == "kx@v1") and g.winner is not None)
     assert wins >= 14  # it wins and blocks; random and greedy do not block
 
 
@@ -145,12 +145,12 @@ def test_one_bot_of_a_file_with_several_is_checked_submitted_and_played(cli, wri
     games = store.games(tournament="pair")
     assert len(games) == 2
     for game in games:  # each played its own class: the rightmost or the leftmost column
-        assert {game["first"], game["second"]} == {"rightmost@v1", "lefty@v1"}
+        assert {game.first, game.second} == {"rightmost@v1", "lefty@v1"}
         board = Board()
-        for row in store.moves(game["id"]):
-            (move,) = parse_moves(row["move"], board.rules)
-            if row["ms"] is not None:
-                mover = game["first"] if board.to_move == 0 else game["second"]
+        for row in store.moves(game.id):
+            (move,) = parse_moves(row.move, board.rules)
+            if row.ms is not None:
+                mover = game.first if board.to_move == 0 else game.second
                 legal = board.legal_moves()
                 assert move == (legal[-1] if mover == "rightmost@v1" else legal[0])
             board.play(move)

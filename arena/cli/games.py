@@ -45,11 +45,11 @@ def games_command(db: str, tournament: str | None, bot: str | None, limit: int |
     if as_json:
         keep = ("id", "tournament", "key", "first", "second", "result", "termination", "reason",
                 "plies", "opening", "moves", "duration", "seed", "finished_at")
-        click.echo(json.dumps([{k: g[k] for k in keep} for g in games], indent=2))
+        click.echo(json.dumps([{k: getattr(g, k) for k in keep} for g in games], indent=2))
         return
     rows = [
-        [g["id"], g["tournament"], g["key"], g["first"], g["second"], g["result"],
-         g["termination"] + (f" ({g['reason']})" if g["reason"] else ""), g["plies"]]
+        [g.id, g.tournament, g.key, g.first, g.second, g.result,
+         g.termination + (f" ({g.reason})" if g.reason else ""), g.plies]
         for g in games
     ]
     click.echo(tabulate(rows, headers=["id", "tournament", "key", "first", "second", "result", "termination", "plies"]))
@@ -65,23 +65,23 @@ def show_command(game_id: int, db: str) -> None:
     game = store.game(game_id)
     rules = rules_of(game)
     moves = store.moves(game_id)
-    click.echo(f"Game {game_id} ({game['tournament']} {game['key']}), {rules.describe()}")
-    click.echo(f"X (first): {game['first']}\nO (second): {game['second']}")
-    how = game["termination"] + (f": {game['reason']}" if game["reason"] else "")
-    click.echo(f"Result {game['result']} ({how}), {game['plies']} plies; moves {game['moves']}")
+    click.echo(f"Game {game_id} ({game.tournament} {game.key}), {rules.describe()}")
+    click.echo(f"X (first): {game.first}\nO (second): {game.second}")
+    how = game.termination + (f": {game.reason}" if game.reason else "")
+    click.echo(f"Result {game.result} ({how}), {game.plies} plies; moves {game.moves}")
     analysed = {p.ply: p for p in analyse_stored(store, game_id, None)}
     rows = []
     for m in moves:
-        who = "opening" if m["ply"] < (game["opening_plies"] or 0) else ("X" if m["ply"] % 2 == 0 else "O")
-        ms = "" if m["ms"] is None else f"{m['ms']:.2f}"
-        row = [m["ply"] + 1, who, m["move"], ms, m["info"] or ""]
+        who = "opening" if m.ply < (game.opening_plies or 0) else ("X" if m.ply % 2 == 0 else "O")
+        ms = "" if m.ms is None else f"{m.ms:.2f}"
+        row = [m.ply + 1, who, m.move, ms, m.info or ""]
         if analysed:
-            ply = analysed.get(m["ply"])
-            row += [describe(rules, m["ply"], ply.before if ply else None), (ply.mark or "") if ply else ""]
+            ply = analysed.get(m.ply)
+            row += [describe(rules, m.ply, ply.before if ply else None), (ply.mark or "") if ply else ""]
         rows.append(row)
     headers = ["ply", "by", "move", "ms", "info"] + (["before the move", "mark"] if analysed else [])
     click.echo(tabulate(rows, headers=headers))
-    board = Board.from_moves(parse_moves(game["moves"] or "", rules), rules)
+    board = Board.from_moves(parse_moves(game.moves or "", rules), rules)
     click.echo(board.render())
     if rules.counts_windows:
         first, second = board.window_counts()
@@ -143,7 +143,7 @@ def analyse_command(game_id: int | None, tournament: str | None, budget: float, 
         plies = analyse_stored(store, game_id, budget)
         rows = [[p.ply + 1, "X" if p.ply % 2 == 0 else "O", format_move(p.move, rules),
                  describe(rules, p.ply, p.before), p.mark or ""] for p in plies]
-        click.echo(f"Game {game_id}: {game['first']} (X) vs {game['second']} (O), {game['result']}")
+        click.echo(f"Game {game_id}: {game.first} (X) vs {game.second} (O), {game.result}")
         click.echo(tabulate(rows, headers=["ply", "by", "move", "before the move", "mark"]))
         return
     games = store.games(tournament=tournament)
@@ -151,7 +151,7 @@ def analyse_command(game_id: int | None, tournament: str | None, budget: float, 
     analyses = {}
     started = time.perf_counter()
     for done, game in enumerate(games, start=1):
-        analyses[game["id"]] = analyse_stored(store, game["id"], budget)
+        analyses[game.id] = analyse_stored(store, game.id, budget)
         if bar:
             bar.update(done, len(games), time.perf_counter() - started)
     if bar:
@@ -213,11 +213,11 @@ def replay_command(game_id: int, delay: float | None, db: str) -> None:
     rules = rules_of(game)
     rows = store.moves(game_id)
     marks = {p.ply: p.mark for p in analyse_stored(store, game_id, None)}
-    ending = f"{game['result']} ({game['termination']}{': ' + game['reason'] if game['reason'] else ''})"
+    ending = f"{game.result} ({game.termination}{': ' + game.reason if game.reason else ''})"
     session = ReplaySession(
-        rules, parse_moves(game["moves"] or "", rules), players=(game["first"], game["second"]),
-        move_info=[json.loads(m["info"]) if m["info"] else None for m in rows],
-        move_ms=[m["ms"] for m in rows], marks=[marks.get(m["ply"]) for m in rows] if marks else None,
+        rules, parse_moves(game.moves or "", rules), players=(game.first, game.second),
+        move_info=[json.loads(m.info) if m.info else None for m in rows],
+        move_ms=[m.ms for m in rows], marks=[marks.get(m.ply) for m in rows] if marks else None,
         color=_colour(), ending=ending,
     )
     if delay is None:
@@ -237,16 +237,16 @@ def export_command(game_id: int, fmt: str, db: str) -> None:
     store = open_store(db)
     game = store.game(game_id)
     rules = rules_of(game)
-    moves = parse_moves(game["moves"] or "", rules)
+    moves = parse_moves(game.moves or "", rules)
     if fmt == "moves":
         click.echo(export_moves(rules, moves))
         return
     rows = store.moves(game_id)
-    finished = game["termination"] != UNFINISHED  # an unfinished game has no result yet
+    finished = game.termination != UNFINISHED  # an unfinished game has no result yet
     click.echo(export_json(
-        rules, moves, players=(game["first"], game["second"]), result=game["result"] if finished else None,
-        termination=game["termination"] if finished else None, reason=game["reason"],
-        move_info=[json.loads(m["info"]) if m["info"] else None for m in rows], move_ms=[m["ms"] for m in rows],
+        rules, moves, players=(game.first, game.second), result=game.result if finished else None,
+        termination=game.termination if finished else None, reason=game.reason,
+        move_info=[json.loads(m.info) if m.info else None for m in rows], move_ms=[m.ms for m in rows],
         indent=2,
     ))
 

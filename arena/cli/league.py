@@ -8,7 +8,9 @@ import click
 
 from arena.league.crosstable import by_colour, crosstable, render_colours, render_crosstable
 from arena.league.standings import render_standings, standings
-from arena.cli.main import ArenaUsageError, league_options, main, selected_games, user_errors
+from arena.league.selection import select_games
+from arena.league.store import StoredGame
+from arena.cli.main import ArenaUsageError, league_options, main, open_store, user_errors
 
 
 @main.command("standings")
@@ -42,6 +44,14 @@ def colours_command(db: str, tournament: str | None, league: bool, fmt: str) -> 
     games = selected_games(db, tournament, league)
     order = [row.bot for row in standings(games)]
     click.echo(render_colours(by_colour(games, order), fmt))
+
+
+def selected_games(db: str, tournament: str | None, league: bool) -> list[StoredGame]:
+    """The games a table is built from: --tournament NAME (the latest by default) or --all."""
+    store = open_store(db)
+    if league and tournament:
+        raise ArenaUsageError("give either --tournament NAME or --all, not both")
+    return select_games(store, tournament, league)
 
 
 def _parse_anchor(text: str | None) -> tuple[str, float] | None:

@@ -14,7 +14,6 @@ from typing import Any
 
 import click
 
-from arena.terminal.casual import UNFINISHED
 from arena.engine.game import Rules
 from arena.league.standings import FORMATS
 from arena.league.store import Store
@@ -109,26 +108,6 @@ def league_options(func: Callable[..., Any]) -> Callable[..., Any]:
                         help="Every game in the database: one league across tournaments.")(func)
     func = click.option("--tournament", "-t", help="One tournament (default: the latest).")(func)
     return db_option(func)
-
-
-def selected_games(db: str, tournament: str | None, league: bool) -> list[dict[str, Any]]:
-    """The games a table is built from: one tournament (the latest by default) or all."""
-    store = open_store(db)
-    if league and tournament:
-        raise ArenaUsageError("give either --tournament NAME or --all, not both")
-    if not league:
-        tournament = tournament or _latest_tournament(store)
-    games = [g for g in store.games(tournament=None if league else tournament) if g["termination"] != UNFINISHED]
-    if not games:
-        raise ArenaUsageError(f"no games stored in {db} yet: run 'arena tournament run' first")
-    return games
-
-
-def _latest_tournament(store: Store) -> str:
-    tournaments = store.tournaments()
-    if not tournaments:
-        raise ArenaUsageError(f"no tournaments in {store.path} yet: run 'arena tournament run' first")
-    return str(tournaments[-1]["name"])
 
 
 # The commands live in arena/cli/, one module per subject; importing them

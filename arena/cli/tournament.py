@@ -8,6 +8,7 @@ import click
 
 from arena.terminal import progress as progress_bar
 from arena.tournament.config import load_config
+from arena.tournament.entrants import resolve_bots_in_database
 from arena.tournament.runner import run_tournament
 from arena.league.standings import render_standings, standings
 from arena.league.store import Store
@@ -54,7 +55,7 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
         "seed": seed, "db": db, "name": name, "rules.width": width, "rules.height": height,
         "rules.connect": connect, "rules.gravity": False if no_gravity else None, "rules.scoring": scoring,
     }
-    cfg = load_config(config, overrides)
+    cfg = resolve_bots_in_database(load_config(config, overrides))
     store = Store(cfg.db)
     bar = progress_bar.ProgressBar.for_stderr()
     outcome = run_tournament(cfg, store, progress=bar.update if bar else None)

@@ -10,7 +10,7 @@ throws away a win (the position before was won, the one after is not) or a draw
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from typing import TYPE_CHECKING
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from arena.engine.game import Board, Rules
 
 if TYPE_CHECKING:
-    from arena.league.store import Store
+    from arena.league.store import Store, StoredGame
 
 LOST_WIN = "lost win"
 LOST_DRAW = "lost draw"
@@ -128,7 +128,7 @@ def analyse_stored(store: Store, game_id: int, budget: float | None, solve: Solv
 
     game = store.game(game_id)
     rules = rules_of(game)
-    moves = parse_moves(game["moves"] or "", rules)
+    moves = parse_moves(game.moves or "", rules)
     stored = store.position_values(game_id)
     if budget is None and not stored:
         return []  # never analysed
@@ -154,14 +154,14 @@ class BotSlips:
     unknown: int = 0
 
 
-def slips_by_bot(games: list[dict], analyses: dict[int, list[PlyAnalysis]]) -> list[BotSlips]:
+def slips_by_bot(games: Sequence[StoredGame], analyses: dict[int, list[PlyAnalysis]]) -> list[BotSlips]:
     """Summary per bot of the analysed games (opening plies are nobody's)."""
     table: dict[str, BotSlips] = {}
     for game in games:
-        for ply in analyses.get(game["id"], []):
-            if ply.ply < (game["opening_plies"] or 0):
+        for ply in analyses.get(game.id, []):
+            if ply.ply < (game.opening_plies or 0):
                 continue
-            bot = game["first"] if ply.ply % 2 == 0 else game["second"]
+            bot = game.first if ply.ply % 2 == 0 else game.second
             row = table.setdefault(bot, BotSlips(bot))
             row.moves += 1
             if not ply.known:

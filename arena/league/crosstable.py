@@ -5,19 +5,19 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from tabulate import tabulate
 
 from arena.league.standings import csv_text, first_player_score
+from arena.league.store import StoredGame
 
 
-def crosstable(games: Iterable[dict[str, Any]], order: Sequence[str]) -> dict[str, dict[str, list[float]]]:
+def crosstable(games: Iterable[StoredGame], order: Sequence[str]) -> dict[str, dict[str, list[float]]]:
     """bot -> opponent -> [points, games], for bots in ``order``."""
     table: dict[str, dict[str, list[float]]] = {bot: defaultdict(lambda: [0.0, 0]) for bot in order}
     for g in games:
-        first, second = g["first"], g["second"]
-        points = first_player_score(g["winner"])
+        first, second = g.first, g.second
+        points = first_player_score(g.winner)
         table[first][second][0] += points
         table[first][second][1] += 1
         table[second][first][0] += 1 - points
@@ -25,16 +25,16 @@ def crosstable(games: Iterable[dict[str, Any]], order: Sequence[str]) -> dict[st
     return table
 
 
-def by_colour(games: Iterable[dict[str, Any]], order: Sequence[str]) -> dict[str, dict[str, list[int]]]:
+def by_colour(games: Iterable[StoredGame], order: Sequence[str]) -> dict[str, dict[str, list[int]]]:
     """bot -> "first"/"second" -> [wins, draws, losses]."""
     table = {bot: {"first": [0, 0, 0], "second": [0, 0, 0]} for bot in order}
     for g in games:
         for player, colour in ((0, "first"), (1, "second")):
-            bot = g[colour]
-            if g["winner"] is None:
+            bot = g.first if player == 0 else g.second
+            if g.winner is None:
                 table[bot][colour][1] += 1
             else:
-                table[bot][colour][0 if g["winner"] == player else 2] += 1
+                table[bot][colour][0 if g.winner == player else 2] += 1
     return table
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from tabulate import tabulate
 
 from arena.league.ratings import Result, fit_ratings, incremental_elo
+from arena.league.store import StoredGame
 
 FORMATS = ("table", "github", "csv", "json")
 
@@ -36,14 +37,14 @@ class Standing:
     los_next: float | None  # likelihood of superiority over the next bot down
 
 
-def results_of(games: Iterable[dict[str, Any]]) -> list[Result]:
+def results_of(games: Iterable[StoredGame]) -> list[Result]:
     """Rating inputs from stored game rows, in (tournament, game key) order."""
-    ordered = sorted(games, key=lambda g: (g["tournament"], g["key"]))
-    return [Result(g["first"], g["second"], first_player_score(g["winner"])) for g in ordered]
+    ordered = sorted(games, key=lambda g: (g.tournament, g.key))
+    return [Result(g.first, g.second, first_player_score(g.winner)) for g in ordered]
 
 
 def standings(
-    games: Sequence[dict[str, Any]],
+    games: Sequence[StoredGame],
     anchor: tuple[str, float] | None = None,
     k: float = 16.0,
     bots: Sequence[str] | None = None,
@@ -102,19 +103,19 @@ def csv_text(headers: list[str], table: list[list[Any]]) -> str:
     return out.getvalue().rstrip("\n")
 
 
-def _tally(games: Iterable[dict[str, Any]]) -> dict[str, list[int]]:
+def _tally(games: Iterable[StoredGame]) -> dict[str, list[int]]:
     """bot -> [wins, draws, losses, forfeit losses]."""
     tally: dict[str, list[int]] = {}
     for g in games:
-        for player, bot in enumerate((g["first"], g["second"])):
+        for player, bot in enumerate((g.first, g.second)):
             t = tally.setdefault(bot, [0, 0, 0, 0])
-            if g["winner"] is None:
+            if g.winner is None:
                 t[1] += 1
-            elif g["winner"] == player:
+            elif g.winner == player:
                 t[0] += 1
             else:
                 t[2] += 1
-                if g["termination"] == "forfeit":
+                if g.termination == "forfeit":
                     t[3] += 1
     return tally
 

@@ -13,7 +13,7 @@ import hashlib
 import json
 import sqlite3
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,13 +26,20 @@ from arena.engine.game import Rules, format_moves, move_names
 from arena.referee.referee import GameRecord
 
 migrations = Migrations("arena")
+_MIGRATION_NAMES: list[str] = []  # ours, in order: sqlite-utils keeps its own list private
+
+
+def _migration(name: str) -> Callable[[Callable[[Database], None]], Callable[[Database], None]]:
+    """Register a schema step with sqlite-utils, and its name in our own list."""
+    _MIGRATION_NAMES.append(name)
+    return migrations(name=name)
 
 
 class StoreError(ValueError):
     """A database the arena cannot use, or a lookup that finds nothing."""
 
 
-@migrations(name="0001_initial")
+@_migration("0001_initial")
 def _initial(db: Database) -> None:
     db["tournaments"].create(
         {
@@ -81,7 +88,7 @@ def _initial(db: Database) -> None:
     )
 
 
-@migrations(name="0002_submissions")
+@_migration("0002_submissions")
 def _submissions(db: Database) -> None:
     db["submissions"].create(
         {
@@ -94,7 +101,7 @@ def _submissions(db: Database) -> None:
     db["submissions"].create_index(["name", "version"], unique=True)
 
 
-@migrations(name="0003_analyses")
+@_migration("0003_analyses")
 def _analyses(db: Database) -> None:
     db["analyses"].create(
         {"game_id": int, "ply": int, "value": int, "budget": float, "analysed_at": str},
@@ -104,7 +111,7 @@ def _analyses(db: Database) -> None:
     )
 
 
-@migrations(name="0004_submission_class")
+@_migration("0004_submission_class")
 def _submission_class(db: Database) -> None:
     db["submissions"].add_column("class_name", str)  # which Bot subclass, for files with several
 
@@ -125,6 +132,61 @@ class Submission:
     @property
     def spec(self) -> str:
         return f"{self.name}@v{self.version}"
+
+
+@dataclass(frozen=True)
+class StoredTournament:
+    """A row of the tournaments table."""
+
+    id: int
+    name: str
+    format: str
+    config: str  # JSON: the definition as given
+    identity: str  # JSON: what makes a resumed run the same tournament
+    rules: str  # JSON: Rules.as_dict(); see rules_of
+    seed: int
+    status: str  # "running", "interrupted" or "finished"
+    created_at: str
+    finished_at: str | None
+
+
+@dataclass(frozen=True)
+class StoredGame:
+    """A stored game, with its tournament's name and rules and its bots' specs."""
+
+    id: int
+    tournament: str
+    key: str
+    first: str  # bot spec of the first player (X)
+    second: str
+    result: str  # "1-0", "0-1" or "1/2-1/2"
+    winner: int | None  # 0 (first), 1 (second) or None (a draw, or unfinished)
+    termination: str
+    reason: str | None
+    plies: int | None
+    opening: str | None  # move string of the opening
+    opening_plies: int | None
+    moves: str | None  # move string of the whole game, opening included
+    duration: float | None
+    seed: int | None
+    finished_at: str | None
+    rules: str  # JSON: Rules.as_dict(); see rules_of
+
+    @property
+    def finished(self) -> bool:
+        """False for a casual game saved before its end, which counts in no table."""
+        return self.termination != "unfinished"
+
+
+@dataclass(frozen=True)
+class StoredMove:
+    """One move of a stored game."""
+
+    game_id: int
+    ply: int  # 0 is the first move, openings included
+    move: str  # in the game's notation (a column, or a cell without gravity)
+    ms: float | None  # thinking time; None for opening moves and people
+    info: str | None  # JSON: what the bot said about the move
 
 
 @dataclass(frozen=True)
@@ -158,7 +220,7 @@ class Store:
             raise StoreError(f"{self.path!r} is not an arena database ({exc})") from None
 
     def _migrate(self) -> None:
-        known = {m.name for m in migrations._migrations}
+        known = set(_MIGRATION_NAMES)
         newer = [m.name for m in migrations.applied(self.db) if m.name not in known]
         if newer:
             raise StoreError(
@@ -172,12 +234,14 @@ class Store:
 
     # --- tournaments ---------------------------------------------------------------
 
-    def tournament(self, name: str) -> dict[str, Any] | None:
+    def tournament(self, name: str) -> StoredTournament | None:
+        """The tournament of that name, or None."""
         rows = list(self.db["tournaments"].rows_where("name = ?", [name]))
-        return rows[0] if rows else None
+        return StoredTournament(**rows[0]) if rows else None
 
-    def tournaments(self) -> list[dict[str, Any]]:
-        return list(self.db["tournaments"].rows_where(order_by="id"))
+    def tournaments(self) -> list[StoredTournament]:
+        """Every tournament, oldest first."""
+        return [StoredTournament(**row) for row in self.db["tournaments"].rows_where(order_by="id")]
 
     @contextmanager
     def running(self, name: str) -> Iterator[None]:
@@ -212,14 +276,14 @@ class Store:
         identity_text = json.dumps(identity, sort_keys=True)
         existing = self.tournament(name)
         if existing is not None:
-            if existing["identity"] != identity_text:
+            if existing.identity != identity_text:
                 raise StoreError(
                     f"tournament {name!r} in {self.path} was run with other settings "
-                    f"({_first_difference(json.loads(existing['identity']), identity)}); "
+                    f"({_first_difference(json.loads(existing.identity), identity)}); "
                     "pick another --name or repeat the original settings to resume it"
                 )
-            self.db["tournaments"].update(existing["id"], {"status": "running", "finished_at": None})
-            return int(existing["id"])
+            self.db["tournaments"].update(existing.id, {"status": "running", "finished_at": None})
+            return existing.id
         row = {
             "name": name, "format": fmt, "config": json.dumps(config, sort_keys=True),
             "identity": identity_text, "rules": json.dumps(identity["rules"]), "seed": seed,
@@ -307,14 +371,38 @@ class Store:
         self, tournament_id: int, records: Iterable[GameRecord], bot_ids: dict[str, int]
     ) -> int:
         """Store finished games, each with all its moves, in one transaction."""
-        conn = self.db.conn
         count = 0
         with self.db.atomic():
             for record in records:
-                game_id = conn.execute(_INSERT_GAME, _game_row(tournament_id, record, bot_ids)).lastrowid
-                conn.executemany(_INSERT_MOVE, _move_rows(game_id, record))
+                self._insert_game(tournament_id, record, bot_ids)
                 count += 1
         return count
+
+    def record_game(
+        self, tournament_id: int, record: GameRecord, bot_ids: dict[str, int], replace: int | None = None
+    ) -> int:
+        """Store one game with its moves and return its id.
+
+        ``replace`` is the id of an earlier save of the same game (a casual game
+        saved again), removed in the same transaction: the game is never stored
+        twice, nor lost in between.
+        """
+        with self.db.atomic():
+            if replace is not None:
+                self.delete_game(replace)
+            return self._insert_game(tournament_id, record, bot_ids)
+
+    def _insert_game(self, tournament_id: int, record: GameRecord, bot_ids: dict[str, int]) -> int:
+        conn = self.db.conn
+        game_id = conn.execute(_INSERT_GAME, _game_row(tournament_id, record, bot_ids)).lastrowid
+        assert game_id is not None  # an insert into a rowid table always has one
+        conn.executemany(_INSERT_MOVE, _move_rows(game_id, record))
+        return game_id
+
+    def move_count(self, timed_only: bool = False) -> int:
+        """How many moves are stored (only those with a time, if ``timed_only``)."""
+        where = " where ms is not null" if timed_only else ""
+        return int(self.db.execute("select count(*) from moves" + where).fetchone()[0])
 
     def delete_game(self, game_id: int) -> None:
         """Remove a game with its moves and analysis (a casual game saved again)."""
@@ -323,18 +411,21 @@ class Store:
                 self.db.execute(f"delete from {table} where game_id = ?", [game_id])
             self.db.execute("delete from games where id = ?", [game_id])
 
-    def game(self, game_id: int) -> dict[str, Any]:
+    def game(self, game_id: int) -> StoredGame:
+        """The game with that id; StoreError if there is none."""
         rows = list(self.db.query(_GAME_SELECT + " where g.id = ?", [game_id]))
         if not rows:
             raise StoreError(f"no game with id {game_id} in {self.path}; list them with 'arena games'")
-        return rows[0]
+        return StoredGame(**rows[0])
 
-    def moves(self, game_id: int) -> list[dict[str, Any]]:
-        return list(self.db["moves"].rows_where("game_id = ?", [game_id], order_by="ply"))
+    def moves(self, game_id: int) -> list[StoredMove]:
+        """A game's moves in order (none for an unknown id)."""
+        rows = self.db["moves"].rows_where("game_id = ?", [game_id], order_by="ply")
+        return [StoredMove(**row) for row in rows]
 
     def games(
         self, tournament: str | None = None, bot: str | None = None, limit: int | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[StoredGame]:
         """Stored games, oldest first, optionally of one tournament or one bot spec."""
         where, params = [], []
         if tournament is not None:
@@ -352,14 +443,15 @@ class Store:
         sql = _GAME_SELECT + (" where " + " and ".join(where) if where else "") + " order by g.id"
         if limit is not None:
             sql += f" limit {int(limit)}"
-        return list(self.db.query(sql, params))
+        return [StoredGame(**row) for row in self.db.query(sql, params)]
 
     def _unknown_tournament(self, name: str) -> str:
-        names = [t["name"] for t in self.tournaments()]
+        names = [t.name for t in self.tournaments()]
         known = ", ".join(names) if names else "none yet"
         return f"no tournament named {name!r} in {self.path}; tournaments: {known}"
 
-    def check_tournament(self, name: str) -> dict[str, Any]:
+    def check_tournament(self, name: str) -> StoredTournament:
+        """The tournament of that name; StoreError naming the known ones if there is none."""
         row = self.tournament(name)
         if row is None:
             raise StoreError(self._unknown_tournament(name))
@@ -407,9 +499,9 @@ def _move_rows(game_id: int, record: GameRecord) -> list[tuple[Any, ...]]:
     ]
 
 
-def rules_of(row: dict[str, Any]) -> Rules:
-    """The Rules stored with a game or tournament row."""
-    return Rules(**json.loads(row["rules"]))
+def rules_of(row: StoredGame | StoredTournament) -> Rules:
+    """The Rules stored with a game or tournament."""
+    return Rules(**json.loads(row.rules))
 
 
 def _first_difference(old: dict[str, Any], new: dict[str, Any]) -> str:

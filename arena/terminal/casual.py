@@ -45,15 +45,9 @@ def save_game(
     moves = [MoveRecord(ply, move, *(plies[ply] if ply < len(plies) else (None, None)))
              for ply, move in enumerate(board.history)]
     record = GameRecord(spec, winner, termination, reason, moves, 0.0, time.time())
-    with store.db.atomic():
-        if replace is not None:
-            store.delete_game(replace)
-        store.record_games(tournament_id, [record], bot_ids)
-        game_id = store.db.execute(
-            "select id from games where tournament_id = ? and key = ?", [tournament_id, key]
-        ).fetchone()[0]
+    game_id = store.record_game(tournament_id, record, bot_ids, replace=replace)
     store.finish_tournament(tournament_id, "finished")
-    return int(game_id)
+    return game_id
 
 
 def _result_of(board: Board) -> tuple[int | None, str, str | None]:

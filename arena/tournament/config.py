@@ -2,6 +2,10 @@
 
 Every mistake is reported before any game is played, naming the file and the key:
 ``config/x.toml: rules.width must be between 3 and 40, got 50``.
+
+Loading only reads and checks the definition: it opens no database and starts no
+bot. Which bots the specs name (installed, bot files, submitted ``name@vN``) is
+settled afterwards by :func:`arena.tournament.entrants.resolve_bots`.
 """
 
 from __future__ import annotations
@@ -9,11 +13,12 @@ from __future__ import annotations
 import os
 import tomllib
 from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from arena.engine.game import Board, Rules, RulesError, parse_moves
-from arena.plugins import BotSpecError, check_spec, parse_spec, spec_text
+from arena.plugins import BotSpecError, parse_spec, spec_text
 from arena.referee.referee import TimeControl
 from arena.sandbox.wire import BotCode, Limits
 
@@ -33,7 +38,12 @@ class OpeningsConfig:
 
 @dataclass(frozen=True)
 class TournamentConfig:
-    """A whole tournament definition, validated."""
+    """A whole tournament definition, validated.
+
+    ``bots`` and ``challengers`` hold canonical spec texts. Until ``resolved`` is
+    set (by :func:`arena.tournament.entrants.resolve_bots`) they are as written:
+    not yet known to exist, and a submitted bot's latest version not yet pinned.
+    """
 
     name: str
     bots: tuple[str, ...]
@@ -51,6 +61,7 @@ class TournamentConfig:
     source: str = "<command line>"  # where the definition came from, for messages
     opening_lines: tuple[tuple[int, ...], ...] = field(default=(), compare=False)
     sources: tuple[tuple[str, BotCode], ...] = field(default=(), compare=False)  # submitted bots' code
+    resolved: bool = False  # every bot found, built once, and (if untrusted) started in the sandbox
 
     @property
     def entrants(self) -> tuple[str, ...]:
@@ -87,7 +98,10 @@ _TIME_KEYS = {"move_seconds": (int, float), "bank_seconds": (int, float)}
 
 
 def load_config(path: str | None, overrides: dict[str, Any] | None = None) -> TournamentConfig:
-    """Read ``path`` (or start empty), apply ``overrides`` (None values ignored), check."""
+    """Read ``path`` (or start empty), apply ``overrides`` (None values ignored), check.
+
+    Pure: no database is opened and no bot is built; the result is not yet resolved.
+    """
     raw: dict[str, Any] = {}
     source = "<command line>"
     base = Path.cwd()
@@ -149,14 +163,12 @@ def _build(raw: dict[str, Any], source: str, base: Path) -> TournamentConfig:
         return ConfigError(f"{source}: {message}")
 
     db = raw.get("db") or os.environ.get("ARENA_DB") or DEFAULT_DB
-    sources: dict[str, BotCode] = {}
-    with _Submitted(db) as submitted:
-        bots = tuple(_bot_specs(raw.get("bots", []), "bots", fail, submitted, sources))
-        challengers = tuple(_bot_specs(raw.get("challengers", []), "challengers", fail, submitted, sources))
+    bots = _bot_specs(raw.get("bots", []), "bots", fail)
+    challengers = _bot_specs(raw.get("challengers", []), "challengers", fail)
     fmt = raw.get("format", "round-robin")
     if fmt not in FORMATS:
         raise fail(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
-    _check_field_of_play(fmt, bots, challengers, fail)
+    check_field_of_play(fmt, bots, challengers, fail)
     try:
         rules = Rules(**raw.get("rules", {}))
     except RulesError as exc:
@@ -190,62 +202,34 @@ def _build(raw: dict[str, Any], source: str, base: Path) -> TournamentConfig:
         limits=_limits(raw.get("limits", {}), fail),
         db=db,
         source=source,
-        sources=tuple(sorted(sources.items())),
         opening_lines=lines,
     )
 
 
-def _bot_specs(
-    items: list[Any], key: str, fail: Any, submitted: _Submitted, sources: dict[str, BotCode]
-) -> list[str]:
+def _bot_specs(items: list[Any], key: str, fail: Callable[[str], ConfigError]) -> tuple[str, ...]:
     specs = []
     for item in items:
         if not isinstance(item, str):
             raise fail(f"{key} must be a list of bot specs (strings), got {item!r}")
         try:
-            found = submitted.resolve(item)
-            if found is not None:
-                text, code = found
-                sources[parse_spec(text).name] = code
-                check_spec(text, sources=sources)
-                specs.append(text)
-            else:
-                specs.append(spec_text(check_spec(item)))
+            specs.append(spec_text(parse_spec(item)))
         except BotSpecError as exc:
             raise fail(f"{key}: {exc}") from None
+    check_listed_once(specs, key, fail)
+    return tuple(specs)
+
+
+def check_listed_once(specs: Sequence[str], key: str, fail: Callable[[str], ConfigError]) -> None:
+    """No spec twice in one list (checked again once submitted bots' versions are pinned)."""
     duplicates = {s for s in specs if specs.count(s) > 1}
     if duplicates:
         raise fail(f"{key}: bot {sorted(duplicates)[0]!r} is listed twice")
-    return specs
 
 
-class _Submitted:
-    """Looks up submitted bots in the tournament's database, if it exists."""
-
-    def __init__(self, db: str) -> None:
-        self.db = db
-        self.store: Any = None
-
-    def __enter__(self) -> _Submitted:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.store is not None:
-            self.store.close()
-
-    def resolve(self, text: str) -> tuple[str, BotCode] | None:
-        from arena.league.store import Store, StoreError  # here: config is read before any store
-        from arena.league.submissions import resolve
-
-        if self.store is None and Path(self.db).is_file():
-            try:
-                self.store = Store(self.db, create=False)
-            except StoreError:
-                return None  # reported when the tournament opens the database
-        return resolve(text, self.store)
-
-
-def _check_field_of_play(fmt: str, bots: tuple[str, ...], challengers: tuple[str, ...], fail: Any) -> None:
+def check_field_of_play(
+    fmt: str, bots: tuple[str, ...], challengers: tuple[str, ...], fail: Callable[[str], ConfigError]
+) -> None:
+    """Who plays suits the format (checked again once submitted bots' versions are pinned)."""
     if fmt == "round-robin":
         if challengers:
             raise fail("challengers are for format = \"gauntlet\"; a round robin uses bots only")

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 from arena.sandbox import process_control
 from arena.tournament.config import TournamentConfig
+from arena.tournament.entrants import resolve_bots
 from arena.sandbox.wire import BotCode
 from arena.plugins import installed_bots, load_entry, parse_spec
 from arena.referee.referee import GameRecord, GameSpec, play_game
@@ -183,7 +184,14 @@ def run_tournament(
     executor: Executor | None = None,
     progress: Progress | None = None,
 ) -> RunOutcome:
-    """Play every scheduled game that is not stored yet; store each as it finishes."""
+    """Play every scheduled game that is not stored yet; store each as it finishes.
+
+    A config straight from :func:`~arena.tournament.config.load_config` is resolved
+    first (:func:`~arena.tournament.entrants.resolve_bots`, submitted bots looked up
+    in ``store``), so its bots are checked before the tournament is stored or any
+    game is played; a resolved one is run as it is.
+    """
+    config = resolve_bots(config, store)
     with store.running(config.name):
         return _run(config, store, executor, progress)
 

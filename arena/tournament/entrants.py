@@ -1,0 +1,97 @@
+"""Resolving a tournament's bots: the step between loading a definition and running it.
+
+A loaded :class:`TournamentConfig` holds bot specs as written. Resolving finds
+each one (an installed plug-in, a bot file, or a submitted ``name@vN`` in the
+league database), pins a submitted bot's latest version, builds every bot once
+and starts each untrusted one in the sandbox, so that a bot that cannot play is
+reported, naming the file and the key, before any game.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from arena.league.store import Store, StoreError
+from arena.league.submissions import resolve
+from arena.plugins import BotChecker, BotSpecError, parse_spec, spec_text
+from arena.sandbox.wire import BotCode
+from arena.tournament.config import ConfigError, TournamentConfig, check_field_of_play, check_listed_once
+
+
+def resolve_bots(
+    config: TournamentConfig, store: Store | None, checker: BotChecker | None = None
+) -> TournamentConfig:
+    """``config`` with every bot found, checked and (if submitted) pinned to a version.
+
+    Submitted bots are looked up in ``store``; with None, no spec names a submitted
+    bot. ``checker`` remembers which untrusted bots already started (a fresh one if
+    not given). A config that is already resolved is returned as it is.
+    """
+    if config.resolved:
+        return config
+    checker = checker or BotChecker()
+
+    def fail(message: str) -> ConfigError:
+        return ConfigError(f"{config.source}: {message}")
+
+    sources: dict[str, BotCode] = {}
+    bots = _resolve_specs(config.bots, "bots", fail, store, checker, sources)
+    challengers = _resolve_specs(config.challengers, "challengers", fail, store, checker, sources)
+    check_field_of_play(config.format, bots, challengers, fail)  # x and x@v2 may be one bot
+    return dataclasses.replace(
+        config, bots=bots, challengers=challengers, sources=tuple(sorted(sources.items())), resolved=True
+    )
+
+
+def resolve_bots_in_database(config: TournamentConfig, checker: BotChecker | None = None) -> TournamentConfig:
+    """:func:`resolve_bots` against ``config.db`` if that database exists.
+
+    The database is only read, never created: a definition with a mistake leaves
+    no file behind. One that cannot be opened is no place to look up submitted
+    bots; the error comes when the tournament opens it to store games.
+    """
+    with _existing_store(config.db) as store:
+        return resolve_bots(config, store, checker)
+
+
+@contextmanager
+def _existing_store(db: str) -> Iterator[Store | None]:
+    store = None
+    if Path(db).is_file():
+        try:
+            store = Store(db, create=False)
+        except StoreError:
+            pass  # reported when the tournament opens the database to store games
+    try:
+        yield store
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _resolve_specs(
+    specs: tuple[str, ...],
+    key: str,
+    fail: Callable[[str], ConfigError],
+    store: Store | None,
+    checker: BotChecker,
+    sources: dict[str, BotCode],
+) -> tuple[str, ...]:
+    resolved = []
+    for text in specs:
+        try:
+            found = resolve(text, store)
+            if found is not None:
+                text, code = found
+                sources[parse_spec(text).name] = code
+                checker.check(text, sources=sources)
+                resolved.append(text)
+            else:
+                resolved.append(spec_text(checker.check(text)))
+        except BotSpecError as exc:
+            raise fail(f"{key}: {exc}") from None
+    check_listed_once(resolved, key, fail)  # "x" and "x@v2" are one bot when v2 is the latest
+    return tuple(resolved)
