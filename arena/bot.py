@@ -23,6 +23,18 @@ class BotOptionError(ValueError):
     """An option a bot does not have, or a value of the wrong kind."""
 
 
+class BotFailure(Exception):
+    """The bot failed in a way that forfeits the game; ``reason`` says how.
+
+    The referee records ``reason`` as the forfeit reason as it is, so it is written
+    for the game record ("time: no answer within 1 s", "exited with code 1").
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 @dataclass(frozen=True)
 class Option:
     """One bot option: its default (whose type the given value must have) and help."""
@@ -114,6 +126,23 @@ class Bot:
         self.rules = rules
         self.player = player
         self.rng = random.Random(seed)
+
+    def begin_game(self, rules: Rules, player: int, seed: int) -> None:
+        """First half of starting a game, for the referee: begin getting ready.
+
+        The referee begins every bot of a game, then finishes starting every bot
+        (:meth:`finish_start`), so bots that take time to get ready (a sandboxed
+        bot starts a process) get ready side by side. By default this is simply
+        :meth:`new_game`.
+        """
+        self.new_game(rules, player, seed)
+
+    def finish_start(self) -> None:
+        """Second half of starting a game: return once the bot is ready to move.
+
+        Raises :class:`BotFailure` if it never will be. By default there is
+        nothing to wait for.
+        """
 
     def choose_move(self, board: Board) -> int | Choice:
         """Return the move to play in ``board`` (the bot's own copy)."""

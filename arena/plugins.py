@@ -19,10 +19,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from arena.bot import Bot, BotOptionError, Option
+from arena.bot import Bot, BotFailure, BotOptionError, Option
 from arena.engine.game import Rules
 from arena.sandbox.wire import BotCode, Limits
-from arena.sandbox.proxy import BotFailure, SandboxedBot
+from arena.sandbox.proxy import SandboxedBot
 
 ENTRY_POINT_GROUP = "arena.bots"
 
