@@ -46,7 +46,7 @@ class BotEntry:
         return self.bot_class.description() if self.bot_class else ""
 
     @property
-    def options(self) -> dict[str, Option]:
+    def options(self) -> dict[str, Option[Any]]:
         return dict(self.bot_class.options) if self.bot_class else {}
 
     def as_dict(self) -> dict[str, Any]:
