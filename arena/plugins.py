@@ -19,10 +19,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from arena.bot import Bot, BotOptionError, Option
+from arena.bot import Bot, BotFailure, BotOptionError, Option
 from arena.engine.game import Rules
 from arena.sandbox.wire import BotCode, Limits
-from arena.sandbox.proxy import BotFailure, SandboxedBot
+from arena.sandbox.proxy import SandboxedBot
 
 ENTRY_POINT_GROUP = "arena.bots"
 
@@ -46,7 +46,7 @@ class BotEntry:
         return self.bot_class.description() if self.bot_class else ""
 
     @property
-    def options(self) -> dict[str, Option]:
+    def options(self) -> dict[str, Option[Any]]:
         return dict(self.bot_class.options) if self.bot_class else {}
 
     def as_dict(self) -> dict[str, Any]:

@@ -17,7 +17,6 @@ class BlockerBot(Bot):
     """
 
     name = "blocker"
-    options = {}
 
     def choose_move(self, board: Board) -> int:
         me = board.to_move

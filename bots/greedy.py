@@ -19,7 +19,6 @@ class GreedyBot(Bot):
     """
 
     name = "greedy"
-    options = {}
 
     def choose_move(self, board: Board) -> int:
         legal = board.legal_moves()

@@ -282,12 +282,10 @@ class MctsBot(Bot):
     """
 
     name = "mcts"
-    options = {
-        "playouts": Option(0, "iterations per move (0: search for `seconds`)"),
-        "seconds": Option(1.0, "seconds per move when playouts is 0"),
-        "c": Option(0.8, "UCT exploration constant"),
-        "reuse": Option(True, "keep the subtree of the position after the opponent's reply"),
-    }
+    playouts = Option(0, "iterations per move (0: search for `seconds`)")
+    seconds = Option(1.0, "seconds per move when playouts is 0")
+    c = Option(0.8, "UCT exploration constant")
+    reuse = Option(True, "keep the subtree of the position after the opponent's reply")
 
     def __init__(self, **options) -> None:
         super().__init__(**options)

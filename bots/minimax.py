@@ -200,7 +200,7 @@ class MinimaxBot(Bot):
     """
 
     name = "minimax"
-    options = {"depth": Option(4, "search depth in plies (at least 1)")}
+    depth = Option(4, "search depth in plies (at least 1)")
 
     def choose_move(self, board: Board) -> Choice:
         depth = max(1, self.depth)

@@ -15,7 +15,6 @@ class NeighbourBot(Bot):
     """
 
     name = "neighbour"
-    options = {}
 
     def choose_move(self, board: Board) -> int:
         candidates = self.candidates(board)

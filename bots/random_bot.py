@@ -17,7 +17,7 @@ class RandomBot(Bot):
     """
 
     name = "random"
-    options = {"stream": Option(0, "which random stream to draw from (independent players)")}
+    stream = Option(0, "which random stream to draw from (independent players)")
 
     def new_game(self, rules: Rules, player: int, seed: int) -> None:
         super().new_game(rules, player, seed)

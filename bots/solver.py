@@ -638,11 +638,9 @@ class SolverBot(Bot):
     """
 
     name = "solver"
-    options = {
-        "seconds": Option(0.0, "seconds per move (0: the referee's time_allowed, else 1.0)"),
-        "fallback_depth": Option(4, "minimax depth when the position is not solved in time"),
-        "backend": Option("auto", "search back end: auto, numba or python"),
-    }
+    seconds = Option(0.0, "seconds per move (0: the referee's time_allowed, else 1.0)")
+    fallback_depth = Option(4, "minimax depth when the position is not solved in time")
+    backend = Option("auto", "search back end: auto, numba or python")
 
     def __init__(self, **options) -> None:
         super().__init__(**options)

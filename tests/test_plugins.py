@@ -147,6 +147,27 @@ def test_a_file_bot_runs_sandboxed(write_bot):
     assert name.endswith("first.py") and len(digest) == 64
 
 
+SHIFTED = """
+from arena.bot import Bot, Option
+
+class Shifted(Bot):
+    '''The legal move ``offset`` places after the first.'''
+
+    offset = Option(0, "how many legal moves to skip")
+
+    def choose_move(self, board):
+        return board.legal_moves()[self.offset]
+"""
+
+
+def test_a_file_bot_gets_its_option_attributes_in_the_sandbox(write_bot):
+    path = write_bot("shifted", SHIFTED)
+    assert first_move(path) == 0
+    assert first_move(f"{path}:offset=2") == 2
+    with pytest.raises(BotSpecError, match="unknown option 'ofset'.*valid options: offset"):
+        check_spec(f"{path}:ofset=2")
+
+
 def test_a_file_with_several_bots_needs_a_class_name(write_bot):
     path = write_bot("two", TWO_BOTS)
     with pytest.raises(BotSpecError, match=r"several bots \(First, Last\); pick one with .*:ClassName"):

@@ -31,3 +31,12 @@ def test_every_command_in_the_table_exists():
 def test_ci_runs_the_readme_test_command():
     test_command = re.findall(r"```sh\n(python3 -m venv .*pytest)\n```", README)[0]
     assert test_command in (ROOT / ".ci" / "run").read_text()
+
+
+def test_the_example_bot_reads_its_option_as_an_attribute():
+    block = re.search(r"```python\n(from arena.bot import .*?)```", README, re.S).group(1)
+    namespace: dict[str, object] = {}
+    exec(block, namespace)
+    centre = namespace["Centre"]
+    assert centre.greedy.default is True and list(centre.options) == ["greedy"]
+    assert centre(greedy="false").greedy is False and centre().greedy is True

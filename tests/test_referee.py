@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 
+from arena.bot import Bot, BotFailure
 from arena.engine.game import Board, Rules
+from arena.referee import referee
 from arena.referee.referee import GameSpec, TimeControl, play_game
 from tests.conftest import TEST_BOTS
 
@@ -130,3 +135,77 @@ def test_a_cpu_hog_hits_its_processor_limit():
     record = play_game(spec(bad("BusyLoops"), "random", limits=limits, seed=1))
     assert record.termination == "forfeit" and record.winner == 1
     assert record.reason.startswith("exited: killed by SIGXCPU") or record.reason.startswith("time:")
+
+
+class _StartLog(Bot):
+    """Notes each step of starting a game in a log shared by both players; can fail at any."""
+
+    def __init__(self, log: list[tuple[str, int]], fails_in: str = "", failure: Exception | None = None) -> None:
+        super().__init__()
+        self.log = log
+        self.fails_in = fails_in
+        self.failure = failure or BotFailure("sandbox: could not start the bot process")
+
+    def _step(self, name: str) -> None:
+        self.log.append((name, self.player))
+        if name == self.fails_in:
+            raise self.failure
+
+    def new_game(self, rules: Rules, player: int, seed: int) -> None:
+        super().new_game(rules, player, seed)
+        self._step("new_game")
+
+    def finish_start(self) -> None:
+        self._step("finish_start")
+
+    def choose_move(self, board: Board) -> int:
+        return board.legal_moves()[0]
+
+
+def test_every_bot_begins_its_game_before_any_bot_is_waited_for():
+    # The default begin_game is new_game; no bot is special (a sandboxed bot starts
+    # its process in begin_game, so both processes start side by side).
+    log: list[tuple[str, int]] = []
+    record = play_game(spec("x", "y"), bots=(_StartLog(log), _StartLog(log)))
+    assert record.termination == "win"
+    assert log == [("new_game", 0), ("new_game", 1), ("finish_start", 0), ("finish_start", 1)]
+
+
+@pytest.mark.parametrize("step", ["new_game", "finish_start"])
+@pytest.mark.parametrize("player", [0, 1])
+def test_a_bot_failure_while_starting_forfeits_with_its_reason(step, player):
+    log: list[tuple[str, int]] = []
+    bots = [_StartLog(log), _StartLog(log)]
+    bots[player] = _StartLog(log, fails_in=step, failure=BotFailure("exited with code 3"))
+    record = play_game(spec("x", "y"), bots=(bots[0], bots[1]))
+    assert (record.termination, record.winner, record.reason) == ("forfeit", 1 - player, "exited with code 3")
+    assert record.moves == []
+
+
+@pytest.mark.parametrize("step", ["new_game", "finish_start"])
+def test_a_crash_while_starting_forfeits_as_a_crash_in_new_game(step):
+    log: list[tuple[str, int]] = []
+    crashing = _StartLog(log, fails_in=step, failure=RuntimeError("no tables"))
+    record = play_game(spec("x", "y"), bots=(_StartLog(log), crashing))
+    assert (record.termination, record.winner) == ("forfeit", 0)
+    assert record.reason == "crashed in new_game: RuntimeError: no tables"
+
+
+def test_a_bot_failure_while_moving_forfeits_with_its_reason():
+    class Leaves(_StartLog):
+        def choose_move(self, board: Board) -> int:
+            raise BotFailure("exited: killed by SIGKILL (over its memory limit?)")
+
+    log: list[tuple[str, int]] = []
+    record = play_game(spec("x", "y"), bots=(Leaves(log), _StartLog(log)))
+    assert (record.termination, record.winner) == ("forfeit", 1)
+    assert record.reason == "exited: killed by SIGKILL (over its memory limit?)"
+
+
+def test_the_referee_does_not_import_the_sandboxed_bot():
+    # It treats every bot alike, through the Bot contract alone.
+    tree = ast.parse(Path(referee.__file__).read_text())
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert "arena.sandbox.proxy" not in imported
+    assert "SandboxedBot" not in Path(referee.__file__).read_text()

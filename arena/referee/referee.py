@@ -15,11 +15,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from arena.bot import Bot, describe_non_move, split_answer
+from arena.bot import Bot, BotFailure, describe_non_move, split_answer
 from arena.engine.game import Board, Rules, format_move
 from arena.sandbox.wire import BotCode, Limits
 from arena.plugins import make_bot
-from arena.sandbox.proxy import BotFailure, SandboxedBot
 
 WIN, DRAW, FORFEIT = "win", "draw", "forfeit"
 
@@ -161,19 +160,14 @@ def _make_bots(spec: GameSpec) -> tuple[Bot, Bot]:
 
 
 def _start_bots(players: tuple[Bot, ...], spec: GameSpec) -> None:
-    # Sandboxed bots start their processes side by side; then every bot is ready.
-    begun = set()
-    for player, bot in enumerate(players):
-        if isinstance(bot, SandboxedBot):
-            with _forfeit_on_failure(player):
-                bot.begin_game(spec.rules, player, _bot_seed(spec.seed, player))
-            begun.add(player)
+    # Begin every bot before waiting for any, so bots that are slow to get ready
+    # (sandboxed ones start a process) get ready side by side.
     for player, bot in enumerate(players):
         with _forfeit_on_failure(player):
-            if player in begun:
-                bot.finish_start()  # type: ignore[attr-defined]
-            else:
-                bot.new_game(spec.rules, player, _bot_seed(spec.seed, player))
+            bot.begin_game(spec.rules, player, _bot_seed(spec.seed, player))
+    for player, bot in enumerate(players):
+        with _forfeit_on_failure(player):
+            bot.finish_start()
 
 
 @contextmanager

@@ -33,19 +33,11 @@ from typing import Any
 from arena.sandbox import process_control
 
 from arena.sandbox import spawner
-from arena.bot import Bot, Choice
+from arena.bot import Bot, BotFailure, Choice
 from arena.engine.game import Board, Rules
 from arena.sandbox.wire import BotCode, Limits, wait_readable, write_message
 
 MAX_MESSAGE = 64 * 1024  # bytes of one answer from the bot process
-
-
-class BotFailure(Exception):
-    """The bot process failed in a way that forfeits the game; ``reason`` says how."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 class BotTimeout(BotFailure):
@@ -81,6 +73,7 @@ class SandboxedBot(Bot):
         self._request({"op": "start", "rules": rules.as_dict(), "player": player, "seed": seed})
 
     def finish_start(self) -> None:
+        """Wait for the bot process to say it is ready (or why it never will be)."""
         reply = self._reply(self.limits.start_seconds)
         if "error" in reply:
             raise BotFailure(str(reply["error"]))
