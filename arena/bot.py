@@ -16,10 +16,11 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from arena.errors import ArenaError
 from arena.engine.game import Board, Rules
 
 
-class BotOptionError(ValueError):
+class BotOptionError(ArenaError):
     """An option a bot does not have, or a value of the wrong kind."""
 
 

@@ -21,13 +21,14 @@ from typing import Any
 
 from arena.bot import Bot, BotOptionError, Option
 from arena.engine.game import Rules
+from arena.errors import ArenaError
 from arena.sandbox.wire import BotCode, Limits
 from arena.sandbox.proxy import BotFailure, SandboxedBot
 
 ENTRY_POINT_GROUP = "arena.bots"
 
 
-class BotSpecError(ValueError):
+class BotSpecError(ArenaError):
     """A bot spec that names no usable bot or carries a bad option."""
 
 

@@ -1,12 +1,13 @@
 """The ``arena`` command: a thin layer from flags to library calls.
 
-Library errors (all ``ValueError`` subclasses) become one line on stderr and exit
-code 2; nothing here knows how games are played or stored.
+The library's errors for a user's mistake (:class:`arena.errors.ArenaError`) become
+one line on stderr and exit code 2, for every command (see :class:`ArenaGroup`);
+any other exception is a bug and shows its traceback. Nothing here knows how
+games are played or stored.
 """
 
 from __future__ import annotations
 
-import functools
 import importlib
 import sys
 from collections.abc import Callable
@@ -14,6 +15,7 @@ from typing import Any
 
 import click
 
+from arena.errors import ArenaError
 from arena.terminal.casual import UNFINISHED
 from arena.engine.game import Rules
 from arena.league.standings import FORMATS
@@ -24,19 +26,6 @@ class ArenaUsageError(click.ClickException):
     """A user's mistake: one line, exit code 2."""
 
     exit_code = 2
-
-
-def user_errors(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn the library's ValueErrors into one-line messages with exit code 2."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except ValueError as exc:
-            raise ArenaUsageError(str(exc)) from None
-
-    return wrapper
 
 
 def rules_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -63,7 +52,19 @@ def make_rules(width: int | None, height: int | None, connect: int | None, no_gr
 
 
 class ArenaGroup(click.Group):
-    """Click's own usage errors (a bad flag value, an unknown option) as one line too."""
+    """The error boundary of every command.
+
+    A library's :class:`ArenaError` raised anywhere below becomes one line and exit
+    code 2, and so do click's own usage errors (a bad flag value, an unknown
+    option). Any other exception is a bug and keeps its traceback.
+    """
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the chosen command (and its subcommands) inside the boundary."""
+        try:
+            return super().invoke(ctx)
+        except ArenaError as exc:
+            raise ArenaUsageError(str(exc)) from None
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         if not standalone_mode:
@@ -96,9 +97,13 @@ def db_option(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
-def open_store(db: str) -> Store:
-    """An existing database; reading commands never create one by accident."""
-    return Store(db, create=False)
+def open_store(db: str, create: bool = False) -> Store:
+    """The league database for the running command, closed when the command ends.
+
+    Only commands that write pass ``create``: reading commands never create a
+    database by accident. Click's ``with_resource`` is the command-long ``with``.
+    """
+    return click.get_current_context().with_resource(Store(db, create=create))
 
 
 def league_options(func: Callable[..., Any]) -> Callable[..., Any]:
