@@ -17,13 +17,17 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.bot import Bot, BotOptionError, Option
 from arena.engine.game import Rules
 from arena.errors import ArenaError
-from arena.sandbox.wire import BotCode, Limits
-from arena.sandbox.proxy import BotFailure, SandboxedBot
+
+if TYPE_CHECKING:
+    from arena.sandbox.wire import BotCode, Limits
+
+# The sandbox is imported inside the functions that start sandboxed bots:
+# listing the installed bots (`arena bots`) must not load it.
 
 ENTRY_POINT_GROUP = "arena.bots"
 
@@ -160,6 +164,9 @@ def make_bot(
     untrusted: they always run sandboxed in a process of their own. Installed
     bots run in this process unless ``isolate`` is set.
     """
+    from arena.sandbox.proxy import SandboxedBot
+    from arena.sandbox.wire import BotCode
+
     if isinstance(spec, str):
         spec = _parse_installed_spec(spec) if installed is None else parse_spec(spec)
     if spec.is_file:
@@ -191,6 +198,8 @@ def check_spec(
 
     Untrusted code is loaded in the sandbox (never in this process) and must start a game.
     """
+    from arena.sandbox.proxy import SandboxedBot
+
     spec = parse_spec(text)
     bot = make_bot(spec, installed, sources=sources)
     if isinstance(bot, SandboxedBot):
@@ -205,6 +214,8 @@ _checked: set[tuple[str, str]] = set()
 
 
 def _check_sandboxed(text: str, bot: Bot) -> None:
+    from arena.sandbox.proxy import BotFailure
+
     try:
         bot.new_game(Rules(), 0, 0)
     except BotFailure as exc:
@@ -226,6 +237,8 @@ def spec_text(spec: BotSpec) -> str:
 
 def file_code(spec: BotSpec) -> BotCode:
     """The source of a file bot, read now (the sandbox never needs to open it)."""
+    from arena.sandbox.wire import BotCode
+
     assert spec.path is not None
     file = Path(spec.path)
     if not file.is_file():

@@ -6,16 +6,12 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from tabulate import tabulate
 
-from arena.tournament.match import match_specs, play_match, play_sprt
 from arena.plugins import BotSpecError, check_spec, discover, file_code, parse_spec, spec_text
-from arena.league.sprt import Sprt, elo_with_interval
-from arena.league.store import Store, Submission
-from arena.league.submissions import submit_file
-from arena.testing import check_code
 from arena.cli.main import (
     ArenaUsageError,
     db_option,
@@ -24,6 +20,12 @@ from arena.cli.main import (
     open_store,
     rules_options,
 )
+
+if TYPE_CHECKING:
+    from arena.league.store import Submission
+
+# `arena bots` must start fast: the other commands here import what they run on
+# (tournaments, the sandbox, the database) inside themselves.
 
 
 @main.command("bots")
@@ -34,6 +36,8 @@ def bots_command(as_json: bool, db: str) -> None:
     entries = sorted(discover().values(), key=lambda e: e.name)
     submitted: list[Submission] = []
     if Path(db).is_file():  # no database yet is no mistake here: the plug-ins are listed anyway
+        from arena.league.store import Store  # sqlite-utils (and numpy) only when there is a database
+
         with Store(db, create=False) as store:
             submitted = store.submissions()
     if as_json:
@@ -85,6 +89,9 @@ def match_command(
     or a path to a bot file (my_bot.py, my_bot.py:MyBot). The result gives BOT_A's
     Elo advantage over BOT_B with its 95% interval.
     """
+    from arena.league.sprt import Sprt, elo_with_interval
+    from arena.tournament.match import match_specs, play_match, play_sprt
+
     rules = make_rules(width, height, connect, no_gravity, scoring)
     a = spec_text(check_spec(bot_a))
     b = spec_text(check_spec(bot_b))
@@ -140,6 +147,8 @@ def submit_command(path: str, name: str | None, db: str) -> None:
     tournaments by name (NAME for the latest version, NAME@v2 for an older one).
     Resubmitting changed code makes a new version.
     """
+    from arena.league.submissions import submit_file
+
     store = open_store(db, create=True)
     submission, new, report = submit_file(store, path, name)
     for check in report.checks:
@@ -162,6 +171,8 @@ def check_command(path: str, seconds: float, width: int | None, height: int | No
 
     Exit code 0 if every check passes, 1 if one fails.
     """
+    from arena.testing import check_code
+
     rules = make_rules(width, height, connect, no_gravity, scoring)
     spec = parse_spec(path)
     if not spec.is_file:
