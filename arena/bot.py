@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar, Generic, TypeVar, overload
 
+from arena.errors import ArenaError
 from arena.engine.game import Board, Rules
 
 T = TypeVar("T")
 
 
-class BotOptionError(ValueError):
+class BotOptionError(ArenaError):
     """An option a bot does not have, or a value of the wrong kind."""
 
 

@@ -17,17 +17,22 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.bot import Bot, BotFailure, BotOptionError, Option
 from arena.engine.game import Rules
-from arena.sandbox.wire import BotCode, Limits
-from arena.sandbox.proxy import SandboxedBot
+from arena.errors import ArenaError
+
+if TYPE_CHECKING:
+    from arena.sandbox.wire import BotCode, Limits
+
+# The sandbox is imported inside the functions that start sandboxed bots:
+# listing the installed bots (`arena bots`) must not load it.
 
 ENTRY_POINT_GROUP = "arena.bots"
 
 
-class BotSpecError(ValueError):
+class BotSpecError(ArenaError):
     """A bot spec that names no usable bot or carries a bad option."""
 
 
@@ -159,6 +164,9 @@ def make_bot(
     untrusted: they always run sandboxed in a process of their own. Installed
     bots run in this process unless ``isolate`` is set.
     """
+    from arena.sandbox.proxy import SandboxedBot
+    from arena.sandbox.wire import BotCode
+
     if isinstance(spec, str):
         spec = _parse_installed_spec(spec) if installed is None else parse_spec(spec)
     if spec.is_file:
@@ -209,6 +217,8 @@ class BotChecker:
 
     def check(self, text: str, sources: dict[str, BotCode] | None = None) -> BotSpec:
         """The parsed spec, once its bot was built (and, if sandboxed, started a game)."""
+        from arena.sandbox.proxy import SandboxedBot  # only when checking: listing bots must not load it
+
         spec = parse_spec(text)
         bot = make_bot(spec, self.installed, sources=sources)
         if isinstance(bot, SandboxedBot):
@@ -243,6 +253,8 @@ def spec_text(spec: BotSpec) -> str:
 
 def file_code(spec: BotSpec) -> BotCode:
     """The source of a file bot, read now (the sandbox never needs to open it)."""
+    from arena.sandbox.wire import BotCode
+
     assert spec.path is not None
     file = Path(spec.path)
     if not file.is_file():

@@ -36,6 +36,7 @@ from functools import lru_cache
 
 from arena.bot import Bot, BotOptionError, Choice, Option
 from arena.engine.game import Board, Rules
+from arena.errors import ArenaError
 
 from bots.minimax import MinimaxBot
 
@@ -49,6 +50,11 @@ PY_TABLE_LIMIT = 1 << 20
 CHECK_EVERY = 1024
 #: The pure-Python search reads the clock about this often (seconds).
 CLOCK_SECONDS = 0.002
+
+
+class SolverError(ArenaError):
+    """Rules or a back end the solver cannot serve."""
+
 
 # --- scores -------------------------------------------------------------------------
 
@@ -391,13 +397,13 @@ def resolve_backend(rules: Rules, backend: str | None = None) -> str:
     """The back end that will serve ``rules``: "numba" or "python"."""
     wanted = (backend or os.environ.get(BACKEND_ENV) or "auto").strip().lower()
     if wanted not in BACKENDS:
-        raise ValueError(f"unknown solver backend {wanted!r}; choose from {', '.join(BACKENDS)}")
+        raise SolverError(f"unknown solver backend {wanted!r}; choose from {', '.join(BACKENDS)}")
     if wanted == "python":
         return "python"
     usable = fits_fast(rules) and fast_available()
     if wanted == "numba" and not usable:
         why = "numba is not importable" if fits_fast(rules) else "the board needs more than 64 bits"
-        raise ValueError(f"the numba solver backend cannot serve {rules.describe()}: {why}")
+        raise SolverError(f"the numba solver backend cannot serve {rules.describe()}: {why}")
     return "numba" if usable else "python"
 
 
@@ -424,7 +430,7 @@ class Solver:
 
     def __init__(self, rules: Rules, backend: str | None = None, table_bits: int | None = None) -> None:
         if not solvable(rules):
-            raise ValueError(f"the solver plays line scoring only, not {rules.describe()}")
+            raise SolverError(f"the solver plays line scoring only, not {rules.describe()}")
         self.rules = rules
         self.backend = resolve_backend(rules, backend)
         self.core = _make_core(rules, self.backend, table_bits)

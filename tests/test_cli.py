@@ -115,8 +115,11 @@ def league(tmp_path_factory) -> str:
 
 def _all_commands(command: click.Command, path: tuple[str, ...] = ()):
     yield path, command
-    if isinstance(command, click.Group):
-        for name, sub in sorted(command.commands.items()):
+    if isinstance(command, click.Group):  # through click's lookup: arena's commands load lazily
+        ctx = click.Context(command)
+        for name in sorted(command.list_commands(ctx)):
+            sub = command.get_command(ctx, name)
+            assert sub is not None, name
             yield from _all_commands(sub, path + (name,))
 
 

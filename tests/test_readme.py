@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import click
+
 from arena.cli.main import main
 from arena.tournament.config import load_config
 from arena.tournament.entrants import resolve_bots
@@ -25,7 +27,8 @@ def test_the_example_tournament_file_loads(tmp_path):
 def test_every_command_in_the_table_exists():
     named = set(re.findall(r"^\| `arena ([a-z]+)", README, re.M))
     named |= set(re.findall(r"/ `arena ([a-z]+)", README))
-    assert named and named <= set(main.commands), named - set(main.commands)
+    commands = set(main.list_commands(click.Context(main)))  # loaded or not: they load lazily
+    assert named and named <= commands, named - commands
 
 
 def test_ci_runs_the_readme_test_command():

@@ -6,24 +6,26 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from tabulate import tabulate
 
-from arena.tournament.match import match_specs, play_match, play_sprt
 from arena.plugins import BotSpecError, check_spec, discover, file_code, parse_spec, spec_text
-from arena.league.sprt import Sprt, elo_with_interval
-from arena.league.store import Store
-from arena.league.submissions import submit_file
-from arena.testing import check_code
 from arena.cli.main import (
     ArenaUsageError,
     db_option,
     main,
     make_rules,
+    open_store,
     rules_options,
-    user_errors,
 )
+
+if TYPE_CHECKING:
+    from arena.league.store import Submission
+
+# `arena bots` must start fast: the other commands here import what they run on
+# (tournaments, the sandbox, the database) inside themselves.
 
 
 @main.command("bots")
@@ -32,7 +34,12 @@ from arena.cli.main import (
 def bots_command(as_json: bool, db: str) -> None:
     """List every bot: installed plug-ins, then bots submitted to the database."""
     entries = sorted(discover().values(), key=lambda e: e.name)
-    submitted = Store(db, create=False).submissions() if Path(db).is_file() else []
+    submitted: list[Submission] = []
+    if Path(db).is_file():  # no database yet is no mistake here: the plug-ins are listed anyway
+        from arena.league.store import Store  # sqlite-utils (and numpy) only when there is a database
+
+        with Store(db, create=False) as store:
+            submitted = store.submissions()
     if as_json:
         data = [e.as_dict() for e in entries] + [
             {"name": s.spec, "source": f"submitted {s.submitted_at} ({s.kind})", "description": "",
@@ -62,7 +69,6 @@ def bots_command(as_json: bool, db: str) -> None:
 @click.option("--sprt", "sprt_text", help="Stop when a sequential test decides: elo0=0,elo1=20[,alpha=0.05,beta=0.05].")
 @rules_options
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@user_errors
 def match_command(
     bot_a: str,
     bot_b: str,
@@ -83,6 +89,9 @@ def match_command(
     or a path to a bot file (my_bot.py, my_bot.py:MyBot). The result gives BOT_A's
     Elo advantage over BOT_B with its 95% interval.
     """
+    from arena.league.sprt import Sprt, elo_with_interval
+    from arena.tournament.match import match_specs, play_match, play_sprt
+
     rules = make_rules(width, height, connect, no_gravity, scoring)
     a = spec_text(check_spec(bot_a))
     b = spec_text(check_spec(bot_b))
@@ -131,7 +140,6 @@ def _finite(value: float) -> float | None:
 @click.argument("path", metavar="PATH[:Class]")
 @click.option("--name", help="Name to enter the bot under (default: the class's or the file's name).")
 @db_option
-@user_errors
 def submit_command(path: str, name: str | None, db: str) -> None:
     """Check a bot file in the sandbox and store it in the league database.
 
@@ -139,7 +147,9 @@ def submit_command(path: str, name: str | None, db: str) -> None:
     tournaments by name (NAME for the latest version, NAME@v2 for an older one).
     Resubmitting changed code makes a new version.
     """
-    store = Store(db)
+    from arena.league.submissions import submit_file
+
+    store = open_store(db, create=True)
     submission, new, report = submit_file(store, path, name)
     for check in report.checks:
         click.echo(f"  ok  {check.name}: {check.detail}")
@@ -155,13 +165,14 @@ def submit_command(path: str, name: str | None, db: str) -> None:
 @click.option("--seconds", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
               help="Time allowed per move.")
 @rules_options
-@user_errors
 def check_command(path: str, seconds: float, width: int | None, height: int | None, connect: int | None,
                   no_gravity: bool, scoring: str | None) -> None:
     """Run the submission checks on a bot file, in the sandbox, without storing it.
 
     Exit code 0 if every check passes, 1 if one fails.
     """
+    from arena.testing import check_code
+
     rules = make_rules(width, height, connect, no_gravity, scoring)
     spec = parse_spec(path)
     if not spec.is_file:

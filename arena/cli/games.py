@@ -27,7 +27,6 @@ from arena.cli.main import (
     make_rules,
     open_store,
     rules_options,
-    user_errors,
 )
 
 
@@ -37,7 +36,6 @@ from arena.cli.main import (
 @click.option("--bot", help="Only games of this bot spec.")
 @click.option("--limit", type=click.IntRange(min=1), help="At most this many games.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@user_errors
 def games_command(db: str, tournament: str | None, bot: str | None, limit: int | None, as_json: bool) -> None:
     """List stored games."""
     store = open_store(db)
@@ -58,7 +56,6 @@ def games_command(db: str, tournament: str | None, bot: str | None, limit: int |
 @main.command("show")
 @click.argument("game_id", type=int)
 @db_option
-@user_errors
 def show_command(game_id: int, db: str) -> None:
     """Print a stored game: players, result, every move with its time and info, final board."""
     store = open_store(db)
@@ -94,7 +91,6 @@ def show_command(game_id: int, db: str) -> None:
 @click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Give up after this many seconds per position (default: no limit).")
 @click.option("--json", "as_json", is_flag=True, help="Print {\"score\": S, \"moves\": {\"1\": S1, ...}}.")
-@user_errors
 def solve_command(moves: str, width: int | None, height: int | None, connect: int | None, no_gravity: bool,
                   scoring: str | None, budget: float | None, as_json: bool) -> None:
     """Exact value of the position after MOVES, and of each legal move.
@@ -126,7 +122,6 @@ def solve_command(moves: str, width: int | None, height: int | None, connect: in
 @click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
               help="Seconds the solver may spend on each position.")
 @db_option
-@user_errors
 def analyse_command(game_id: int | None, tournament: str | None, budget: float, db: str) -> None:
     """Mark the moves that threw away a win or a draw, using the solver.
 
@@ -169,7 +164,6 @@ def analyse_command(game_id: int | None, tournament: str | None, budget: float, 
 @click.option("--hint-bot", default="minimax:depth=6", show_default=True, help="The bot that answers 'h'.")
 @click.option("--seed", type=int, default=0, help="Seed for the bot.")
 @db_option
-@user_errors
 def play_command(bot: str | None, human_first: bool, width: int | None, height: int | None, connect: int | None,
                  no_gravity: bool, scoring: str | None, hint_bot: str, seed: int, db: str) -> None:
     """Play in the terminal against BOT, or two people at one keyboard without one.
@@ -185,10 +179,9 @@ def play_command(bot: str | None, human_first: bool, width: int | None, height: 
     saved: dict[str, int] = {}
 
     def on_save(board: Board, finished: bool) -> str:
-        store = Store(db)
         plies = [(r.ms, r.info) for r in session.records]
-        saved["id"] = save_game(store, rules, players, board, plies, replace=saved.get("id"))
-        store.close()
+        with Store(db) as store:
+            saved["id"] = save_game(store, rules, players, board, plies, replace=saved.get("id"))
         return f"{'stored' if finished else 'saved'} as game {saved['id']} in {db}"
 
     session = PlaySession(rules, bot_spec, human_player=human, color=_colour(), hint_bot=hint_bot,
@@ -205,7 +198,6 @@ def play_command(bot: str | None, human_first: bool, width: int | None, height: 
 @click.option("--delay", type=click.FloatRange(min=0), default=None,
               help="Play it through with this many seconds between moves instead of stepping.")
 @db_option
-@user_errors
 def replay_command(game_id: int, delay: float | None, db: str) -> None:
     """Step through a stored game: Enter/n next, p previous, a number to jump, q quit."""
     store = open_store(db)
@@ -231,7 +223,6 @@ def replay_command(game_id: int, delay: float | None, db: str) -> None:
 @click.option("--format", "fmt", type=click.Choice(["moves", "json"]), default="moves", show_default=True,
               help="moves: one line (rules and move string); json: everything, per move.")
 @db_option
-@user_errors
 def export_command(game_id: int, fmt: str, db: str) -> None:
     """Print a stored game as one shareable line, or as JSON."""
     store = open_store(db)
@@ -255,18 +246,21 @@ def export_command(game_id: int, fmt: str, db: str) -> None:
 @click.argument("file", type=click.File("r"))
 @click.option("--rules", "rules_text", help="Rules of a bare move string, e.g. 9x7c5 or 15x15c5n (default 7x6c4).")
 @db_option
-@user_errors
 def import_command(file: Any, rules_text: str | None, db: str) -> None:
     """Store a game from FILE ('-' for stdin): a move line from 'arena export' or its JSON."""
     rules = parse_rules_prefix(rules_text) if rules_text else None
-    game = import_game(file.read(), rules=rules)
+    try:
+        text = file.read()
+    except UnicodeDecodeError as exc:  # a ValueError, but not the library's: say what is wrong here
+        raise ArenaUsageError(f"{file.name} is not a text file ({exc.reason}): give a game from 'arena export'") from None
+    game = import_game(text, rules=rules)
     board = game.board()
     players = game.players or (HUMAN, HUMAN)
     result = None
     if game.termination == "forfeit" and game.result in ("1-0", "0-1"):
         result = (0 if game.result == "1-0" else 1, "forfeit", game.reason)
     plies = list(zip(game.move_ms or [], game.move_info or []))
-    store = Store(db)
+    store = open_store(db, create=True)
     game_id = save_game(store, game.rules, (players[0], players[1]), board, plies, result=result)
     click.echo(f"Imported as game {game_id} in {db}: {game.rules.describe()}, {board.ply} plies")
 

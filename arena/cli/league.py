@@ -10,7 +10,7 @@ from arena.league.crosstable import by_colour, crosstable, render_colours, rende
 from arena.league.standings import render_standings, standings
 from arena.league.selection import select_games
 from arena.league.store import StoredGame
-from arena.cli.main import ArenaUsageError, league_options, main, open_store, user_errors
+from arena.cli.main import ArenaUsageError, league_options, main, open_store
 
 
 @main.command("standings")
@@ -18,7 +18,6 @@ from arena.cli.main import ArenaUsageError, league_options, main, open_store, us
 @click.option("--anchor", help="Pin one bot's rating, e.g. random=0 (default: mean 1500).")
 @click.option("--k", "k_factor", type=click.FloatRange(min=0, min_open=True), default=16.0, show_default=True,
               help="K-factor of the incremental Elo column.")
-@user_errors
 def standings_command(db: str, tournament: str | None, league: bool, fmt: str, anchor: str | None,
                       k_factor: float) -> None:
     """Print the standings: results, Elo with 95% interval, incremental Elo, forfeits."""
@@ -28,7 +27,6 @@ def standings_command(db: str, tournament: str | None, league: bool, fmt: str, a
 
 @main.command("crosstable")
 @league_options
-@user_errors
 def crosstable_command(db: str, tournament: str | None, league: bool, fmt: str) -> None:
     """Print every pair's head-to-head score (points/games), bots in standings order."""
     games = selected_games(db, tournament, league)
@@ -38,7 +36,6 @@ def crosstable_command(db: str, tournament: str | None, league: bool, fmt: str) 
 
 @main.command("colours")
 @league_options
-@user_errors
 def colours_command(db: str, tournament: str | None, league: bool, fmt: str) -> None:
     """Print how each bot does moving first and moving second."""
     games = selected_games(db, tournament, league)

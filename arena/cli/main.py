@@ -1,41 +1,61 @@
 """The ``arena`` command: a thin layer from flags to library calls.
 
-Library errors (all ``ValueError`` subclasses) become one line on stderr and exit
-code 2; nothing here knows how games are played or stored.
+The library's errors for a user's mistake (:class:`arena.errors.ArenaError`) become
+one line on stderr and exit code 2, for every command (see :class:`ArenaGroup`);
+any other exception is a bug and shows its traceback. Nothing here knows how
+games are played or stored.
+
+The commands live in arena/cli/, one module per subject, and are imported only
+when they run (see :data:`COMMANDS`): ``arena --help`` and ``arena bots`` must
+start without loading the database (sqlite-utils, which loads numpy), numba or
+the sandbox. For the same reason this module imports the library only inside
+the helpers that use it.
 """
 
 from __future__ import annotations
 
-import functools
 import importlib
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from arena.engine.game import Rules
-from arena.league.standings import FORMATS
-from arena.league.store import Store
+from arena.errors import ArenaError
+
+if TYPE_CHECKING:
+    from arena.engine.game import Rules
+    from arena.league.store import Store
+
+#: Every command of ``arena``: the module that defines it (imported only when
+#: the command runs) and its summary for ``arena --help``, the first paragraph of
+#: its docstring (tests/test_startup.py checks both against the real commands).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "bots": ("arena.cli.bots", "List every bot: installed plug-ins, then bots submitted to the database."),
+    "match": ("arena.cli.bots", "Play GAMES games between BOT_A and BOT_B, alternating who moves first."),
+    "submit": ("arena.cli.bots", "Check a bot file in the sandbox and store it in the league database."),
+    "check": ("arena.cli.bots", "Run the submission checks on a bot file, in the sandbox, without storing it."),
+    "games": ("arena.cli.games", "List stored games."),
+    "show": ("arena.cli.games", "Print a stored game: players, result, every move with its time and info, final board."),
+    "solve": ("arena.cli.games", "Exact value of the position after MOVES, and of each legal move."),
+    "analyse": ("arena.cli.games", "Mark the moves that threw away a win or a draw, using the solver."),
+    "play": ("arena.cli.games", "Play in the terminal against BOT, or two people at one keyboard without one."),
+    "replay": ("arena.cli.games", "Step through a stored game: Enter/n next, p previous, a number to jump, q quit."),
+    "export": ("arena.cli.games", "Print a stored game as one shareable line, or as JSON."),
+    "import": ("arena.cli.games", "Store a game from FILE ('-' for stdin): a move line from 'arena export' or its JSON."),
+    "standings": ("arena.cli.league",
+                  "Print the standings: results, Elo with 95% interval, incremental Elo, forfeits."),
+    "crosstable": ("arena.cli.league",
+                   "Print every pair's head-to-head score (points/games), bots in standings order."),
+    "colours": ("arena.cli.league", "Print how each bot does moving first and moving second."),
+    "tournament": ("arena.cli.tournament", "Run tournaments (round robin or gauntlet) and store every move."),
+}
 
 
 class ArenaUsageError(click.ClickException):
     """A user's mistake: one line, exit code 2."""
 
     exit_code = 2
-
-
-def user_errors(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn the library's ValueErrors into one-line messages with exit code 2."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except ValueError as exc:
-            raise ArenaUsageError(str(exc)) from None
-
-    return wrapper
 
 
 def rules_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -51,6 +71,9 @@ def rules_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def make_rules(width: int | None, height: int | None, connect: int | None, no_gravity: bool,
                scoring: str | None = None) -> Rules:
+    """The rules the flags give, each unset flag at its default."""
+    from arena.engine.game import Rules  # imported when a command plays, not for --help
+
     defaults = Rules()
     return Rules(
         width=defaults.width if width is None else width,
@@ -62,7 +85,46 @@ def make_rules(width: int | None, height: int | None, connect: int | None, no_gr
 
 
 class ArenaGroup(click.Group):
-    """Click's own usage errors (a bad flag value, an unknown option) as one line too."""
+    """The ``arena`` group: commands loaded lazily, inside one error boundary.
+
+    A command's module is imported when that command runs (:data:`COMMANDS`), so
+    ``arena --help`` loads none of them. A library's :class:`ArenaError` raised
+    anywhere below becomes one line and exit code 2, and so do click's own usage
+    errors (a bad flag value, an unknown option). Any other exception is a bug
+    and keeps its traceback.
+    """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command, loaded or not, by name."""
+        return sorted(set(self.commands) | set(COMMANDS))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command of that name, importing its module first if need be."""
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            importlib.import_module(COMMANDS[cmd_name][0])  # its decorators register it on `main`
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Click's command list, taking a command not loaded yet from :data:`COMMANDS`
+        instead of importing it (click's own would import every command module)."""
+        listed: list[tuple[str, click.Command]] = []
+        for name in self.list_commands(ctx):
+            # A stand-in carrying the summary shortens it exactly as the real command would.
+            command = self.commands.get(name) or click.Command(name, help=COMMANDS[name][1])
+            if not command.hidden:
+                listed.append((name, command))
+        if not listed:
+            return
+        limit = formatter.width - 6 - max(len(name) for name, _ in listed)  # as click computes it
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, command.get_short_help_str(limit)) for name, command in listed])
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the chosen command (and its subcommands) inside the boundary."""
+        try:
+            return super().invoke(ctx)
+        except ArenaError as exc:
+            raise ArenaUsageError(str(exc)) from None
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         if not standalone_mode:
@@ -95,13 +157,21 @@ def db_option(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
-def open_store(db: str) -> Store:
-    """An existing database; reading commands never create one by accident."""
-    return Store(db, create=False)
+def open_store(db: str, create: bool = False) -> Store:
+    """The league database for the running command, closed when the command ends.
+
+    Only commands that write pass ``create``: reading commands never create a
+    database by accident. Click's ``with_resource`` is the command-long ``with``.
+    """
+    from arena.league.store import Store  # the database library is slow to import: only when used
+
+    return click.get_current_context().with_resource(Store(db, create=create))
 
 
 def league_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """--db, --tournament/--all and --format, shared by the commands that print tables."""
+    from arena.league.standings import FORMATS  # only the table commands need it
+
     func = click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
                         help="table, github (markdown), csv or json.")(func)
     func = click.option("--all", "league", is_flag=True,
@@ -110,7 +180,3 @@ def league_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return db_option(func)
 
 
-# The commands live in arena/cli/, one module per subject; importing them
-# registers them on `main` (they import the helpers above, hence at the end).
-for _subject in ("bots", "games", "league", "tournament"):
-    importlib.import_module(f"arena.cli.{_subject}")

@@ -11,8 +11,7 @@ from arena.tournament.config import load_config
 from arena.tournament.entrants import resolve_bots_in_database
 from arena.tournament.runner import run_tournament
 from arena.league.standings import render_standings, standings
-from arena.league.store import Store
-from arena.cli.main import main, rules_options, user_errors
+from arena.cli.main import main, open_store, rules_options
 
 
 @main.group("tournament")
@@ -36,7 +35,6 @@ def tournament_group() -> None:
 @click.option("--db", help="League database (default arena.db, or ARENA_DB).")
 @click.option("--name", help="Tournament name (default: the config file's name).")
 @rules_options
-@user_errors
 def tournament_run(config: str | None, bots: str | None, challengers: str | None, fmt: str | None,
                    games: int | None, opening_plies: int | None, openings_file: str | None,
                    move_seconds: float | None, bank_seconds: float | None, workers: int | None,
@@ -56,7 +54,7 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
         "rules.connect": connect, "rules.gravity": False if no_gravity else None, "rules.scoring": scoring,
     }
     cfg = resolve_bots_in_database(load_config(config, overrides))
-    store = Store(cfg.db)
+    store = open_store(cfg.db, create=True)
     bar = progress_bar.ProgressBar.for_stderr()
     outcome = run_tournament(cfg, store, progress=bar.update if bar else None)
     if bar:

@@ -18,21 +18,23 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from arena.errors import ArenaError
+
 MIN_SIZE = 3
 MAX_SIZE = 40
 SCORINGS = ("line", "count")
 PLAYER_MARKS = ("X", "O")
 
 
-class RulesError(ValueError):
+class RulesError(ArenaError):
     """Rules that do not describe a playable game."""
 
 
-class IllegalMoveError(ValueError):
+class IllegalMoveError(ArenaError):
     """A move that is not legal in the position it was played in."""
 
 
-class NotationError(ValueError):
+class NotationError(ArenaError):
     """A move string that cannot be read under the given rules."""
 
 

@@ -40,6 +40,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from arena.errors import ArenaError
 from arena.engine.game import (
     PLAYER_MARKS,
     Board,
@@ -60,7 +61,7 @@ CLASSIC = Rules()
 _PREFIX = re.compile(r"(\d+)x(\d+)c(\d+)(n?)(w?)", re.IGNORECASE)
 
 
-class GameFileError(ValueError):
+class GameFileError(ArenaError):
     """Text that is not a valid exported game; the message names the bad value."""
 
 

@@ -10,8 +10,13 @@ import hashlib
 import random
 
 from arena.engine.game import Board, Rules
+from arena.errors import ArenaError
 
 MAX_OPENING_TRIES = 1000
+
+
+class OpeningsError(ArenaError):
+    """Openings the rules cannot give: too many plies to leave the game open."""
 
 
 def game_seed(tournament_seed: int, key: str) -> int:
@@ -32,7 +37,7 @@ def random_openings(rules: Rules, plies: int, count: int, rng: random.Random) ->
         if line is None:
             misses += 1
             if misses > MAX_OPENING_TRIES and not found:
-                raise ValueError(
+                raise OpeningsError(
                     f"no opening of {plies} plies leaves the game open on {rules.describe()}; "
                     "lower openings.plies"
                 )

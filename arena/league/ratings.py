@@ -18,10 +18,16 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from arena.errors import ArenaError
+
 ELO_PER_NATURAL = 400 / math.log(10)  # 400 * log10 odds, in natural-log units
 MEAN_RATING = 1500.0
 Z95 = 1.959963984540054
 PRIOR_DRAWS = 1.0  # virtual draws of each bot against an average field
+
+
+class RatingsError(ArenaError):
+    """Ratings asked for in a way the games cannot give (an anchor bot that played no game)."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +69,7 @@ def fit_ratings(
     (bot, rating) pins one bot instead."""
     names, games, scores = _pair_totals(results, bots)
     if anchor is not None and anchor[0] not in names:
-        raise ValueError(f"anchor bot {anchor[0]!r} played no game here; bots: {', '.join(names)}")
+        raise RatingsError(f"anchor bot {anchor[0]!r} played no game here; bots: {', '.join(names)}")
     strength = _newton(len(names), games, scores)
     covariance = _invert(_negative_hessian(strength, games))
     reference = _reference_weights(names, anchor)

@@ -6,10 +6,11 @@ front end (a web site), which shows the same errors.
 
 from __future__ import annotations
 
+from arena.errors import ArenaError
 from arena.league.store import Store, StoredGame
 
 
-class SelectionError(ValueError):
+class SelectionError(ArenaError):
     """No games to build a table from."""
 
 

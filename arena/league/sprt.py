@@ -12,12 +12,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from arena.errors import ArenaError
 from arena.league.ratings import Z95, Result, fit_ratings
 
 CONTINUE, ACCEPT_H0, ACCEPT_H1 = "continue", "H0", "H1"
 
 
-class SprtError(ValueError):
+class SprtError(ArenaError):
     """SPRT settings that do not make sense."""
 
 

@@ -23,6 +23,7 @@ from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 from arena.engine.game import Rules, format_moves, move_names
+from arena.errors import ArenaError
 from arena.referee.referee import GameRecord
 
 migrations = Migrations("arena")
@@ -35,7 +36,7 @@ def _migration(name: str) -> Callable[[Callable[[Database], None]], Callable[[Da
     return migrations(name=name)
 
 
-class StoreError(ValueError):
+class StoreError(ArenaError):
     """A database the arena cannot use, or a lookup that finds nothing."""
 
 
@@ -231,6 +232,13 @@ class Store:
 
     def close(self) -> None:
         self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        """Close the database however the block ends (``with Store(path) as store:``)."""
+        self.close()
 
     # --- tournaments ---------------------------------------------------------------
 

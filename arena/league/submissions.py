@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from arena.errors import ArenaError
 from arena.sandbox.wire import BotCode
 from arena.plugins import BotSpec, BotSpecError, installed_bots, parse_spec, spec_text
 from arena.league.store import Store, Submission
@@ -19,7 +20,7 @@ NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 VERSIONED = re.compile(r"(?P<name>[a-z][a-z0-9_-]{0,39})(?:@v(?P<version>\d+))?")
 
 
-class SubmissionError(ValueError):
+class SubmissionError(ArenaError):
     """A bot that cannot be submitted, or a submitted bot that does not exist."""
 
 

@@ -16,6 +16,7 @@ import _signal
 import sys
 from typing import Any
 
+from arena.errors import ArenaError
 from arena.sandbox import connectx
 
 from arena.sandbox import landlock
@@ -23,6 +24,10 @@ from arena.bot import Bot, describe_non_move, split_answer
 from arena.engine.game import Board, Rules
 from arena.sandbox.wire import OUTPUT_NAME, BotCode, Limits, read_message
 from arena.sandbox.process_control import die_with_parent, drop_capabilities
+
+
+class BotFileError(ArenaError):
+    """A bot file that defines no bot to play, or several without saying which."""
 
 
 def run_bot_process(workdir: str, user: tuple[int, int] | None, ruleset: int | None, channel: int) -> None:
@@ -156,7 +161,7 @@ def _load(code: BotCode, options: dict[str, str]) -> Any:
         raise _Failed(f"failed to import: {type(exc).__name__}: {exc}") from None
     try:
         bot_class = pick_bot_class(namespace, code.label, code.class_name, quiet=True)
-    except ValueError as exc:
+    except BotFileError as exc:
         raise _Failed(str(exc)) from None
     if bot_class is not None:
         try:
@@ -193,7 +198,7 @@ def pick_bot_class(
     }
     if class_name is not None:
         if class_name not in candidates:
-            raise ValueError(
+            raise BotFileError(
                 f"bot file {label!r} has no Bot subclass {class_name!r}; "
                 f"it has: {', '.join(sorted(candidates)) or 'none'}"
             )
@@ -203,8 +208,8 @@ def pick_bot_class(
     if not candidates:
         if quiet:
             return None
-        raise ValueError(f"bot file {label!r} defines no subclass of arena.bot.Bot; see the README's bot example")
-    raise ValueError(
+        raise BotFileError(f"bot file {label!r} defines no subclass of arena.bot.Bot; see the README's bot example")
+    raise BotFileError(
         f"bot file {label!r} defines several bots ({', '.join(sorted(candidates))}); pick one with {label}:ClassName"
     )
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.engine.game import Board, Rules, RulesError, parse_moves
+from arena.errors import ArenaError
 from arena.plugins import BotSpecError, parse_spec, spec_text
 from arena.referee.referee import TimeControl
 from arena.sandbox.wire import BotCode, Limits
@@ -26,7 +27,7 @@ FORMATS = ("round-robin", "gauntlet")
 DEFAULT_DB = "arena.db"
 
 
-class ConfigError(ValueError):
+class ConfigError(ArenaError):
     """A tournament definition that cannot be run."""
 
 

@@ -1,0 +1,21 @@
+"""The one base class of the arena's errors: a mistake in what a person gave it.
+
+Every library error that reports such a mistake (bad rules, an illegal move, an
+unknown bot, a database that is not one...) subclasses :class:`ArenaError`, so
+the command line can print exactly those as one line with exit code 2 and let
+anything else, a real bug, show its traceback.
+
+This module imports nothing: the engine, the bot contract and the sandboxed bot
+process all use it, and the sandbox must stay light to start.
+"""
+
+from __future__ import annotations
+
+
+class ArenaError(ValueError):
+    """A mistake in what a person gave the arena.
+
+    The message is one line that names the offending value and says what to do
+    instead. It stays a ``ValueError`` so code that caught the library's errors
+    as ``ValueError`` keeps working.
+    """

@@ -1,0 +1,254 @@
+"""The error boundary: a user's mistake is one line and exit code 2, a bug is not.
+
+Every library error that reports a mistake in what a person gave the arena
+subclasses :class:`arena.errors.ArenaError`; the ``arena`` command turns exactly
+those into ``Error: ...`` with exit code 2, for every command, and lets anything
+else (a bug) show its traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import click
+import pytest
+from click.testing import CliRunner
+
+import arena
+import bots
+from arena.cli.main import main
+from arena.errors import ArenaError
+from arena.league.store import Store, StoreError
+
+# Exception classes that do not report a user's mistake, and why.
+NOT_USER_MISTAKES = {
+    "arena.cli.main.ArenaUsageError": "the click form the boundary turns an ArenaError into",
+    "arena.sandbox.spawner.SpawnerError": "the sandbox itself broke: an environment fault, not an input",
+    "arena.bot.BotFailure": "a bot misbehaved in a game: a forfeit, not an input mistake",
+    "arena.sandbox.proxy.BotTimeout": "a bot ran out of time: a forfeit, not an input mistake",
+    "arena.tournament.runner.WorkerLost": "a worker process died",
+    "bots.solver.SearchAborted": "the solver's internal time-out signal",
+}
+
+
+def all_modules() -> Iterator[ModuleType]:
+    """Every module of the arena and of the built-in bots."""
+    for package in (arena, bots):
+        yield package
+        for info in pkgutil.walk_packages(package.__path__, prefix=f"{package.__name__}."):
+            if info.name.endswith("__main__"):
+                continue  # running it would start the command
+            yield importlib.import_module(info.name)
+
+
+def exception_classes() -> dict[str, type[BaseException]]:
+    """Every exception class defined (not just imported) in those modules, by full name."""
+    found: dict[str, type[BaseException]] = {}
+    for module in all_modules():
+        for name, obj in vars(module).items():
+            if inspect.isclass(obj) and issubclass(obj, BaseException) and obj.__module__ == module.__name__:
+                found[f"{module.__name__}.{name}"] = obj
+    return found
+
+
+def test_every_library_error_subclasses_arena_error() -> None:
+    classes = exception_classes()
+    assert "arena.engine.game.RulesError" in classes  # the walk does reach the modules
+    public = {name: cls for name, cls in classes.items() if not name.rsplit(".", 1)[1].startswith("_")}
+    wrong = sorted(
+        name for name, cls in public.items()
+        if name not in NOT_USER_MISTAKES and not issubclass(cls, ArenaError)
+    )
+    assert not wrong, f"error classes that do not subclass ArenaError: {wrong}"
+    # A ValueError anywhere (private ones included) reports a bad value: an ArenaError too.
+    bare = sorted(name for name, cls in classes.items() if issubclass(cls, ValueError) and not issubclass(cls, ArenaError))
+    assert not bare, f"ValueError subclasses outside ArenaError: {bare}"
+    assert set(NOT_USER_MISTAKES) <= set(classes), "an allowed exception class no longer exists"
+
+
+def test_arena_error_is_a_value_error_for_old_callers() -> None:
+    assert issubclass(ArenaError, ValueError)
+
+
+# --- every command that takes --db -----------------------------------------------------
+
+
+def commands_with_db(group: click.Group, prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
+    """The path of every command that has a --db option, subgroups included."""
+    ctx = click.Context(group)
+    found: set[tuple[str, ...]] = set()
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        assert command is not None
+        if isinstance(command, click.Group):
+            found |= commands_with_db(command, (*prefix, name))
+        elif any(param.name == "db" for param in command.params):
+            found.add((*prefix, name))
+    return found
+
+
+# For each command with --db, arguments that make it open the database first
+# ("BOT" and "GAME" stand for files the test writes).
+ARGUMENTS: dict[tuple[str, ...], list[str]] = {
+    ("bots",): [],
+    ("submit",): ["BOT"],
+    ("games",): [],
+    ("show",): ["1"],
+    ("analyse",): ["1"],
+    ("replay",): ["1"],
+    ("export",): ["1"],
+    ("import",): ["GAME"],
+    ("standings",): [],
+    ("crosstable",): [],
+    ("colours",): [],
+    ("tournament", "run"): ["--bots", "random,greedy", "--games", "2", "--workers", "1", "--name", "t"],
+}
+
+
+def arguments(command: tuple[str, ...], tmp_path: Path) -> list[str]:
+    """The command line of ``command`` with its files written in ``tmp_path``."""
+    bot = tmp_path / "my_bot.py"
+    bot.write_text("from arena.bot import Bot\n\nclass MyBot(Bot):\n    def choose_move(self, board):\n"
+                   "        return board.legal_moves()[0]\n")
+    game = tmp_path / "game.txt"
+    game.write_text("4 4 4\n")
+    files = {"BOT": str(bot), "GAME": str(game)}
+    return [*command, *(files.get(arg, arg) for arg in ARGUMENTS[command])]
+
+
+# `arena play` opens the database only to save, inside the interactive session,
+# which reports a failed save as a message and plays on (see test_play_reports_a_bad_database_when_saving).
+INTERACTIVE = {("play",)}
+
+
+def test_the_db_cases_cover_every_command_with_db() -> None:
+    assert set(ARGUMENTS) | INTERACTIVE == commands_with_db(main)
+
+
+def run(args: list[str]) -> click.testing.Result:
+    return CliRunner().invoke(main, args, catch_exceptions=False)
+
+
+def assert_user_error(result: click.testing.Result, fragment: str) -> None:
+    assert "Traceback" not in result.output
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    lines = result.output.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
+    assert fragment in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("command", sorted(ARGUMENTS), ids=" ".join)
+def test_a_file_that_is_no_database_is_one_line_and_exit_2(
+    command: tuple[str, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ARENA_DB", raising=False)
+    not_a_db = tmp_path / "notes.txt"
+    not_a_db.write_text("these are not the games you are looking for\n" * 100)
+    result = run([*arguments(command, tmp_path), "--db", str(not_a_db)])
+    assert_user_error(result, "is not an arena database")
+
+
+@pytest.mark.parametrize("command", sorted(set(ARGUMENTS) - {("bots",)}), ids=" ".join)
+def test_a_database_in_a_missing_folder_is_one_line_and_exit_2(
+    command: tuple[str, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ARENA_DB", raising=False)
+    missing = tmp_path / "no such folder" / "arena.db"
+    result = run([*arguments(command, tmp_path), "--db", str(missing)])
+    assert_user_error(result, "no such folder")
+    assert not missing.parent.exists()
+
+
+def test_bots_without_a_database_lists_the_plugins(tmp_path: Path) -> None:
+    # No database yet is the normal start (the default arena.db): not a mistake here.
+    result = run(["bots", "--db", str(tmp_path / "no such folder" / "arena.db")])
+    assert result.exit_code == 0, result.output
+    assert "minimax" in result.output
+
+
+def test_play_reports_a_bad_database_when_saving(tmp_path: Path) -> None:
+    not_a_db = tmp_path / "notes.txt"
+    not_a_db.write_text("not a database\n" * 100)
+    result = CliRunner().invoke(main, ["play", "--db", str(not_a_db)], input="s\nq\n", catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "save failed" in result.output and "is not an arena database" in result.output
+    assert "Traceback" not in result.output
+
+
+# --- a bug is not a user's mistake -------------------------------------------------------
+
+
+@pytest.fixture
+def empty_db(tmp_path: Path) -> str:
+    path = str(tmp_path / "arena.db")
+    with Store(path):
+        pass
+    return path
+
+
+@pytest.mark.parametrize("command, method", [(["games"], "games"), (["bots"], "submissions")])
+def test_a_plain_value_error_in_a_command_is_a_bug_not_exit_2(
+    command: list[str], method: str, empty_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ValueError("a programming error")
+
+    monkeypatch.setattr(Store, method, broken)
+    with pytest.raises(ValueError, match="a programming error"):
+        run([*command, "--db", empty_db])
+    result = CliRunner().invoke(main, [*command, "--db", empty_db])
+    assert result.exit_code == 1
+    assert type(result.exception) is ValueError
+
+
+@pytest.mark.parametrize("command, method", [(["games"], "games"), (["bots"], "submissions")])
+def test_an_arena_error_in_any_command_is_one_line_and_exit_2(
+    command: list[str], method: str, empty_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The same place as the bug above, but a user's mistake: the boundary needs no decorator.
+    def refused(*args: object, **kwargs: object) -> None:
+        raise StoreError("no such thing in the database: list them with 'arena games'")
+
+    monkeypatch.setattr(Store, method, refused)
+    assert_user_error(run([*command, "--db", empty_db]), "no such thing")
+
+
+# --- stores are closed -------------------------------------------------------------------
+
+
+def test_a_store_closes_at_the_end_of_a_with_block(tmp_path: Path) -> None:
+    with Store(tmp_path / "arena.db") as store:
+        store.tournaments()
+    with pytest.raises(Exception, match="closed"):
+        store.tournaments()
+
+
+@pytest.mark.parametrize("args", [["games"], ["show", "1"], ["bots"]], ids=" ".join)
+def test_commands_close_the_store_they_open(
+    args: list[str], empty_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    closed: list[str] = []
+    original = Store.close
+
+    def close(self: Store) -> None:
+        closed.append(self.path)
+        original(self)
+
+    monkeypatch.setattr(Store, "close", close)
+    run([*args, "--db", empty_db])  # `show 1` fails (no game 1): the store is closed all the same
+    assert closed == [empty_db]
+
+
+def test_importing_a_file_that_is_not_text_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    # A UnicodeDecodeError is a ValueError but no ArenaError: the command names the mistake itself.
+    binary = tmp_path / "game.bin"
+    binary.write_bytes(b"\xff\xfe\x00\x81 not text")
+    result = run(["import", str(binary), "--db", str(tmp_path / "arena.db")])
+    assert_user_error(result, "is not a text file")
