@@ -21,7 +21,7 @@ from typing import Any
 
 from arena.bot import Bot, BotOptionError, Option
 from arena.engine.game import Rules
-from arena.sandbox.wire import BotCode, Limits
+from arena.records import BotCode, Limits
 from arena.sandbox.proxy import BotFailure, SandboxedBot
 
 ENTRY_POINT_GROUP = "arena.bots"

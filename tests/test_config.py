@@ -10,7 +10,7 @@ import pytest
 
 from arena.tournament.config import ConfigError, TournamentConfig, load_config
 from arena.engine.game import Rules
-from arena.referee.referee import TimeControl
+from arena.records import TimeControl
 
 GOOD = """
     name = "spring cup"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from arena.engine.game import Board, Rules
-from arena.referee.referee import GameSpec, TimeControl, play_game
+from arena.records import GameSpec, TimeControl
+from arena.referee.referee import play_game
 from tests.conftest import TEST_BOTS
 
 MISBEHAVING = TEST_BOTS / "hostile.py"
@@ -124,7 +125,7 @@ def test_a_bot_file_that_no_longer_imports_forfeits_with_the_reason():
 
 
 def test_a_cpu_hog_hits_its_processor_limit():
-    from arena.sandbox.wire import Limits
+    from arena.records import Limits
 
     limits = Limits(cpu_seconds=1)
     record = play_game(spec(bad("BusyLoops"), "random", limits=limits, seed=1))

@@ -17,7 +17,7 @@ import pytest
 
 from arena.tournament.config import TournamentConfig, load_config
 from arena.engine.game import Board, Rules
-from arena.referee.referee import TimeControl
+from arena.records import TimeControl
 from arena.tournament.schedule import game_seed, openings, pairings, random_openings, schedule
 
 BOTS = ["random", "greedy", "blocker", "neighbour", "minimax:depth=1"]

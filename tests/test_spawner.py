@@ -11,7 +11,8 @@ from pathlib import Path
 
 from arena.sandbox import spawner
 from arena.engine.game import Rules
-from arena.referee.referee import GameSpec, play_game
+from arena.records import GameSpec
+from arena.referee.referee import play_game
 from arena.sandbox.spawner_process import BASE_PREFIX, _root
 from tests.conftest import TEST_BOTS, process_alive
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from arena.engine.game import Rules, format_move
-from arena.referee.referee import GameSpec, play_game
+from arena.records import GameSpec
+from arena.referee.referee import play_game
 from arena.league.store import BotIdentity, Store, StoreError, rules_of
 
 TABLES = {"tournaments", "bots", "games", "moves"}

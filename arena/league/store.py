@@ -23,7 +23,7 @@ from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 from arena.engine.game import Rules, format_moves, move_names
-from arena.referee.referee import GameRecord
+from arena.records import GameRecord
 
 migrations = Migrations("arena")
 

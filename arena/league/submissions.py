@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from arena.sandbox.wire import BotCode
+from arena.records import BotCode
 from arena.plugins import BotSpec, BotSpecError, installed_bots, parse_spec, spec_text
 from arena.league.store import Store, Submission
 from arena.testing import CheckReport, check_code

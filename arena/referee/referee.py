@@ -12,104 +12,13 @@ import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from arena.bot import Bot, describe_non_move, split_answer
-from arena.engine.game import Board, Rules, format_move
-from arena.sandbox.wire import BotCode, Limits
+from arena.engine.game import Board, format_move
 from arena.plugins import make_bot
+from arena.records import DRAW, FORFEIT, WIN, GameRecord, GameSpec, MoveRecord, TimeControl
 from arena.sandbox.proxy import BotFailure, SandboxedBot
-
-WIN, DRAW, FORFEIT = "win", "draw", "forfeit"
-
-
-@dataclass(frozen=True)
-class TimeControl:
-    """Seconds allowed per move, plus an optional bank to draw on for overruns.
-
-    ``move_seconds=None`` means no limit.
-    """
-
-    move_seconds: float | None = None
-    bank_seconds: float = 0.0
-
-    def describe(self) -> str:
-        if self.move_seconds is None:
-            return "no limit"
-        bank = f" + {self.bank_seconds:g} s bank" if self.bank_seconds else ""
-        return f"{self.move_seconds:g} s/move{bank}"
-
-
-@dataclass(frozen=True)
-class GameSpec:
-    """Everything needed to play one game, and nothing that is not picklable."""
-
-    key: str
-    rules: Rules
-    first: str  # bot spec text of the player who moves first
-    second: str
-    opening: tuple[int, ...] = ()
-    seed: int = 0
-    time_control: TimeControl = TimeControl()
-    isolate: bool = False  # run installed bots in their own processes too
-    limits: Limits = Limits()  # for sandboxed bots
-    sources: tuple[tuple[str, BotCode], ...] = ()  # code of submitted bots, by name
-
-    @property
-    def bots(self) -> tuple[str, str]:
-        return (self.first, self.second)
-
-
-class MoveRecord(NamedTuple):
-    ply: int
-    move: int
-    ms: float | None  # None for opening plies, which no bot chose
-    info: dict[str, Any] | None = None
-
-
-@dataclass
-class GameRecord:
-    """How one game went: its result, why it ended, and every ply."""
-
-    spec: GameSpec
-    winner: int | None  # 0 first player, 1 second, None draw
-    termination: str  # win / draw / forfeit
-    reason: str | None  # for forfeits: what the loser did wrong
-    moves: list[MoveRecord] = field(default_factory=list)
-    duration: float = 0.0
-    finished_at: float = 0.0
-
-    @property
-    def result(self) -> str:
-        if self.termination == "unfinished":
-            return "*"
-        return {0: "1-0", 1: "0-1", None: "1/2-1/2"}[self.winner]
-
-    @property
-    def plies(self) -> int:
-        return len(self.moves)
-
-    def score(self, player: int) -> float:
-        """1, 0.5 or 0 for ``player`` (0 first, 1 second)."""
-        if self.winner is None:
-            return 0.5
-        return 1.0 if self.winner == player else 0.0
-
-    def move_list(self) -> list[int]:
-        return [m.move for m in self.moves]
-
-    # Records cross process boundaries by the thousand: pickle the moves as plain
-    # tuples (plies are implied by position), several times cheaper than objects.
-    def __getstate__(self) -> tuple[Any, ...]:
-        moves = tuple((m.move, m.ms, m.info) for m in self.moves)
-        return (self.spec, self.winner, self.termination, self.reason, moves, self.duration, self.finished_at)
-
-    def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.spec, self.winner, self.termination, self.reason, moves, self.duration, self.finished_at = state
-        make = tuple.__new__  # skips NamedTuple's Python-level __new__: 5x faster
-        self.moves = [make(MoveRecord, (ply, *move)) for ply, move in enumerate(moves)]
-
 
 class _Forfeit(Exception):
     def __init__(self, player: int, reason: str) -> None:

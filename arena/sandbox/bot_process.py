@@ -21,7 +21,8 @@ from arena.sandbox import connectx
 from arena.sandbox import landlock
 from arena.bot import Bot, describe_non_move, split_answer
 from arena.engine.game import Board, Rules
-from arena.sandbox.wire import OUTPUT_NAME, BotCode, Limits, read_message
+from arena.records import BotCode, Limits
+from arena.sandbox.wire import OUTPUT_NAME, read_message
 from arena.sandbox.process_control import die_with_parent, drop_capabilities
 
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from arena.engine.game_files import rules_prefix
 from arena.engine.game import Board, Rules
-from arena.referee.referee import DRAW, WIN, GameRecord, GameSpec, MoveRecord
 from arena.league.store import BotIdentity, Store
+from arena.records import DRAW, WIN, GameRecord, GameSpec, MoveRecord
 
 HUMAN = "human"
 UNFINISHED = "unfinished"

@@ -14,8 +14,7 @@ from typing import Any
 
 from arena.engine.game import Board, Rules, RulesError, parse_moves
 from arena.plugins import BotSpecError, check_spec, parse_spec, spec_text
-from arena.referee.referee import TimeControl
-from arena.sandbox.wire import BotCode, Limits
+from arena.records import BotCode, Limits, TimeControl
 
 FORMATS = ("round-robin", "gauntlet")
 DEFAULT_DB = "arena.db"

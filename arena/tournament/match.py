@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 from arena.engine.game import Rules
 from arena.engine.openings import game_seed, random_openings
-from arena.referee.referee import GameRecord, GameSpec, TimeControl, play_game
+from arena.records import GameRecord, GameSpec, TimeControl
+from arena.referee.referee import play_game
 from arena.league.sprt import CONTINUE, Sprt
 
 

@@ -21,9 +21,9 @@ from typing import Any, Protocol
 
 from arena.sandbox import process_control
 from arena.tournament.config import TournamentConfig
-from arena.sandbox.wire import BotCode
 from arena.plugins import installed_bots, load_entry, parse_spec
-from arena.referee.referee import GameRecord, GameSpec, play_game
+from arena.records import BotCode, GameRecord, GameSpec
+from arena.referee.referee import play_game
 from arena.tournament.schedule import game_count, iter_schedule
 from arena.league.store import BotIdentity, Store
 

@@ -12,9 +12,8 @@ from collections.abc import Iterator
 from itertools import combinations
 
 from arena.tournament.config import TournamentConfig
-from arena.sandbox.wire import BotCode
 from arena.engine.openings import MAX_OPENING_TRIES, game_seed, random_openings
-from arena.referee.referee import GameSpec
+from arena.records import BotCode, GameSpec
 
 __all__ = ["MAX_OPENING_TRIES", "game_seed", "openings", "pairings", "random_openings", "schedule"]
 
