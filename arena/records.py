@@ -9,14 +9,58 @@ referee, the plug-ins or the sandbox.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from arena.engine.game import Rules
 
 
-#: How a game can end (the text stored in the database).
-WIN, DRAW, FORFEIT = "win", "draw", "forfeit"
+class Termination(enum.StrEnum):
+    """Why a game ended. The values are the text stored in the database and
+    written in game files, so they never change."""
+
+    WIN = "win"  # a player completed a line (or had more windows, when counting)
+    DRAW = "draw"
+    FORFEIT = "forfeit"  # a bot crashed, answered a non-move or an illegal one, or overran its clock
+    UNFINISHED = "unfinished"  # a casual game saved before its end; it counts in no table
+
+
+#: The result of a finished game, by winner (0 first player, 1 second, None a draw).
+RESULTS: dict[int | None, str] = {0: "1-0", 1: "0-1", None: "1/2-1/2"}
+#: The result of a game that has not ended.
+UNFINISHED_RESULT = "*"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a game ended: who won (0 first player, 1 second, None nobody), why,
+    and for a forfeit what the loser did wrong."""
+
+    winner: int | None
+    termination: Termination
+    reason: str | None = None
+
+    @classmethod
+    def of_result(cls, result: str, termination: Termination, reason: str | None = None) -> Outcome:
+        """The outcome whose :attr:`result` is ``result`` ("1-0", "0-1" or "1/2-1/2")."""
+        for winner, text in RESULTS.items():
+            if text == result:
+                return cls(winner, termination, reason)
+        raise ValueError(f"not the result of a finished game: {result!r}")
+
+    @property
+    def result(self) -> str:
+        """"1-0", "0-1" or "1/2-1/2"; "*" while the game is unfinished."""
+        if self.termination == Termination.UNFINISHED:
+            return UNFINISHED_RESULT
+        return RESULTS[self.winner]
+
+    def score(self, player: int) -> float:
+        """1, 0.5 or 0 for ``player`` (0 first, 1 second)."""
+        if self.winner is None:
+            return 0.5
+        return 1.0 if self.winner == player else 0.0
 
 
 @dataclass(frozen=True)
@@ -87,21 +131,29 @@ class MoveRecord(NamedTuple):
 
 @dataclass
 class GameRecord:
-    """How one game went: its result, why it ended, and every ply."""
+    """How one game went: its outcome and every ply."""
 
     spec: GameSpec
-    winner: int | None  # 0 first player, 1 second, None draw
-    termination: str  # win / draw / forfeit
-    reason: str | None  # for forfeits: what the loser did wrong
+    outcome: Outcome
     moves: list[MoveRecord] = field(default_factory=list)
     duration: float = 0.0
     finished_at: float = 0.0
 
     @property
+    def winner(self) -> int | None:
+        return self.outcome.winner
+
+    @property
+    def termination(self) -> Termination:
+        return self.outcome.termination
+
+    @property
+    def reason(self) -> str | None:
+        return self.outcome.reason
+
+    @property
     def result(self) -> str:
-        if self.termination == "unfinished":
-            return "*"
-        return {0: "1-0", 1: "0-1", None: "1/2-1/2"}[self.winner]
+        return self.outcome.result
 
     @property
     def plies(self) -> int:
@@ -109,20 +161,25 @@ class GameRecord:
 
     def score(self, player: int) -> float:
         """1, 0.5 or 0 for ``player`` (0 first, 1 second)."""
-        if self.winner is None:
-            return 0.5
-        return 1.0 if self.winner == player else 0.0
+        return self.outcome.score(player)
 
     def move_list(self) -> list[int]:
         return [m.move for m in self.moves]
 
     # Records cross process boundaries by the thousand: pickle the moves as plain
-    # tuples (plies are implied by position), several times cheaper than objects.
+    # tuples (plies are implied by position), several times cheaper than objects,
+    # and the outcome as its fields (a Termination pickles as a call with its
+    # value, made once per message thanks to pickle's memo).
     def __getstate__(self) -> tuple[Any, ...]:
         moves = tuple((m.move, m.ms, m.info) for m in self.moves)
-        return (self.spec, self.winner, self.termination, self.reason, moves, self.duration, self.finished_at)
+        outcome = self.outcome
+        return (
+            self.spec, outcome.winner, outcome.termination, outcome.reason,
+            moves, self.duration, self.finished_at,
+        )
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.spec, self.winner, self.termination, self.reason, moves, self.duration, self.finished_at = state
+        self.spec, winner, termination, reason, moves, self.duration, self.finished_at = state
+        self.outcome = Outcome(winner, termination, reason)
         make = tuple.__new__  # skips NamedTuple's Python-level __new__: 5x faster
         self.moves = [make(MoveRecord, (ply, *move)) for ply, move in enumerate(moves)]

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from arena.terminal.casual import UNFINISHED
+from arena.records import Termination
 from arena.engine.game import Rules
 from arena.league.standings import FORMATS
 from arena.league.store import Store
@@ -118,7 +118,7 @@ def selected_games(db: str, tournament: str | None, league: bool) -> list[dict[s
         raise ArenaUsageError("give either --tournament NAME or --all, not both")
     if not league:
         tournament = tournament or _latest_tournament(store)
-    games = [g for g in store.games(tournament=None if league else tournament) if g["termination"] != UNFINISHED]
+    games = [g for g in store.games(tournament=None if league else tournament) if g["termination"] != Termination.UNFINISHED]
     if not games:
         raise ArenaUsageError(f"no games stored in {db} yet: run 'arena tournament run' first")
     return games

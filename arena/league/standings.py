@@ -15,6 +15,7 @@ from typing import Any
 from tabulate import tabulate
 
 from arena.league.ratings import Result, fit_ratings, incremental_elo
+from arena.records import Termination
 
 FORMATS = ("table", "github", "csv", "json")
 
@@ -114,7 +115,7 @@ def _tally(games: Iterable[dict[str, Any]]) -> dict[str, list[int]]:
                 t[0] += 1
             else:
                 t[2] += 1
-                if g["termination"] == "forfeit":
+                if g["termination"] == Termination.FORFEIT:
                     t[3] += 1
     return tally
 

@@ -17,8 +17,9 @@ from typing import Any
 from arena.bot import Bot, describe_non_move, split_answer
 from arena.engine.game import Board, format_move
 from arena.plugins import make_bot
-from arena.records import DRAW, FORFEIT, WIN, GameRecord, GameSpec, MoveRecord, TimeControl
+from arena.records import GameRecord, GameSpec, MoveRecord, Outcome, Termination, TimeControl
 from arena.sandbox.proxy import BotFailure, SandboxedBot
+
 
 class _Forfeit(Exception):
     def __init__(self, player: int, reason: str) -> None:
@@ -40,17 +41,15 @@ def play_game(spec: GameSpec, bots: tuple[Bot, Bot] | None = None) -> GameRecord
         _start_bots(players, spec)
         _play_out(board, players, spec.time_control, moves)
         winner = board.winner
-        termination, reason = (WIN if winner is not None else DRAW), None
+        outcome = Outcome(winner, Termination.WIN if winner is not None else Termination.DRAW)
     except _Forfeit as forfeit:
-        winner, termination, reason = 1 - forfeit.player, FORFEIT, forfeit.reason
+        outcome = Outcome(1 - forfeit.player, Termination.FORFEIT, forfeit.reason)
     finally:
         for bot in players:
             _close(bot)
     return GameRecord(
         spec=spec,
-        winner=winner,
-        termination=termination,
-        reason=reason,
+        outcome=outcome,
         moves=moves,
         duration=time.perf_counter() - started,
         finished_at=time.time(),

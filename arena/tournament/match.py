@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from arena.engine.game import Rules
 from arena.engine.openings import game_seed, random_openings
-from arena.records import GameRecord, GameSpec, TimeControl
+from arena.records import GameRecord, GameSpec, Termination, TimeControl
 from arena.referee.referee import play_game
 from arena.league.sprt import CONTINUE, Sprt
 
@@ -48,7 +48,7 @@ class MatchResult:
         for record in self.records:
             for player, bot in enumerate(record.spec.bots):
                 tallies[bot].add(record.score(player))
-                if record.termination == "forfeit" and record.winner != player:
+                if record.termination == Termination.FORFEIT and record.winner != player:
                     tallies[bot].forfeits += 1
         return tallies
 
