@@ -110,6 +110,7 @@ class GameSpec:
     rules: Rules
     first: str  # bot spec text of the player who moves first
     second: str
+    pairing: str  # the two bots' meeting this game belongs to, stored with the game
     opening: tuple[int, ...] = ()
     seed: int = 0
     time_control: TimeControl = TimeControl()

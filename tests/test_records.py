@@ -78,14 +78,14 @@ def test_an_outcome_is_read_back_from_its_result():
 
 
 def test_a_record_answers_from_its_one_outcome():
-    spec = GameSpec(key="p0000-o0000-a", rules=Rules(), first="random", second="greedy")
+    spec = GameSpec(key="p0000-o0000-a", rules=Rules(), first="random", second="greedy", pairing="p0000")
     record = GameRecord(spec, Outcome(1, Termination.FORFEIT, "illegal move"))
     assert (record.winner, record.termination, record.reason, record.result) == (1, "forfeit", "illegal move", "0-1")
     assert (record.score(0), record.score(1)) == (0.0, 1.0)
 
 
 def test_game_records_pickle_compactly_and_come_back_whole():
-    spec = GameSpec(key="p0000-o0000-a", rules=Rules(), first="random", second="greedy")
+    spec = GameSpec(key="p0000-o0000-a", rules=Rules(), first="random", second="greedy", pairing="p0000")
     moves = [MoveRecord(0, 3, None), MoveRecord(1, 2, 1.5, {"depth": 4})]
     record = GameRecord(spec, Outcome(0, Termination.WIN), moves, 0.25, 1_700_000_000.0)
     state = record.__getstate__()
@@ -100,13 +100,21 @@ def test_game_records_pickle_compactly_and_come_back_whole():
 # --- stored and imported games read back -----------------------------------------------------
 
 
-def test_an_unfinished_casual_game_reads_back_and_counts_in_no_table(db_path):
+def test_an_unfinished_casual_game_reads_back(db_path):
     store = Store(db_path)
     board = Board.from_moves([3, 3, 2], Rules())
     game_id = save_game(store, Rules(), (HUMAN, HUMAN), board, [])
     game = store.game(game_id)
     assert (game["result"], game["winner"], game["termination"]) == ("*", None, "unfinished")
     assert game["termination"] == Termination.UNFINISHED
+
+
+def test_a_casual_game_is_stored_as_a_pairing_of_its_own(db_path):
+    store = Store(db_path)
+    board = Board.from_moves([3, 3, 2, 2, 1, 1, 0], Rules())
+    game_id = save_game(store, Rules(), (HUMAN, "random"), board, [])
+    row = store.db["games"].get(game_id)
+    assert row["pairing"] == row["key"]  # as stored before pairings had a field: a key without "-"
 
 
 def test_an_imported_forfeit_is_stored_with_its_winner_and_exported_again(cli, tmp_path):

@@ -13,7 +13,7 @@ MISBEHAVING = TEST_BOTS / "hostile.py"
 
 
 def spec(first: str, second: str, **kwargs) -> GameSpec:
-    return GameSpec(key="g", rules=kwargs.pop("rules", Rules()), first=first, second=second, **kwargs)
+    return GameSpec(key="g", rules=kwargs.pop("rules", Rules()), first=first, second=second, pairing="g", **kwargs)
 
 
 def bad(name: str) -> str:

@@ -56,6 +56,15 @@ def test_round_robin_sizes(n, games):
     assert len(openings(cfg)) == (games + 1) // 2
 
 
+def test_each_game_carries_its_pairing_the_key_prefix_stored_before():
+    specs = schedule(config(bots=BOTS[:4], games=2))
+    assert all(spec.pairing == spec.key.split("-", 1)[0] for spec in specs)
+    by_pairing = defaultdict(set)
+    for spec in specs:
+        by_pairing[spec.pairing].add(frozenset(spec.bots))
+    assert len(by_pairing) == 6 and all(len(pair) == 1 for pair in by_pairing.values())
+
+
 def test_every_pairing_plays_each_opening_once_with_each_colour():
     cfg = config(bots=BOTS[:4], games=6, openings__plies=3)
     specs = schedule(cfg)

@@ -20,7 +20,8 @@ HOSTILE = TEST_BOTS / "hostile.py"
 
 
 def sandboxed_game(first: str = "random", second: str = "random", seed: int = 1):
-    spec = GameSpec(key=str(seed), rules=Rules(), first=first, second=second, seed=seed, isolate=True)
+    spec = GameSpec(key=str(seed), rules=Rules(), first=first, second=second, pairing=str(seed), seed=seed,
+                    isolate=True)
     return play_game(spec)
 
 

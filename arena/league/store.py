@@ -387,7 +387,7 @@ def _game_row(tournament_id: int, record: GameRecord, bot_ids: dict[str, int]) -
     spec, outcome = record.spec, record.outcome
     rules = spec.rules
     return (
-        tournament_id, spec.key, spec.key.split("-", 1)[0], bot_ids[spec.first], bot_ids[spec.second],
+        tournament_id, spec.key, spec.pairing, bot_ids[spec.first], bot_ids[spec.second],
         format_moves(spec.opening, rules), len(spec.opening), outcome.result, outcome.winner,
         outcome.termination, outcome.reason, record.plies, format_moves(record.move_list(), rules),
         round(record.duration, 6), spec.seed, _timestamp(record.finished_at),

@@ -39,7 +39,8 @@ def save_game(
     tournament_id = store.start_tournament(name, "casual", identity, identity, 0)
     bot_ids = {p: store.bot_id(_identity(p)) for p in players}
     key = f"c{int(time.time() * 1000):013d}"
-    spec = GameSpec(key=key, rules=rules, first=players[0], second=players[1])
+    # Each casual game is a pairing of its own, named by its key.
+    spec = GameSpec(key=key, rules=rules, first=players[0], second=players[1], pairing=key)
     moves = [MoveRecord(ply, move, *(plies[ply] if ply < len(plies) else (None, None)))
              for ply, move in enumerate(board.history)]
     record = GameRecord(spec, outcome or _outcome_of(board), moves, 0.0, time.time())

@@ -12,6 +12,8 @@ from arena.records import GameRecord, GameSpec, Termination, TimeControl
 from arena.referee.referee import play_game
 from arena.league.sprt import CONTINUE, Sprt
 
+MATCH_PAIRING = "match"  # a match is one pairing; its game keys start with it
+
 
 @dataclass
 class Tally:
@@ -83,13 +85,14 @@ def match_specs(
     specs = []
     for number in range(games):
         first, second = (bot_a, bot_b) if number % 2 == 0 else (bot_b, bot_a)
-        key = f"match-{number:06d}"
+        key = f"{MATCH_PAIRING}-{number:06d}"
         specs.append(
             GameSpec(
                 key=key,
                 rules=rules,
                 first=first,
                 second=second,
+                pairing=MATCH_PAIRING,
                 opening=openings[number // 2] if openings else (),
                 seed=game_seed(seed, key),
                 time_control=clock,

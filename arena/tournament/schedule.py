@@ -53,12 +53,14 @@ def iter_schedule(config: TournamentConfig) -> Iterator[GameSpec]:
         swapped = game % 2 == 1
         for number, (a, b) in enumerate(pairs):
             first, second = (b, a) if swapped else (a, b)
-            key = f"p{number:04d}-o{game // 2:04d}-{'b' if swapped else 'a'}"
+            pairing = f"p{number:04d}"
+            key = f"{pairing}-o{game // 2:04d}-{'b' if swapped else 'a'}"
             yield GameSpec(
                     key=key,
                     rules=config.rules,
                     first=first,
                     second=second,
+                    pairing=pairing,
                     opening=opening,
                     seed=game_seed(config.seed, key),
                     time_control=config.time_control,
