@@ -193,7 +193,7 @@ def check_spec(
     spec = parse_spec(text)
     bot = make_bot(spec, installed, sources=sources)
     if isinstance(bot, SandboxedBot):
-        key = (spec_text(spec), hashlib.sha256((bot.code.source or "").encode()).hexdigest())
+        key = (spec_text(spec), hashlib.sha256((bot.code.text or "").encode()).hexdigest())
         if key not in _checked:  # a config check and a match check share one start-up
             _check_sandboxed(key[0], bot)
             _checked.add(key)
@@ -233,7 +233,7 @@ def file_code(spec: BotSpec) -> BotCode:
         source = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise BotSpecError(f"bot file {spec.path!r} cannot be read: {exc}") from None
-    return BotCode(label=spec.path, source=source, class_name=spec.class_name)
+    return BotCode(label=spec.path, text=source, class_name=spec.class_name)
 
 
 def file_identity(path: str) -> tuple[str, str]:

@@ -97,7 +97,7 @@ class BotCode:
     """What the bot process runs: the text of a file, or an installed bot class."""
 
     label: str  # file path or entry-point name, for messages
-    source: str | None = None  # file bots: the file's Python source
+    text: str | None = None  # file bots: the file's Python source
     class_name: str | None = None  # which Bot subclass in the file, if several
     entry_point: str | None = None  # installed bots run isolated: "module:Class"
 
@@ -116,7 +116,7 @@ class GameSpec:
     time_control: TimeControl = TimeControl()
     isolate: bool = False  # run installed bots in their own processes too
     limits: Limits = Limits()  # for sandboxed bots
-    sources: tuple[tuple[str, BotCode], ...] = ()  # code of submitted bots, by name
+    submitted: tuple[tuple[str, BotCode], ...] = ()  # code of submitted bots, by name
 
     @property
     def bots(self) -> tuple[str, str]:

@@ -87,7 +87,7 @@ def test_a_valid_file_loads(toml):
     assert config.time_control == TimeControl(0.5, 2.0)
     assert isinstance(config.time_control.bank_seconds, float)
     assert config.db == "arena.db"
-    assert config.source == path
+    assert config.origin == path
 
 
 def test_defaults_for_a_minimal_file(toml):
@@ -181,7 +181,7 @@ def test_overrides_of_sections_absent_from_the_file(toml):
 
 def test_overrides_alone_without_a_file():
     config = load_config(None, {"name": "n", "bots": ["random", "greedy"], "rules.width": 5})
-    assert config.source == "<command line>"
+    assert config.origin == "<command line>"
     assert config.rules == Rules(5, 6, 4)
 
 

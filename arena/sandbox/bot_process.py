@@ -117,7 +117,7 @@ def _rehearse() -> None:
     arena's own trivial bot and no channel. A forked process pays for every page
     it first writes to; paying now, while it waits, keeps that cost out of the
     game. No bot code runs, so nothing of it can reach the bot."""
-    pickle.loads(pickle.dumps((BotCode("rehearsal", source=""), {}, Limits())))
+    pickle.loads(pickle.dumps((BotCode("rehearsal", text=""), {}, Limits())))
     bot = _Rehearsal()
     rules = Rules()
     for request in ({"op": "start", "rules": rules.as_dict(), "player": 0, "seed": 0},
@@ -152,7 +152,7 @@ def _load(code: BotCode, options: dict[str, str]) -> Any:
         return load_installed(code.entry_point)(**options)
     namespace: dict[str, Any] = {"__name__": "arena_sandboxed_bot", "__file__": code.label}
     try:
-        exec(compile(code.source or "", code.label, "exec"), namespace)
+        exec(compile(code.text or "", code.label, "exec"), namespace)
     except BaseException as exc:
         raise _Failed(f"failed to import: {type(exc).__name__}: {exc}") from None
     try:

@@ -47,9 +47,9 @@ class TournamentConfig:
     isolate: bool = False  # installed bots too run sandboxed (bot files always are)
     limits: Limits = Limits()
     db: str = DEFAULT_DB
-    source: str = "<command line>"  # where the definition came from, for messages
+    origin: str = "<command line>"  # the file the definition came from (or none), for messages
     opening_lines: tuple[tuple[int, ...], ...] = field(default=(), compare=False)
-    sources: tuple[tuple[str, BotCode], ...] = field(default=(), compare=False)  # submitted bots' code
+    submitted: tuple[tuple[str, BotCode], ...] = field(default=(), compare=False)  # submitted bots' code, by name
 
     @property
     def entrants(self) -> tuple[str, ...]:
@@ -188,8 +188,8 @@ def _build(raw: dict[str, Any], source: str, base: Path) -> TournamentConfig:
         isolate=raw.get("isolate", False),
         limits=_limits(raw.get("limits", {}), fail),
         db=db,
-        source=source,
-        sources=tuple(sorted(sources.items())),
+        origin=source,
+        submitted=tuple(sorted(sources.items())),
         opening_lines=lines,
     )
 

@@ -66,11 +66,11 @@ def iter_schedule(config: TournamentConfig) -> Iterator[GameSpec]:
                     time_control=config.time_control,
                     isolate=config.isolate,
                     limits=config.limits,
-                    sources=_sources_of(config, first, second),
+                    submitted=_submitted_code(config, first, second),
                 )
 
 
-def _sources_of(config: TournamentConfig, *bots: str) -> tuple[tuple[str, BotCode], ...]:
+def _submitted_code(config: TournamentConfig, *bots: str) -> tuple[tuple[str, BotCode], ...]:
     """The code of the submitted bots among ``bots`` (only theirs: specs travel per game)."""
     names = {bot.split(":", 1)[0] for bot in bots}
-    return tuple((name, code) for name, code in config.sources if name in names)
+    return tuple((name, code) for name, code in config.submitted if name in names)
