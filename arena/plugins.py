@@ -17,14 +17,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from arena.bot import Bot, BotFailure, BotOptionError, Option
 from arena.engine.game import Rules
 from arena.errors import ArenaError
-
-if TYPE_CHECKING:
-    from arena.sandbox.wire import BotCode, Limits
+from arena.records import BotCode, Limits
 
 # The sandbox is imported inside the functions that start sandboxed bots:
 # listing the installed bots (`arena bots`) must not load it.
@@ -165,7 +163,6 @@ def make_bot(
     bots run in this process unless ``isolate`` is set.
     """
     from arena.sandbox.proxy import SandboxedBot
-    from arena.sandbox.wire import BotCode
 
     if isinstance(spec, str):
         spec = _parse_installed_spec(spec) if installed is None else parse_spec(spec)
@@ -222,7 +219,7 @@ class BotChecker:
         spec = parse_spec(text)
         bot = make_bot(spec, self.installed, sources=sources)
         if isinstance(bot, SandboxedBot):
-            key = (spec_text(spec), hashlib.sha256((bot.code.source or "").encode()).hexdigest())
+            key = (spec_text(spec), hashlib.sha256((bot.code.text or "").encode()).hexdigest())
             if key in self._started:
                 bot.close()
             else:
@@ -253,7 +250,6 @@ def spec_text(spec: BotSpec) -> str:
 
 def file_code(spec: BotSpec) -> BotCode:
     """The source of a file bot, read now (the sandbox never needs to open it)."""
-    from arena.sandbox.wire import BotCode
 
     assert spec.path is not None
     file = Path(spec.path)
@@ -263,7 +259,7 @@ def file_code(spec: BotSpec) -> BotCode:
         source = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise BotSpecError(f"bot file {spec.path!r} cannot be read: {exc}") from None
-    return BotCode(label=spec.path, source=source, class_name=spec.class_name)
+    return BotCode(label=spec.path, text=source, class_name=spec.class_name)
 
 
 def file_identity(path: str) -> tuple[str, str]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from arena.bot import BotFailure, split_answer
 from arena.engine.game import Board, Rules
-from arena.sandbox.wire import BotCode, Limits
+from arena.records import BotCode, Limits
 from arena.sandbox.proxy import SandboxedBot
 
 POSITIONS = 5  # random positions per rules, besides the empty board

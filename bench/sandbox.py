@@ -17,7 +17,7 @@ from pathlib import Path
 
 from arena.tournament.config import load_config
 from arena.engine.game import Board, Rules
-from arena.sandbox.wire import BotCode, Limits
+from arena.records import BotCode, Limits
 from arena.tournament.runner import run_tournament
 from arena.sandbox.proxy import SandboxedBot
 from arena.league.store import Store

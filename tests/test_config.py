@@ -11,7 +11,7 @@ import pytest
 from arena.tournament.config import ConfigError, TournamentConfig, load_config
 from arena.tournament.entrants import resolve_bots
 from arena.engine.game import Rules
-from arena.referee.referee import TimeControl
+from arena.records import TimeControl
 from arena.league.store import Store
 
 GOOD = """
@@ -90,7 +90,7 @@ def test_a_valid_file_loads(toml):
     assert config.time_control == TimeControl(0.5, 2.0)
     assert isinstance(config.time_control.bank_seconds, float)
     assert config.db == "arena.db"
-    assert config.source == path
+    assert config.origin == path
 
 
 def test_defaults_for_a_minimal_file(toml):
@@ -185,7 +185,7 @@ def test_overrides_of_sections_absent_from_the_file(toml):
 
 def test_overrides_alone_without_a_file():
     config = load_config(None, {"name": "n", "bots": ["random", "greedy"], "rules.width": 5})
-    assert config.source == "<command line>"
+    assert config.origin == "<command line>"
     assert config.rules == Rules(5, 6, 4)
 
 
@@ -474,7 +474,7 @@ def test_loading_starts_no_bot_process(toml, write_bot, no_processes_or_database
     broken = write_bot("broken", BROKEN_BOT)
     config = load_config(toml(f'bots = ["random", "{broken}", "missing.py", "deep-blue"]\n'))
     assert config.bots == ("random", broken, "missing.py", "deep-blue")
-    assert not config.resolved and config.sources == ()
+    assert not config.resolved and config.submitted == ()
 
 
 def test_loading_opens_no_database(toml, tmp_path, no_processes_or_databases):
@@ -503,8 +503,8 @@ def test_submitted_bots_are_resolved_against_the_store(toml, tmp_path, write_bot
     resolved = resolve_bots(config, store)
     assert resolved.resolved
     assert resolved.bots == ("random", "good@v2", "good@v1")
-    assert dict(resolved.sources)["good@v1"].source == source
-    assert dict(resolved.sources)["good@v2"].source == source + "\n# v2\n"
+    assert dict(resolved.submitted)["good@v1"].text == source
+    assert dict(resolved.submitted)["good@v2"].text == source + "\n# v2\n"
     assert resolve_bots(resolved, None) is resolved  # resolved once is resolved
 
 

@@ -15,14 +15,15 @@ from arena.bot import Bot, Choice
 from arena.engine.game import Board, Rules
 from arena.league.ratings import ELO_PER_NATURAL, MEAN_RATING, PRIOR_DRAWS, Result, fit_ratings
 from arena.league.store import Store
-from arena.referee.referee import GameSpec, TimeControl, play_game
+from arena.records import GameSpec, TimeControl
+from arena.referee.referee import play_game
 from tests.conftest import FakeClock
 
 C4 = Rules()
 
 
 def spec(**kwargs) -> GameSpec:
-    return GameSpec(key="g", rules=C4, first="a", second="b", **kwargs)
+    return GameSpec(key="g", pairing="g", rules=C4, first="a", second="b", **kwargs)
 
 
 class Leftmost(Bot):

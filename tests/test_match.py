@@ -21,6 +21,12 @@ def test_colours_alternate_and_seeds_differ():
     assert len({s.seed for s in specs}) == 4
 
 
+def test_a_match_is_one_pairing():
+    specs = match_specs("random", "greedy", 4, seed=2)
+    assert {s.pairing for s in specs} == {"match"}
+    assert all(s.key.split("-", 1)[0] == s.pairing for s in specs)  # as stored before pairings had a field
+
+
 def test_the_same_seed_gives_the_same_games():
     def games(seed):
         result = play_match(match_specs("random", "neighbour", 6, seed), ("random", "neighbour"))

@@ -10,14 +10,15 @@ import pytest
 from arena.bot import Bot, BotFailure
 from arena.engine.game import Board, Rules
 from arena.referee import referee
-from arena.referee.referee import GameSpec, TimeControl, play_game
+from arena.records import GameSpec, TimeControl
+from arena.referee.referee import play_game
 from tests.conftest import TEST_BOTS
 
 MISBEHAVING = TEST_BOTS / "hostile.py"
 
 
 def spec(first: str, second: str, **kwargs) -> GameSpec:
-    return GameSpec(key="g", rules=kwargs.pop("rules", Rules()), first=first, second=second, **kwargs)
+    return GameSpec(key="g", rules=kwargs.pop("rules", Rules()), first=first, second=second, pairing="g", **kwargs)
 
 
 def bad(name: str) -> str:
@@ -129,7 +130,7 @@ def test_a_bot_file_that_no_longer_imports_forfeits_with_the_reason():
 
 
 def test_a_cpu_hog_hits_its_processor_limit():
-    from arena.sandbox.wire import Limits
+    from arena.records import Limits
 
     limits = Limits(cpu_seconds=1)
     record = play_game(spec(bad("BusyLoops"), "random", limits=limits, seed=1))

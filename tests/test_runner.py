@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -59,6 +60,16 @@ def test_every_game_and_every_move_is_stored(db_path):
         "select count(*) from moves where info like '%\"depth\": 2%'"
     ).fetchone()[0]
     assert depth_info > 0  # minimax's own info is logged
+
+
+def test_the_stored_settings_keep_the_key_source_for_the_definitions_origin(tmp_path):
+    definition = tmp_path / "small.toml"
+    definition.write_text(f'bots = ["random", "greedy"]\ngames = 1\ndb = "{tmp_path / "arena.db"}"\n')
+    cfg = load_config(str(definition))
+    store = Store(cfg.db)
+    run_tournament(cfg, store, SerialExecutor())
+    stored = json.loads(store.check_tournament("small").config)
+    assert stored["source"] == cfg.origin == str(definition)
 
 
 def test_parallel_workers_store_the_same_games_as_a_serial_run(tmp_path):

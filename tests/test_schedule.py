@@ -17,7 +17,7 @@ import pytest
 
 from arena.tournament.config import TournamentConfig, load_config
 from arena.engine.game import Board, Rules
-from arena.referee.referee import TimeControl
+from arena.records import TimeControl
 from arena.tournament.schedule import game_seed, openings, pairings, random_openings, schedule
 
 BOTS = ["random", "greedy", "blocker", "neighbour", "minimax:depth=1"]
@@ -54,6 +54,15 @@ def test_round_robin_sizes(n, games):
     assert len(specs) == games * len(pairs)
     assert len({s.key for s in specs}) == len(specs)
     assert len(openings(cfg)) == (games + 1) // 2
+
+
+def test_each_game_carries_its_pairing_the_key_prefix_stored_before():
+    specs = schedule(config(bots=BOTS[:4], games=2))
+    assert all(spec.pairing == spec.key.split("-", 1)[0] for spec in specs)
+    by_pairing = defaultdict(set)
+    for spec in specs:
+        by_pairing[spec.pairing].add(frozenset(spec.bots))
+    assert len(by_pairing) == 6 and all(len(pair) == 1 for pair in by_pairing.values())
 
 
 def test_every_pairing_plays_each_opening_once_with_each_colour():

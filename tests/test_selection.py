@@ -10,7 +10,8 @@ import pytest
 from arena.engine.game import Board, Rules
 from arena.league.selection import SelectionError, latest_tournament, select_games
 from arena.league.store import BotIdentity, Store, StoredGame, StoredMove, StoredTournament, StoreError
-from arena.referee.referee import GameSpec, play_game
+from arena.records import GameSpec
+from arena.referee.referee import play_game
 from arena.terminal.casual import HUMAN, save_game
 
 SMALL = Rules(width=5, height=4, connect=3)
@@ -20,7 +21,7 @@ def play(store: Store, name: str, games: int) -> None:
     identity = {"format": "round-robin", "rules": SMALL.as_dict(), "name": name}
     tid = store.start_tournament(name, "round-robin", identity, identity, 1)
     ids = {spec: store.bot_id(BotIdentity(spec, spec, {}, "test")) for spec in ("random", "greedy")}
-    records = [play_game(GameSpec(key=f"k{i}", rules=SMALL, first="random", second="greedy", seed=i))
+    records = [play_game(GameSpec(key=f"k{i}", pairing=f"k{i}", rules=SMALL, first="random", second="greedy", seed=i))
                for i in range(games)]
     store.record_games(tid, records, ids)
     store.finish_tournament(tid, "finished")

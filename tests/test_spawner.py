@@ -11,7 +11,8 @@ from pathlib import Path
 
 from arena.sandbox import spawner
 from arena.engine.game import Rules
-from arena.referee.referee import GameSpec, play_game
+from arena.records import GameSpec
+from arena.referee.referee import play_game
 from arena.sandbox.spawner_process import BASE_PREFIX, _root
 from tests.conftest import TEST_BOTS, process_alive
 
@@ -19,7 +20,8 @@ HOSTILE = TEST_BOTS / "hostile.py"
 
 
 def sandboxed_game(first: str = "random", second: str = "random", seed: int = 1):
-    spec = GameSpec(key=str(seed), rules=Rules(), first=first, second=second, seed=seed, isolate=True)
+    spec = GameSpec(key=str(seed), rules=Rules(), first=first, second=second, pairing=str(seed), seed=seed,
+                    isolate=True)
     return play_game(spec)
 
 

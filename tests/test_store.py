@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from arena.engine.game import Rules, format_move
-from arena.referee.referee import GameSpec, play_game
+from arena.records import GameSpec
+from arena.referee.referee import play_game
 from arena.league.store import BotIdentity, Store, StoreError, rules_of
 
 TABLES = {"tournaments", "bots", "games", "moves"}
@@ -34,7 +35,9 @@ def bot(spec: str, content_hash: str = "", source: str = "connectk-arena 0.1.0")
 
 def record(key: str, first: str = "random", second: str = "greedy", rules: Rules = SMALL,
            opening: tuple[int, ...] = (), seed: int = 1):
-    return play_game(GameSpec(key=key, rules=rules, first=first, second=second, opening=opening, seed=seed))
+    spec = GameSpec(key=key, rules=rules, first=first, second=second, pairing=key.split("-", 1)[0],
+                    opening=opening, seed=seed)
+    return play_game(spec)
 
 
 def count(store: Store, table: str) -> int:

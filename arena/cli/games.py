@@ -13,13 +13,14 @@ from tabulate import tabulate
 
 from arena.terminal import progress as progress_bar
 from arena.league.analysis import analyse_stored, describe, slips_by_bot
-from arena.terminal.casual import HUMAN, UNFINISHED, save_game
+from arena.terminal.casual import HUMAN, save_game
 from arena.engine.game_files import export_json, export_moves, import_game, parse_rules_prefix
 from arena.engine.game import Board, format_move, parse_moves
 from arena.terminal.play import PlaySession
 from arena.plugins import check_spec, spec_text
 from arena.terminal.replay import ReplaySession
 from arena.league.store import Store, rules_of
+from arena.records import RESULTS, Outcome, Termination
 from arena.cli.main import (
     ArenaUsageError,
     db_option,
@@ -233,7 +234,7 @@ def export_command(game_id: int, fmt: str, db: str) -> None:
         click.echo(export_moves(rules, moves))
         return
     rows = store.moves(game_id)
-    finished = game.termination != UNFINISHED  # an unfinished game has no result yet
+    finished = game.termination != Termination.UNFINISHED  # an unfinished game has no result yet
     click.echo(export_json(
         rules, moves, players=(game.first, game.second), result=game.result if finished else None,
         termination=game.termination if finished else None, reason=game.reason,
@@ -256,12 +257,13 @@ def import_command(file: Any, rules_text: str | None, db: str) -> None:
     game = import_game(text, rules=rules)
     board = game.board()
     players = game.players or (HUMAN, HUMAN)
-    result = None
-    if game.termination == "forfeit" and game.result in ("1-0", "0-1"):
-        result = (0 if game.result == "1-0" else 1, "forfeit", game.reason)
+    outcome = None  # the board tells how the game ended, unless a player lost it by forfeit
+    result = game.result
+    if game.termination == Termination.FORFEIT and result is not None and result != RESULTS[None]:
+        outcome = Outcome.of_result(result, Termination.FORFEIT, game.reason)
     plies = list(zip(game.move_ms or [], game.move_info or []))
     store = open_store(db, create=True)
-    game_id = save_game(store, game.rules, (players[0], players[1]), board, plies, result=result)
+    game_id = save_game(store, game.rules, (players[0], players[1]), board, plies, outcome=outcome)
     click.echo(f"Imported as game {game_id} in {db}: {game.rules.describe()}, {board.ply} plies")
 
 

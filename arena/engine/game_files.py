@@ -51,11 +51,13 @@ from arena.engine.game import (
     format_moves,
     parse_moves,
 )
+from arena.records import RESULTS, Termination
 
 FORMAT_NAME = "connectk-game"
 FORMAT_VERSION = 1
-RESULTS = ("1-0", "0-1", "1/2-1/2")
-TERMINATIONS = ("win", "draw", "forfeit")
+# A file tells how a finished game ended; an unfinished one has null for both.
+FILE_RESULTS = tuple(RESULTS.values())
+FILE_TERMINATIONS = tuple(t.value for t in Termination if t != Termination.UNFINISHED)
 CLASSIC = Rules()
 
 _PREFIX = re.compile(r"(\d+)x(\d+)c(\d+)(n?)(w?)", re.IGNORECASE)
@@ -73,7 +75,7 @@ class ImportedGame:
     moves: list[int]
     players: tuple[str | None, str | None] | None = None
     result: str | None = None
-    termination: str | None = None
+    termination: Termination | None = None
     reason: str | None = None
     move_info: list[dict[str, Any] | None] = field(default_factory=list)
     move_ms: list[float | None] = field(default_factory=list)
@@ -128,7 +130,7 @@ def export_json(
     moves: Sequence[int],
     players: tuple[str | None, str | None] | Sequence[str | None] | None = None,
     result: str | None = None,
-    termination: str | None = None,
+    termination: Termination | None = None,
     reason: str | None = None,
     move_info: Sequence[dict[str, Any] | None] | None = None,
     move_ms: Sequence[float | None] | None = None,
@@ -242,8 +244,9 @@ def _import_json(text: str) -> ImportedGame:
         raise GameFileError("a JSON game needs 'moves' (a move string) or 'plies'")
     board = _check(moves, rules)
     players = _json_players(data.get("players"))
-    result = _choice(data, "result", RESULTS)
-    termination = _choice(data, "termination", TERMINATIONS)
+    result = _choice(data, "result", FILE_RESULTS)
+    termination_text = _choice(data, "termination", FILE_TERMINATIONS)
+    termination = None if termination_text is None else Termination(termination_text)
     reason = data.get("reason")
     if reason is not None and not isinstance(reason, str):
         raise GameFileError(f"'reason' must be text, got {_clip(json.dumps(reason))}")
@@ -321,9 +324,9 @@ def _choice(data: dict[str, Any], key: str, allowed: tuple[str, ...]) -> str | N
     return value
 
 
-def _check_result(board: Board, result: str | None, termination: str | None) -> None:
+def _check_result(board: Board, result: str | None, termination: Termination | None) -> None:
     """A result that the moves contradict (e.g. "0-1" after X completed a line) is an error."""
-    if termination == "forfeit":
+    if termination == Termination.FORFEIT:
         return
     if board.winner is not None:
         expected = RESULTS[board.winner]
@@ -332,11 +335,11 @@ def _check_result(board: Board, result: str | None, termination: str | None) -> 
                 f"result {result!r} contradicts the moves: {PLAYER_MARKS[board.winner]} won, "
                 f"which is {expected!r}"
             )
-        if termination not in (None, "win"):
-            raise GameFileError(f"termination {termination!r} contradicts the moves: the game was won")
-    elif termination == "win":
+        if termination not in (None, Termination.WIN):
+            raise GameFileError(f"termination '{termination}' contradicts the moves: the game was won")
+    elif termination == Termination.WIN:
         raise GameFileError("termination 'win' but no player has a line on the board")
-    elif termination == "draw" and not board.is_draw():
+    elif termination == Termination.DRAW and not board.is_draw():
         raise GameFileError("termination 'draw' but the board is not full")
 
 

@@ -16,6 +16,7 @@ from tabulate import tabulate
 
 from arena.league.ratings import Result, fit_ratings, incremental_elo
 from arena.league.store import StoredGame
+from arena.records import Termination
 
 FORMATS = ("table", "github", "csv", "json")
 
@@ -115,7 +116,7 @@ def _tally(games: Iterable[StoredGame]) -> dict[str, list[int]]:
                 t[0] += 1
             else:
                 t[2] += 1
-                if g.termination == "forfeit":
+                if g.termination == Termination.FORFEIT:
                     t[3] += 1
     return tally
 

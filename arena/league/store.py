@@ -24,7 +24,7 @@ from sqlite_utils.migrations import Migrations
 
 from arena.engine.game import Rules, format_moves, move_names
 from arena.errors import ArenaError
-from arena.referee.referee import GameRecord
+from arena.records import GameRecord, Termination
 
 migrations = Migrations("arena")
 _MIGRATION_NAMES: list[str] = []  # ours, in order: sqlite-utils keeps its own list private
@@ -176,7 +176,7 @@ class StoredGame:
     @property
     def finished(self) -> bool:
         """False for a casual game saved before its end, which counts in no table."""
-        return self.termination != "unfinished"
+        return self.termination != Termination.UNFINISHED
 
 
 @dataclass(frozen=True)
@@ -484,12 +484,12 @@ join bots b2 on b2.id = g.second_bot_id
 
 
 def _game_row(tournament_id: int, record: GameRecord, bot_ids: dict[str, int]) -> tuple[Any, ...]:
-    spec = record.spec
+    spec, outcome = record.spec, record.outcome
     rules = spec.rules
     return (
-        tournament_id, spec.key, spec.key.split("-", 1)[0], bot_ids[spec.first], bot_ids[spec.second],
-        format_moves(spec.opening, rules), len(spec.opening), record.result, record.winner,
-        record.termination, record.reason, record.plies, format_moves(record.move_list(), rules),
+        tournament_id, spec.key, spec.pairing, bot_ids[spec.first], bot_ids[spec.second],
+        format_moves(spec.opening, rules), len(spec.opening), outcome.result, outcome.winner,
+        outcome.termination, outcome.reason, record.plies, format_moves(record.move_list(), rules),
         round(record.duration, 6), spec.seed, _timestamp(record.finished_at),
     )
 

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from arena.errors import ArenaError
-from arena.sandbox.wire import BotCode
+from arena.records import BotCode
 from arena.plugins import BotSpec, BotSpecError, installed_bots, parse_spec, spec_text
 from arena.league.store import Store, Submission
 from arena.testing import CheckReport, check_code
@@ -51,7 +51,7 @@ def submit_file(store: Store, path: str, name: str | None = None) -> tuple[Submi
         source = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SubmissionError(f"bot file {path!r} cannot be read: {exc}") from None
-    report = check_code(BotCode(label=path, source=source, class_name=spec.class_name))
+    report = check_code(BotCode(label=path, text=source, class_name=spec.class_name))
     if not report.passed:
         raise SubmissionError(f"{path} was not submitted: {report.first_failure()}")
     submission, new = store.submit(name, source, report.kind, str(file.resolve()), spec.class_name)
@@ -74,4 +74,4 @@ def resolve(text: str, store: Store | None) -> tuple[str, BotCode] | None:
             raise BotSpecError(f"no version {version} of submitted bot {match['name']!r}; versions: {known}")
         return None
     canonical = BotSpec(name=found.spec, options=spec.options)
-    return spec_text(canonical), BotCode(label=found.spec, source=found.source, class_name=found.class_name)
+    return spec_text(canonical), BotCode(label=found.spec, text=found.source, class_name=found.class_name)

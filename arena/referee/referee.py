@@ -12,102 +12,12 @@ import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from arena.bot import Bot, BotFailure, describe_non_move, split_answer
-from arena.engine.game import Board, Rules, format_move
-from arena.sandbox.wire import BotCode, Limits
+from arena.engine.game import Board, format_move
 from arena.plugins import make_bot
-
-WIN, DRAW, FORFEIT = "win", "draw", "forfeit"
-
-
-@dataclass(frozen=True)
-class TimeControl:
-    """Seconds allowed per move, plus an optional bank to draw on for overruns.
-
-    ``move_seconds=None`` means no limit.
-    """
-
-    move_seconds: float | None = None
-    bank_seconds: float = 0.0
-
-    def describe(self) -> str:
-        if self.move_seconds is None:
-            return "no limit"
-        bank = f" + {self.bank_seconds:g} s bank" if self.bank_seconds else ""
-        return f"{self.move_seconds:g} s/move{bank}"
-
-
-@dataclass(frozen=True)
-class GameSpec:
-    """Everything needed to play one game, and nothing that is not picklable."""
-
-    key: str
-    rules: Rules
-    first: str  # bot spec text of the player who moves first
-    second: str
-    opening: tuple[int, ...] = ()
-    seed: int = 0
-    time_control: TimeControl = TimeControl()
-    isolate: bool = False  # run installed bots in their own processes too
-    limits: Limits = Limits()  # for sandboxed bots
-    sources: tuple[tuple[str, BotCode], ...] = ()  # code of submitted bots, by name
-
-    @property
-    def bots(self) -> tuple[str, str]:
-        return (self.first, self.second)
-
-
-class MoveRecord(NamedTuple):
-    ply: int
-    move: int
-    ms: float | None  # None for opening plies, which no bot chose
-    info: dict[str, Any] | None = None
-
-
-@dataclass
-class GameRecord:
-    """How one game went: its result, why it ended, and every ply."""
-
-    spec: GameSpec
-    winner: int | None  # 0 first player, 1 second, None draw
-    termination: str  # win / draw / forfeit
-    reason: str | None  # for forfeits: what the loser did wrong
-    moves: list[MoveRecord] = field(default_factory=list)
-    duration: float = 0.0
-    finished_at: float = 0.0
-
-    @property
-    def result(self) -> str:
-        if self.termination == "unfinished":
-            return "*"
-        return {0: "1-0", 1: "0-1", None: "1/2-1/2"}[self.winner]
-
-    @property
-    def plies(self) -> int:
-        return len(self.moves)
-
-    def score(self, player: int) -> float:
-        """1, 0.5 or 0 for ``player`` (0 first, 1 second)."""
-        if self.winner is None:
-            return 0.5
-        return 1.0 if self.winner == player else 0.0
-
-    def move_list(self) -> list[int]:
-        return [m.move for m in self.moves]
-
-    # Records cross process boundaries by the thousand: pickle the moves as plain
-    # tuples (plies are implied by position), several times cheaper than objects.
-    def __getstate__(self) -> tuple[Any, ...]:
-        moves = tuple((m.move, m.ms, m.info) for m in self.moves)
-        return (self.spec, self.winner, self.termination, self.reason, moves, self.duration, self.finished_at)
-
-    def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.spec, self.winner, self.termination, self.reason, moves, self.duration, self.finished_at = state
-        make = tuple.__new__  # skips NamedTuple's Python-level __new__: 5x faster
-        self.moves = [make(MoveRecord, (ply, *move)) for ply, move in enumerate(moves)]
+from arena.records import GameRecord, GameSpec, MoveRecord, Outcome, Termination, TimeControl
 
 
 class _Forfeit(Exception):
@@ -130,17 +40,15 @@ def play_game(spec: GameSpec, bots: tuple[Bot, Bot] | None = None) -> GameRecord
         _start_bots(players, spec)
         _play_out(board, players, spec.time_control, moves)
         winner = board.winner
-        termination, reason = (WIN if winner is not None else DRAW), None
+        outcome = Outcome(winner, Termination.WIN if winner is not None else Termination.DRAW)
     except _Forfeit as forfeit:
-        winner, termination, reason = 1 - forfeit.player, FORFEIT, forfeit.reason
+        outcome = Outcome(1 - forfeit.player, Termination.FORFEIT, forfeit.reason)
     finally:
         for bot in players:
             _close(bot)
     return GameRecord(
         spec=spec,
-        winner=winner,
-        termination=termination,
-        reason=reason,
+        outcome=outcome,
         moves=moves,
         duration=time.perf_counter() - started,
         finished_at=time.time(),
@@ -151,7 +59,7 @@ def _make_bots(spec: GameSpec) -> tuple[Bot, Bot]:
     made: list[Bot] = []
     for player, text in enumerate(spec.bots):
         try:
-            made.append(make_bot(text, isolate=spec.isolate, limits=spec.limits, sources=dict(spec.sources)))
+            made.append(make_bot(text, isolate=spec.isolate, limits=spec.limits, sources=dict(spec.submitted)))
         except Exception as exc:
             for bot in made:
                 _close(bot)

@@ -22,7 +22,8 @@ from arena.sandbox import connectx
 from arena.sandbox import landlock
 from arena.bot import Bot, describe_non_move, split_answer
 from arena.engine.game import Board, Rules
-from arena.sandbox.wire import OUTPUT_NAME, BotCode, Limits, read_message
+from arena.records import BotCode, Limits
+from arena.sandbox.wire import OUTPUT_NAME, read_message
 from arena.sandbox.process_control import die_with_parent, drop_capabilities
 
 
@@ -121,7 +122,7 @@ def _rehearse() -> None:
     arena's own trivial bot and no channel. A forked process pays for every page
     it first writes to; paying now, while it waits, keeps that cost out of the
     game. No bot code runs, so nothing of it can reach the bot."""
-    pickle.loads(pickle.dumps((BotCode("rehearsal", source=""), {}, Limits())))
+    pickle.loads(pickle.dumps((BotCode("rehearsal", text=""), {}, Limits())))
     bot = _Rehearsal()
     rules = Rules()
     for request in ({"op": "start", "rules": rules.as_dict(), "player": 0, "seed": 0},
@@ -156,7 +157,7 @@ def _load(code: BotCode, options: dict[str, str]) -> Any:
         return load_installed(code.entry_point)(**options)
     namespace: dict[str, Any] = {"__name__": "arena_sandboxed_bot", "__file__": code.label}
     try:
-        exec(compile(code.source or "", code.label, "exec"), namespace)
+        exec(compile(code.text or "", code.label, "exec"), namespace)
     except BaseException as exc:
         raise _Failed(f"failed to import: {type(exc).__name__}: {exc}") from None
     try:

@@ -1,5 +1,4 @@
-"""A bot process's job (which code, with which options, under which limits) and
-the framing of messages between the arena's own processes.
+"""The framing of messages between the arena's own processes: a length, then a pickle.
 
 Bot processes are forked from the spawner, which imports this module and little
 else: every module it loads is copied, page by page, into every bot process, so
@@ -13,7 +12,6 @@ import pickle
 import select
 import struct
 import time
-from dataclasses import dataclass
 from typing import Any
 
 OUTPUT_NAME = "output.txt"  # what the bot printed, in its working directory
@@ -24,25 +22,6 @@ _HEADER = struct.Struct("!I")
 # polls: a bot process waiting for its next turn sleeps, leaving the processor
 # to the game.)
 POLL_SECONDS = 0.0002
-
-
-@dataclass(frozen=True)
-class Limits:
-    memory_mb: int = 1024  # address space of the bot process
-    output_kb: int = 1024  # what it may print (stdout and stderr together)
-    cpu_seconds: int = 600  # processor time for a whole game (a backstop: moves have clocks)
-    start_seconds: float = 10.0  # to load the code and start a game
-    move_seconds: float = 60.0  # hard cap per move when the tournament sets none
-
-
-@dataclass(frozen=True)
-class BotCode:
-    """What the bot process runs: source text of a file, or an installed bot class."""
-
-    label: str  # file path or entry-point name, for messages
-    source: str | None = None  # file bots
-    class_name: str | None = None  # which Bot subclass in the file, if several
-    entry_point: str | None = None  # installed bots run isolated: "module:Class"
 
 
 # --- messages: a length, then a pickle (only ever between the arena's own processes) ---

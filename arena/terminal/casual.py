@@ -13,11 +13,10 @@ from typing import Any
 
 from arena.engine.game_files import rules_prefix
 from arena.engine.game import Board, Rules
-from arena.referee.referee import DRAW, WIN, GameRecord, GameSpec, MoveRecord
 from arena.league.store import BotIdentity, Store
+from arena.records import GameRecord, GameSpec, MoveRecord, Outcome, Termination
 
 HUMAN = "human"
-UNFINISHED = "unfinished"
 
 
 def save_game(
@@ -27,33 +26,33 @@ def save_game(
     board: Board,
     plies: Sequence[tuple[float | None, dict[str, Any] | None]],
     replace: int | None = None,
-    result: tuple[int | None, str, str | None] | None = None,
+    outcome: Outcome | None = None,
 ) -> int:
     """Store ``board``'s game (``plies`` gives each move's ms and info); return its id.
 
     ``replace`` is the id of an earlier save of the same game, removed in the same
-    transaction. ``result`` (winner, termination, reason) overrides what the board
-    says, for imported games that ended by forfeit.
+    transaction. ``outcome`` overrides what the board says, for imported games
+    that ended by forfeit.
     """
     name = f"casual {rules_prefix(rules)}"
     identity = {"format": "casual", "rules": rules.as_dict()}
     tournament_id = store.start_tournament(name, "casual", identity, identity, 0)
     bot_ids = {p: store.bot_id(_identity(p)) for p in players}
     key = f"c{int(time.time() * 1000):013d}"
-    winner, termination, reason = result or _result_of(board)
-    spec = GameSpec(key=key, rules=rules, first=players[0], second=players[1])
+    # Each casual game is a pairing of its own, named by its key.
+    spec = GameSpec(key=key, rules=rules, first=players[0], second=players[1], pairing=key)
     moves = [MoveRecord(ply, move, *(plies[ply] if ply < len(plies) else (None, None)))
              for ply, move in enumerate(board.history)]
-    record = GameRecord(spec, winner, termination, reason, moves, 0.0, time.time())
+    record = GameRecord(spec, outcome or _outcome_of(board), moves, 0.0, time.time())
     game_id = store.record_game(tournament_id, record, bot_ids, replace=replace)
     store.finish_tournament(tournament_id, "finished")
     return game_id
 
 
-def _result_of(board: Board) -> tuple[int | None, str, str | None]:
+def _outcome_of(board: Board) -> Outcome:
     if not board.is_over():
-        return None, UNFINISHED, None
-    return board.winner, WIN if board.winner is not None else DRAW, None
+        return Outcome(None, Termination.UNFINISHED)
+    return Outcome(board.winner, Termination.WIN if board.winner is not None else Termination.DRAW)
 
 
 def _identity(player: str) -> BotIdentity:

@@ -20,8 +20,7 @@ from typing import Any
 from arena.engine.game import Board, Rules, RulesError, parse_moves
 from arena.errors import ArenaError
 from arena.plugins import BotSpecError, parse_spec, spec_text
-from arena.referee.referee import TimeControl
-from arena.sandbox.wire import BotCode, Limits
+from arena.records import BotCode, Limits, TimeControl
 
 FORMATS = ("round-robin", "gauntlet")
 DEFAULT_DB = "arena.db"
@@ -59,9 +58,9 @@ class TournamentConfig:
     isolate: bool = False  # installed bots too run sandboxed (bot files always are)
     limits: Limits = Limits()
     db: str = DEFAULT_DB
-    source: str = "<command line>"  # where the definition came from, for messages
+    origin: str = "<command line>"  # the file the definition came from (or none), for messages
     opening_lines: tuple[tuple[int, ...], ...] = field(default=(), compare=False)
-    sources: tuple[tuple[str, BotCode], ...] = field(default=(), compare=False)  # submitted bots' code
+    submitted: tuple[tuple[str, BotCode], ...] = field(default=(), compare=False)  # submitted bots' code, by name
     resolved: bool = False  # every bot found, built once, and (if untrusted) started in the sandbox
 
     @property
@@ -202,7 +201,7 @@ def _build(raw: dict[str, Any], source: str, base: Path) -> TournamentConfig:
         isolate=raw.get("isolate", False),
         limits=_limits(raw.get("limits", {}), fail),
         db=db,
-        source=source,
+        origin=source,
         opening_lines=lines,
     )
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from arena.league.store import Store, StoreError
 from arena.league.submissions import resolve
 from arena.plugins import BotChecker, BotSpecError, parse_spec, spec_text
-from arena.sandbox.wire import BotCode
+from arena.records import BotCode
 from arena.tournament.config import ConfigError, TournamentConfig, check_field_of_play, check_listed_once
 
 
@@ -35,14 +35,14 @@ def resolve_bots(
     checker = checker or BotChecker()
 
     def fail(message: str) -> ConfigError:
-        return ConfigError(f"{config.source}: {message}")
+        return ConfigError(f"{config.origin}: {message}")
 
     sources: dict[str, BotCode] = {}
     bots = _resolve_specs(config.bots, "bots", fail, store, checker, sources)
     challengers = _resolve_specs(config.challengers, "challengers", fail, store, checker, sources)
     check_field_of_play(config.format, bots, challengers, fail)  # x and x@v2 may be one bot
     return dataclasses.replace(
-        config, bots=bots, challengers=challengers, sources=tuple(sorted(sources.items())), resolved=True
+        config, bots=bots, challengers=challengers, submitted=tuple(sorted(sources.items())), resolved=True
     )
 
 

@@ -8,8 +8,11 @@ from dataclasses import dataclass, field
 
 from arena.engine.game import Rules
 from arena.engine.openings import game_seed, random_openings
-from arena.referee.referee import GameRecord, GameSpec, TimeControl, play_game
+from arena.records import GameRecord, GameSpec, Termination, TimeControl
+from arena.referee.referee import play_game
 from arena.league.sprt import CONTINUE, Sprt
+
+MATCH_PAIRING = "match"  # a match is one pairing; its game keys start with it
 
 
 @dataclass
@@ -47,7 +50,7 @@ class MatchResult:
         for record in self.records:
             for player, bot in enumerate(record.spec.bots):
                 tallies[bot].add(record.score(player))
-                if record.termination == "forfeit" and record.winner != player:
+                if record.termination == Termination.FORFEIT and record.winner != player:
                     tallies[bot].forfeits += 1
         return tallies
 
@@ -82,13 +85,14 @@ def match_specs(
     specs = []
     for number in range(games):
         first, second = (bot_a, bot_b) if number % 2 == 0 else (bot_b, bot_a)
-        key = f"match-{number:06d}"
+        key = f"{MATCH_PAIRING}-{number:06d}"
         specs.append(
             GameSpec(
                 key=key,
                 rules=rules,
                 first=first,
                 second=second,
+                pairing=MATCH_PAIRING,
                 opening=openings[number // 2] if openings else (),
                 seed=game_seed(seed, key),
                 time_control=clock,

@@ -22,9 +22,9 @@ from typing import Any, Protocol
 from arena.sandbox import process_control
 from arena.tournament.config import TournamentConfig
 from arena.tournament.entrants import resolve_bots
-from arena.sandbox.wire import BotCode
 from arena.plugins import installed_bots, load_entry, parse_spec
-from arena.referee.referee import GameRecord, GameSpec, play_game
+from arena.records import BotCode, GameRecord, GameSpec
+from arena.referee.referee import play_game
 from arena.tournament.schedule import game_count, iter_schedule
 from arena.league.store import BotIdentity, Store
 
@@ -203,8 +203,8 @@ def _run(
     tournament_id = store.start_tournament(
         config.name, config.format, config.identity(), _as_given(config), config.seed
     )
-    sources = dict(config.sources)
-    bot_ids = {spec: store.bot_id(bot_identity(spec, sources)) for spec in config.entrants}
+    submitted = dict(config.submitted)
+    bot_ids = {spec: store.bot_id(bot_identity(spec, submitted)) for spec in config.entrants}
     stored = store.stored_keys(tournament_id)
     todo_count = total - len(stored)
     todo = (spec for spec in iter_schedule(config) if spec.key not in stored)
@@ -255,13 +255,13 @@ def chunked(specs: Iterable[GameSpec], count: int, executor: Any) -> Iterator[li
         yield chunk
 
 
-def bot_identity(spec_text: str, sources: dict[str, BotCode] | None = None) -> BotIdentity:
+def bot_identity(spec_text: str, submitted: dict[str, BotCode] | None = None) -> BotIdentity:
     """Where a bot's code comes from, for the bots table."""
     spec = parse_spec(spec_text)
-    if sources and spec.name in sources:
+    if submitted and spec.name in submitted:
         return BotIdentity(
             spec=spec_text, name=spec.name, options=dict(spec.options), source=f"submitted {spec.name}",
-            content_hash=hashlib.sha256((sources[spec.name].source or "").encode()).hexdigest(),
+            content_hash=hashlib.sha256((submitted[spec.name].text or "").encode()).hexdigest(),
         )
     entry = load_entry(spec, installed_bots())
     return BotIdentity(
@@ -274,7 +274,7 @@ def bot_identity(spec_text: str, sources: dict[str, BotCode] | None = None) -> B
 
 
 def _as_given(config: TournamentConfig) -> dict[str, Any]:
-    return {"source": config.source, "workers": config.workers, "db": config.db, **config.identity()}
+    return {"source": config.origin, "workers": config.workers, "db": config.db, **config.identity()}
 
 
 def _init_worker() -> None:

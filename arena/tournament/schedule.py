@@ -12,9 +12,8 @@ from collections.abc import Iterator
 from itertools import combinations
 
 from arena.tournament.config import TournamentConfig
-from arena.sandbox.wire import BotCode
 from arena.engine.openings import MAX_OPENING_TRIES, game_seed, random_openings
-from arena.referee.referee import GameSpec
+from arena.records import BotCode, GameSpec
 
 __all__ = ["MAX_OPENING_TRIES", "game_seed", "openings", "pairings", "random_openings", "schedule"]
 
@@ -54,22 +53,24 @@ def iter_schedule(config: TournamentConfig) -> Iterator[GameSpec]:
         swapped = game % 2 == 1
         for number, (a, b) in enumerate(pairs):
             first, second = (b, a) if swapped else (a, b)
-            key = f"p{number:04d}-o{game // 2:04d}-{'b' if swapped else 'a'}"
+            pairing = f"p{number:04d}"
+            key = f"{pairing}-o{game // 2:04d}-{'b' if swapped else 'a'}"
             yield GameSpec(
                     key=key,
                     rules=config.rules,
                     first=first,
                     second=second,
+                    pairing=pairing,
                     opening=opening,
                     seed=game_seed(config.seed, key),
                     time_control=config.time_control,
                     isolate=config.isolate,
                     limits=config.limits,
-                    sources=_sources_of(config, first, second),
+                    submitted=_submitted_code(config, first, second),
                 )
 
 
-def _sources_of(config: TournamentConfig, *bots: str) -> tuple[tuple[str, BotCode], ...]:
+def _submitted_code(config: TournamentConfig, *bots: str) -> tuple[tuple[str, BotCode], ...]:
     """The code of the submitted bots among ``bots`` (only theirs: specs travel per game)."""
     names = {bot.split(":", 1)[0] for bot in bots}
-    return tuple((name, code) for name, code in config.sources if name in names)
+    return tuple((name, code) for name, code in config.submitted if name in names)

@@ -1,0 +1,186 @@
+"""Plain data every layer shares: what a game is, how it ended, how it went, and
+what a bot process runs under.
+
+This module imports nothing but the standard library and :mod:`arena.engine.game`.
+The spawner and every bot process load it (for :class:`BotCode` and
+:class:`Limits`), and the league reads and writes records without loading the
+referee, the plug-ins or the sandbox.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from arena.engine.game import Rules
+
+
+class Termination(enum.StrEnum):
+    """Why a game ended. The values are the text stored in the database and
+    written in game files, so they never change."""
+
+    WIN = "win"  # a player completed a line (or had more windows, when counting)
+    DRAW = "draw"
+    FORFEIT = "forfeit"  # a bot crashed, answered a non-move or an illegal one, or overran its clock
+    UNFINISHED = "unfinished"  # a casual game saved before its end; it counts in no table
+
+
+#: The result of a finished game, by winner (0 first player, 1 second, None a draw).
+RESULTS: dict[int | None, str] = {0: "1-0", 1: "0-1", None: "1/2-1/2"}
+#: The result of a game that has not ended.
+UNFINISHED_RESULT = "*"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a game ended: who won (0 first player, 1 second, None nobody), why,
+    and for a forfeit what the loser did wrong."""
+
+    winner: int | None
+    termination: Termination
+    reason: str | None = None
+
+    @classmethod
+    def of_result(cls, result: str, termination: Termination, reason: str | None = None) -> Outcome:
+        """The outcome whose :attr:`result` is ``result`` ("1-0", "0-1" or "1/2-1/2")."""
+        for winner, text in RESULTS.items():
+            if text == result:
+                return cls(winner, termination, reason)
+        raise ValueError(f"not the result of a finished game: {result!r}")
+
+    @property
+    def result(self) -> str:
+        """"1-0", "0-1" or "1/2-1/2"; "*" while the game is unfinished."""
+        if self.termination == Termination.UNFINISHED:
+            return UNFINISHED_RESULT
+        return RESULTS[self.winner]
+
+    def score(self, player: int) -> float:
+        """1, 0.5 or 0 for ``player`` (0 first, 1 second)."""
+        if self.winner is None:
+            return 0.5
+        return 1.0 if self.winner == player else 0.0
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """Seconds allowed per move, plus an optional bank to draw on for overruns.
+
+    ``move_seconds=None`` means no limit.
+    """
+
+    move_seconds: float | None = None
+    bank_seconds: float = 0.0
+
+    def describe(self) -> str:
+        """"no limit", or e.g. "1 s/move + 5 s bank"."""
+        if self.move_seconds is None:
+            return "no limit"
+        bank = f" + {self.bank_seconds:g} s bank" if self.bank_seconds else ""
+        return f"{self.move_seconds:g} s/move{bank}"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a sandboxed bot process may use."""
+
+    memory_mb: int = 1024  # address space of the bot process
+    output_kb: int = 1024  # what it may print (stdout and stderr together)
+    cpu_seconds: int = 600  # processor time for a whole game (a backstop: moves have clocks)
+    start_seconds: float = 10.0  # to load the code and start a game
+    move_seconds: float = 60.0  # hard cap per move when the tournament sets none
+
+
+@dataclass(frozen=True)
+class BotCode:
+    """What the bot process runs: the text of a file, or an installed bot class."""
+
+    label: str  # file path or entry-point name, for messages
+    text: str | None = None  # file bots: the file's Python source
+    class_name: str | None = None  # which Bot subclass in the file, if several
+    entry_point: str | None = None  # installed bots run isolated: "module:Class"
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """Everything needed to play one game, and nothing that is not picklable."""
+
+    key: str  # unique within its tournament
+    rules: Rules
+    first: str  # bot spec text of the player who moves first
+    second: str
+    pairing: str  # the two bots' meeting this game belongs to, stored with the game
+    opening: tuple[int, ...] = ()
+    seed: int = 0
+    time_control: TimeControl = TimeControl()
+    isolate: bool = False  # run installed bots in their own processes too
+    limits: Limits = Limits()  # for sandboxed bots
+    submitted: tuple[tuple[str, BotCode], ...] = ()  # code of submitted bots, by name
+
+    @property
+    def bots(self) -> tuple[str, str]:
+        return (self.first, self.second)
+
+
+class MoveRecord(NamedTuple):
+    ply: int
+    move: int
+    ms: float | None  # None for opening plies, which no bot chose
+    info: dict[str, Any] | None = None
+
+
+@dataclass
+class GameRecord:
+    """How one game went: its outcome and every ply."""
+
+    spec: GameSpec
+    outcome: Outcome
+    moves: list[MoveRecord] = field(default_factory=list)
+    duration: float = 0.0
+    finished_at: float = 0.0
+
+    @property
+    def winner(self) -> int | None:
+        return self.outcome.winner
+
+    @property
+    def termination(self) -> Termination:
+        return self.outcome.termination
+
+    @property
+    def reason(self) -> str | None:
+        return self.outcome.reason
+
+    @property
+    def result(self) -> str:
+        return self.outcome.result
+
+    @property
+    def plies(self) -> int:
+        return len(self.moves)
+
+    def score(self, player: int) -> float:
+        """1, 0.5 or 0 for ``player`` (0 first, 1 second)."""
+        return self.outcome.score(player)
+
+    def move_list(self) -> list[int]:
+        return [m.move for m in self.moves]
+
+    # Records cross process boundaries by the thousand: pickle the moves as plain
+    # tuples (plies are implied by position), several times cheaper than objects,
+    # and the outcome as its fields (a Termination pickles as a call with its
+    # value, made once per message thanks to pickle's memo).
+    def __getstate__(self) -> tuple[Any, ...]:
+        moves = tuple((m.move, m.ms, m.info) for m in self.moves)
+        outcome = self.outcome
+        return (
+            self.spec, outcome.winner, outcome.termination, outcome.reason,
+            moves, self.duration, self.finished_at,
+        )
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.spec, winner, termination, reason, moves, self.duration, self.finished_at = state
+        self.outcome = Outcome(winner, termination, reason)
+        make = tuple.__new__  # skips NamedTuple's Python-level __new__: 5x faster
+        self.moves = [make(MoveRecord, (ply, *move)) for ply, move in enumerate(moves)]
