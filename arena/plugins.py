@@ -122,10 +122,36 @@ def discover() -> dict[str, BotEntry]:
     return found
 
 
-@lru_cache(maxsize=1)
+class BotRegistry:
+    """The installed bots, discovered on first use and kept until :meth:`refresh`.
+
+    Plug-ins do not change mid-run, and importing them all again for every
+    game would cost a worker more than the game; a long-lived process that
+    installs or removes a plug-in calls :meth:`refresh` to see the change.
+    """
+
+    def __init__(self) -> None:
+        self._bots: dict[str, BotEntry] | None = None
+
+    def bots(self) -> dict[str, BotEntry]:
+        """Every installed bot, by name (see :func:`discover`)."""
+        if self._bots is None:
+            self._bots = discover()
+        return self._bots
+
+    def refresh(self) -> dict[str, BotEntry]:
+        """Discover the installed bots again, and keep the new list."""
+        self._bots = None
+        return self.bots()
+
+
+#: This process's registry of installed bots.
+INSTALLED_BOTS = BotRegistry()
+
+
 def installed_bots() -> dict[str, BotEntry]:
-    """``discover()``, done once per process (plug-ins do not change mid-run)."""
-    return discover()
+    """The installed bots of this process's registry (:data:`INSTALLED_BOTS`)."""
+    return INSTALLED_BOTS.bots()
 
 
 def load_entry(spec: BotSpec, installed: dict[str, BotEntry] | None = None) -> BotEntry:

@@ -87,6 +87,15 @@ class ArenaGroup(click.Group):
 @click.version_option(package_name="connectk-arena")
 def main() -> None:
     """A bot arena for Connect Four and its relatives."""
+    click.get_current_context().call_on_close(_close_spawner)
+
+
+def _close_spawner() -> None:
+    # The command is done: let this process's spawner (if a sandboxed game
+    # started one) go now, with its bot processes, not whenever the process exits.
+    from arena.sandbox.spawner import PROCESS_SPAWNER
+
+    PROCESS_SPAWNER.close()
 
 
 def db_option(func: Callable[..., Any]) -> Callable[..., Any]:

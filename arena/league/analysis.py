@@ -109,11 +109,14 @@ def describe(rules: Rules, ply: int, score: int | None) -> str:
 
 
 def solver_solve(rules: Rules) -> Solve:
-    """The solver's ``solve`` for these rules (imported lazily: it is a bot plug-in)."""
-    from bots.solver import solve
+    """The solver's ``solve`` for these rules (imported lazily: it is a bot plug-in).
+    One solver for the whole game: its table carries from position to position."""
+    from bots.solver import Solver
+
+    solver = Solver(rules)
 
     def run(board: Board, deadline: float) -> int | None:
-        return solve(board, deadline=deadline)
+        return solver.solve(board, deadline=deadline)
 
     return run
 

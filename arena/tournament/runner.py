@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from arena.sandbox import process_control
+from arena.sandbox.spawner import PROCESS_SPAWNER
 from arena.tournament.config import TournamentConfig
 from arena.sandbox.wire import BotCode
 from arena.plugins import installed_bots, load_entry, parse_spec
@@ -146,19 +147,22 @@ class _WorkerError:
 def _worker_loop(pipe: Any) -> None:
     """A worker: play the chunks it is sent until the stop sign or the pipe closes."""
     _init_worker()
-    while True:
-        try:
-            data = pipe.recv_bytes()
-        except (EOFError, OSError):
-            return
-        if not data:
-            return
-        fn, chunk = pickle.loads(data)
-        try:
-            result: Any = fn(chunk)
-        except Exception:
-            result = _WorkerError(traceback.format_exc(limit=5))
-        pipe.send_bytes(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+    try:
+        while True:
+            try:
+                data = pipe.recv_bytes()
+            except (EOFError, OSError):
+                return
+            if not data:
+                return
+            fn, chunk = pickle.loads(data)
+            try:
+                result: Any = fn(chunk)
+            except Exception:
+                result = _WorkerError(traceback.format_exc(limit=5))
+            pipe.send_bytes(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+    finally:
+        PROCESS_SPAWNER.close()  # the worker is done: its bot processes go with its spawner
 
 
 def make_executor(workers: int) -> Executor:
