@@ -4,7 +4,10 @@ Scores follow Pascal Pons' convention (the one of the shared test data), for the
 side to move: positive wins, 0 draws, negative loses, and the size tells how soon
 the game ends. A player who wins with its ``n``-th stone scores
 ``(cells + 1) // 2 + 1 - n``, so on 7x6 a win scores 22 minus the winner's stone
-count, and the latest possible win scores 1 (see :func:`score_of_win`).
+count, and the latest possible win scores 1 (see :mod:`arena.engine.scores`).
+
+:class:`Solver` is the arena's solver plug-in: the entry point ``perfect`` of
+the group ``arena.solvers`` (see :mod:`arena.solvers`).
 
 The search is Pons' solver, generalised to every board and connect value of
 :mod:`arena.engine.game` (with or without gravity):
@@ -36,6 +39,7 @@ from functools import lru_cache
 
 from arena.bot import Bot, BotOptionError, Choice, Option
 from arena.engine.game import MAX_SIZE, Board, Rules
+from arena.engine.scores import score_of_win
 
 from bots.minimax import MinimaxBot
 
@@ -60,27 +64,10 @@ CALLER_FRAMES = 1000
 if sys.getrecursionlimit() < MAX_SIZE * MAX_SIZE + CALLER_FRAMES:
     sys.setrecursionlimit(MAX_SIZE * MAX_SIZE + CALLER_FRAMES)
 
-# --- scores -------------------------------------------------------------------------
-
-
-def score_of_win(rules: Rules, ply: int) -> int:
-    """Score of the player who wins by playing the stone of ply ``ply`` (0-based:
-    ``ply`` stones were on the board before it). That is its stone number
-    ``ply // 2 + 1``, so the score is ``(cells + 1) // 2 - ply // 2``: 21 - ply // 2
-    on 7x6, and never below 1."""
-    return (rules.cells + 1) // 2 - ply // 2
-
 
 def max_score(rules: Rules) -> int:
     """The largest score any position of ``rules`` can have (a win on ply 0)."""
     return score_of_win(rules, 0)
-
-
-def stones_of_score(rules: Rules, score: int) -> int | None:
-    """How many stones the winner will have played when the game ends (None: draw)."""
-    if score == 0:
-        return None
-    return (rules.cells + 1) // 2 + 1 - abs(score)
 
 
 class SearchAborted(Exception):

@@ -20,6 +20,7 @@ import pytest
 
 from arena.bot import Bot, BotOptionError, Choice
 from arena.engine.game import Board, Rules
+from arena.engine.scores import score_of_win, stones_of_score
 from bots.minimax import MinimaxBot
 from bots.solver import (
     BACKEND_ENV,
@@ -27,10 +28,8 @@ from bots.solver import (
     SolverBot,
     fast_available,
     resolve_backend,
-    score_of_win,
     solve,
     solve_moves,
-    stones_of_score,
 )
 
 PONS = Path(__file__).resolve().parents[2] / "shared" / "data" / "pons"

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from arena.sandbox import process_control
 from arena.sandbox.wire import encode, take_message
 
 
@@ -56,7 +57,9 @@ class Spawner:
             # need, and every page the spawner holds is copied into every bot
             # process. -P: the current folder is not searched for modules (a bot
             # file named json.py there would run in the spawner, unconfined).
-            [sys.executable, "-S", "-P", "-m", "arena.sandbox.spawner_process", str(theirs.fileno()), str(os.getpid())],
+            # After the socket and this process: the plug-ins its bot processes may read.
+            [sys.executable, "-S", "-P", "-m", "arena.sandbox.spawner_process", str(theirs.fileno()), str(os.getpid()),
+             *process_control.plugin_paths()],
             pass_fds=[theirs.fileno()],
             stdin=subprocess.DEVNULL,
             env=_environment(),
