@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from arena.engine.game import Board, Rules
+from arena.text import clip
 
 
 class BotOptionError(ValueError):
@@ -125,10 +126,7 @@ class Bot:
 
 def describe_non_move(answer: object) -> str:
     """A bot's answer that is not an int, for a forfeit reason: "'4' (str)"."""
-    shown = repr(answer)
-    if len(shown) > 60:
-        shown = shown[:57] + "..."
-    return f"{shown} ({type(answer).__name__})"
+    return f"{clip(repr(answer), 60)} ({type(answer).__name__})"
 
 
 def split_answer(answer: object) -> tuple[object, dict[str, Any]]:

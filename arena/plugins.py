@@ -23,6 +23,7 @@ from arena.bot import Bot, BotOptionError, Option
 from arena.engine.game import Rules
 from arena.sandbox.wire import BotCode, Limits
 from arena.sandbox.proxy import BotFailure, SandboxedBot
+from arena.text import content_hash
 
 ENTRY_POINT_GROUP = "arena.bots"
 
@@ -267,7 +268,7 @@ def file_identity(path: str) -> tuple[str, str]:
     file = Path(path)
     if not file.is_file():
         raise BotSpecError(f"bot file {path!r} does not exist")
-    return str(file.resolve()), hashlib.sha256(file.read_bytes()).hexdigest()
+    return str(file.resolve()), content_hash(file.read_bytes())
 
 
 def _ep_order(ep: metadata.EntryPoint) -> tuple[str, str]:

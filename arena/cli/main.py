@@ -16,7 +16,7 @@ import click
 
 from arena.terminal.casual import UNFINISHED
 from arena.engine.game import Rules
-from arena.league.standings import FORMATS
+from arena.league.standings import OUTPUT_FORMATS
 from arena.league.store import Store
 
 
@@ -112,7 +112,7 @@ def open_store(db: str) -> Store:
 
 def league_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """--db, --tournament/--all and --format, shared by the commands that print tables."""
-    func = click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+    func = click.option("--format", "fmt", type=click.Choice(OUTPUT_FORMATS), default="table", show_default=True,
                         help="table, github (markdown), csv or json.")(func)
     func = click.option("--all", "league", is_flag=True,
                         help="Every game in the database: one league across tournaments.")(func)

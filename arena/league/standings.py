@@ -16,7 +16,7 @@ from tabulate import tabulate
 
 from arena.league.ratings import Result, fit_ratings, incremental_elo
 
-FORMATS = ("table", "github", "csv", "json")
+OUTPUT_FORMATS = ("table", "github", "csv", "json")
 
 
 @dataclass
@@ -76,7 +76,7 @@ def standings(
 
 
 def render_standings(rows: list[Standing], fmt: str = "table") -> str:
-    """The standings in one of FORMATS."""
+    """The standings in one of OUTPUT_FORMATS."""
     if fmt == "json":
         return json.dumps({"standings": [asdict(r) for r in rows]}, indent=2)
     if fmt == "csv":

@@ -20,6 +20,7 @@ from arena.engine.game import Board, Rules, format_move
 from arena.sandbox.wire import BotCode, Limits
 from arena.plugins import make_bot
 from arena.sandbox.proxy import BotFailure, SandboxedBot
+from arena.text import clip
 
 WIN, DRAW, FORFEIT = "win", "draw", "forfeit"
 
@@ -246,8 +247,7 @@ def _clean_info(info: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _describe(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}"
-    return text if len(text) <= 200 else text[:197] + "..."
+    return clip(f"{type(exc).__name__}: {exc}", 200)
 
 
 def _bot_seed(game_seed: int, player: int) -> int:

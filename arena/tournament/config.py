@@ -17,7 +17,7 @@ from arena.plugins import BotSpecError, check_spec, parse_spec, spec_text
 from arena.referee.referee import TimeControl
 from arena.sandbox.wire import BotCode, Limits
 
-FORMATS = ("round-robin", "gauntlet")
+TOURNAMENT_FORMATS = ("round-robin", "gauntlet")
 DEFAULT_DB = "arena.db"
 
 
@@ -154,8 +154,8 @@ def _build(raw: dict[str, Any], source: str, base: Path) -> TournamentConfig:
         bots = tuple(_bot_specs(raw.get("bots", []), "bots", fail, submitted, sources))
         challengers = tuple(_bot_specs(raw.get("challengers", []), "challengers", fail, submitted, sources))
     fmt = raw.get("format", "round-robin")
-    if fmt not in FORMATS:
-        raise fail(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if fmt not in TOURNAMENT_FORMATS:
+        raise fail(f"format must be one of {', '.join(TOURNAMENT_FORMATS)}, got {fmt!r}")
     _check_field_of_play(fmt, bots, challengers, fail)
     try:
         rules = Rules(**raw.get("rules", {}))

@@ -9,7 +9,6 @@ process pool without touching the schedule or the store.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 import signal
@@ -25,6 +24,7 @@ from arena.tournament.config import TournamentConfig
 from arena.sandbox.wire import BotCode
 from arena.plugins import installed_bots, load_entry, parse_spec
 from arena.referee.referee import GameRecord, GameSpec, play_game
+from arena.text import content_hash
 from arena.tournament.schedule import game_count, iter_schedule
 from arena.league.store import BotIdentity, Store
 
@@ -257,7 +257,7 @@ def bot_identity(spec_text: str, sources: dict[str, BotCode] | None = None) -> B
     if sources and spec.name in sources:
         return BotIdentity(
             spec=spec_text, name=spec.name, options=dict(spec.options), source=f"submitted {spec.name}",
-            content_hash=hashlib.sha256((sources[spec.name].source or "").encode()).hexdigest(),
+            content_hash=content_hash(sources[spec.name].source or ""),
         )
     entry = load_entry(spec, installed_bots())
     return BotIdentity(
