@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Generic, TypeVar, overload
 
 from arena.errors import ArenaError
 from arena.engine.game import Board, Rules
+from arena.text import clip
 
 T = TypeVar("T")
 
@@ -234,10 +235,7 @@ def _collect_options(bot_class: type[Bot]) -> Mapping[str, Option[Any]]:
 
 def describe_non_move(answer: object) -> str:
     """A bot's answer that is not an int, for a forfeit reason: "'4' (str)"."""
-    shown = repr(answer)
-    if len(shown) > 60:
-        shown = shown[:57] + "..."
-    return f"{shown} ({type(answer).__name__})"
+    return f"{clip(repr(answer), 60)} ({type(answer).__name__})"
 
 
 def split_answer(answer: object) -> tuple[object, dict[str, Any]]:

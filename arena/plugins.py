@@ -11,7 +11,6 @@ bots down with it.
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -23,6 +22,7 @@ from arena.bot import Bot, BotFailure, BotOptionError, Option
 from arena.engine.game import Rules
 from arena.errors import ArenaError
 from arena.records import BotCode, Limits
+from arena.text import content_hash
 
 # The sandbox is imported inside the functions that start sandboxed bots:
 # listing the installed bots (`arena bots`) must not load it.
@@ -125,10 +125,36 @@ def discover() -> dict[str, BotEntry]:
     return found
 
 
-@lru_cache(maxsize=1)
+class BotRegistry:
+    """The installed bots, discovered on first use and kept until :meth:`refresh`.
+
+    Plug-ins do not change mid-run, and importing them all again for every
+    game would cost a worker more than the game; a long-lived process that
+    installs or removes a plug-in calls :meth:`refresh` to see the change.
+    """
+
+    def __init__(self) -> None:
+        self._bots: dict[str, BotEntry] | None = None
+
+    def bots(self) -> dict[str, BotEntry]:
+        """Every installed bot, by name (see :func:`discover`)."""
+        if self._bots is None:
+            self._bots = discover()
+        return self._bots
+
+    def refresh(self) -> dict[str, BotEntry]:
+        """Discover the installed bots again, and keep the new list."""
+        self._bots = None
+        return self.bots()
+
+
+#: This process's registry of installed bots.
+INSTALLED_BOTS = BotRegistry()
+
+
 def installed_bots() -> dict[str, BotEntry]:
-    """``discover()``, done once per process (plug-ins do not change mid-run)."""
-    return discover()
+    """The installed bots of this process's registry (:data:`INSTALLED_BOTS`)."""
+    return INSTALLED_BOTS.bots()
 
 
 def load_entry(spec: BotSpec, installed: dict[str, BotEntry] | None = None) -> BotEntry:
@@ -219,7 +245,7 @@ class BotChecker:
         spec = parse_spec(text)
         bot = make_bot(spec, self.installed, sources=sources)
         if isinstance(bot, SandboxedBot):
-            key = (spec_text(spec), hashlib.sha256((bot.code.text or "").encode()).hexdigest())
+            key = (spec_text(spec), content_hash(bot.code.text or ""))
             if key in self._started:
                 bot.close()
             else:
@@ -267,7 +293,7 @@ def file_identity(path: str) -> tuple[str, str]:
     file = Path(path)
     if not file.is_file():
         raise BotSpecError(f"bot file {path!r} does not exist")
-    return str(file.resolve()), hashlib.sha256(file.read_bytes()).hexdigest()
+    return str(file.resolve()), content_hash(file.read_bytes())
 
 
 def _ep_order(ep: metadata.EntryPoint) -> tuple[str, str]:

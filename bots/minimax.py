@@ -55,24 +55,33 @@ def counts(lines, own: int, opp: int) -> tuple[int, int]:
     return threes, twos
 
 
+@lru_cache(maxsize=64)
+def _move_order(rules: Rules) -> tuple[tuple[int, ...], ...]:
+    """The moves in centre order with their bits: (move, bottom, column, top)
+    with gravity, (move, bit) without. Read-only, so searches may share it."""
+    g = rules.geometry
+    if rules.gravity:  # columns from the centre outwards
+        return tuple((m, g.bottom[m], g.column[m], g.top[m]) for m in g.centre_order)
+    return tuple((m, g.cell_bit[m]) for m in g.centre_order)
+
+
 class _Search:
-    """Negamax over raw bitboards (own, opp, mask) with incremental window counts."""
+    """Negamax over raw bitboards (own, opp, mask) with incremental window counts.
+
+    One search, one object: its node count is its own, so bots (or threads)
+    searching at the same time never count each other's nodes.
+    """
 
     def __init__(self, rules: Rules) -> None:
         lines = lines_for(rules)
-        g = rules.geometry
         self.lines = lines
         self.through = lines.through
         self.k1 = lines.connect - 1
         self.k2 = lines.connect - 2
         self.k3 = lines.connect - 3
         self.gravity = rules.gravity
-        self.full = g.full
-        if rules.gravity:
-            order = g.centre_order  # columns from the centre outwards
-            self.order = [(m, g.bottom[m], g.column[m], g.top[m]) for m in order]
-        else:
-            self.order = [(m, g.cell_bit[m]) for m in g.centre_order]
+        self.full = rules.geometry.full
+        self.order = _move_order(rules)
         self.nodes = 0
 
     def children(self, own, opp, mask, o3, o2, p3, p2):
@@ -184,11 +193,6 @@ class _Search:
         return best_move, best
 
 
-@lru_cache(maxsize=64)
-def _search_for(rules: Rules) -> _Search:
-    return _Search(rules)
-
-
 class MinimaxBot(Bot):
     """Minimax: negamax with alpha-beta to a fixed depth over window scores.
 
@@ -208,7 +212,7 @@ class MinimaxBot(Bot):
             counting = _CountSearch(board.rules)
             move, score = counting.root(board.copy(), depth)
             return Choice(move, {"score": score, "depth": depth, "nodes": counting.nodes})
-        search = _search_for(board.rules)
+        search = _Search(board.rules)
         move, score = search.root(board, depth)
         return Choice(move, {"score": score, "depth": depth, "nodes": search.nodes})
 

@@ -4,7 +4,10 @@ Scores follow Pascal Pons' convention (the one of the shared test data), for the
 side to move: positive wins, 0 draws, negative loses, and the size tells how soon
 the game ends. A player who wins with its ``n``-th stone scores
 ``(cells + 1) // 2 + 1 - n``, so on 7x6 a win scores 22 minus the winner's stone
-count, and the latest possible win scores 1 (see :func:`score_of_win`).
+count, and the latest possible win scores 1 (see :mod:`arena.engine.scores`).
+
+:class:`Solver` is the arena's solver plug-in: the entry point ``perfect`` of
+the group ``arena.solvers`` (see :mod:`arena.solvers`).
 
 The search is Pons' solver, generalised to every board and connect value of
 :mod:`arena.engine.game` (with or without gravity):
@@ -35,7 +38,8 @@ import time
 from functools import lru_cache
 
 from arena.bot import Bot, BotOptionError, Choice, Option
-from arena.engine.game import Board, Rules
+from arena.engine.game import MAX_SIZE, Board, Rules
+from arena.engine.scores import score_of_win
 from arena.errors import ArenaError
 
 from bots.minimax import MinimaxBot
@@ -50,33 +54,26 @@ PY_TABLE_LIMIT = 1 << 20
 CHECK_EVERY = 1024
 #: The pure-Python search reads the clock about this often (seconds).
 CLOCK_SECONDS = 0.002
+#: Frames left for whoever calls the solver (test runners, the CLI, a referee).
+CALLER_FRAMES = 1000
 
 
 class SolverError(ArenaError):
     """Rules or a back end the solver cannot serve."""
 
 
-# --- scores -------------------------------------------------------------------------
-
-
-def score_of_win(rules: Rules, ply: int) -> int:
-    """Score of the player who wins by playing the stone of ply ``ply`` (0-based:
-    ``ply`` stones were on the board before it). That is its stone number
-    ``ply // 2 + 1``, so the score is ``(cells + 1) // 2 - ply // 2``: 21 - ply // 2
-    on 7x6, and never below 1."""
-    return (rules.cells + 1) // 2 - ply // 2
+# The pure-Python search recurses once per stone still to come: up to 1600
+# frames on 40x40, past Python's default limit of 1000 (a Python-to-Python call
+# uses no C stack in 3.11+, so a higher limit is safe). The limit is raised once,
+# here, for the largest board, and never lowered: changing it during a search
+# would pull it from under a search running in another thread.
+if sys.getrecursionlimit() < MAX_SIZE * MAX_SIZE + CALLER_FRAMES:
+    sys.setrecursionlimit(MAX_SIZE * MAX_SIZE + CALLER_FRAMES)
 
 
 def max_score(rules: Rules) -> int:
     """The largest score any position of ``rules`` can have (a win on ply 0)."""
     return score_of_win(rules, 0)
-
-
-def stones_of_score(rules: Rules, score: int) -> int | None:
-    """How many stones the winner will have played when the game ends (None: draw)."""
-    if score == 0:
-        return None
-    return (rules.cells + 1) // 2 + 1 - abs(score)
 
 
 class SearchAborted(Exception):
@@ -185,20 +182,10 @@ class PythonCore:
         if len(self.table) > PY_TABLE_LIMIT:
             self.table.clear()
         self.nodes = 0
-        # One frame per stone still to come (1600 on 40x40), beyond Python's
-        # default limit of 1000 (a Python-to-Python call uses no C stack in 3.11+).
-        limit = sys.getrecursionlimit()
-        needed = self.rules.cells - ply + 100
-        if needed > limit // 4:  # only big boards get near the limit: count the frames
-            needed += _stack_depth()
-        if needed > limit:
-            sys.setrecursionlimit(needed)
         try:
             return self._search(cur, mask, ply, a, b, deadline, budget, narrow)
         finally:
             self.nodes = self._search.nodes
-            if needed > limit:
-                sys.setrecursionlimit(limit)
 
     def _build(self):
         rules = self.rules
@@ -351,13 +338,6 @@ class PythonCore:
 
         search.nodes = 0
         return search
-
-
-def _stack_depth() -> int:
-    frame, depth = sys._getframe(), 0
-    while frame is not None:
-        frame, depth = frame.f_back, depth + 1
-    return depth
 
 
 def _half(x: int) -> int:
@@ -598,30 +578,20 @@ class Solver:
         raise AssertionError(f"no move of {board!r} reaches its value {value}")  # pragma: no cover
 
 
-def solver_for(rules: Rules, backend: str | None = None) -> Solver:
-    """A shared :class:`Solver` for ``rules`` (one per resolved back end; the
-    eight most recently used are kept, with their tables)."""
-    return _solver_cached(rules, resolve_backend(rules, backend))
-
-
-@lru_cache(maxsize=8)
-def _solver_cached(rules: Rules, backend: str) -> Solver:
-    return Solver(rules, backend)
-
-
 def solve(
     board: Board, deadline: float | None = None, nodes: int | None = None, backend: str | None = None
 ) -> int | None:
     """Exact score of ``board`` for the side to move, or None if the deadline
-    (a ``time.monotonic()`` value) or the node budget ran out first."""
-    return solver_for(board.rules, backend).solve(board, deadline, nodes)
+    (a ``time.monotonic()`` value) or the node budget ran out first. A solver
+    of its own each call: to solve many positions, keep a :class:`Solver`."""
+    return Solver(board.rules, backend).solve(board, deadline, nodes)
 
 
 def solve_moves(
     board: Board, deadline: float | None = None, nodes: int | None = None, backend: str | None = None
 ) -> dict[int, int | None]:
     """Score of each legal move, for the side to move; None where unsolved."""
-    return solver_for(board.rules, backend).solve_moves(board, deadline, nodes)
+    return Solver(board.rules, backend).solve_moves(board, deadline, nodes)
 
 
 # --- the bot ---------------------------------------------------------------------------
@@ -640,7 +610,8 @@ class SolverBot(Bot):
     plays a move that keeps the proven value: the quickest win, the slowest loss,
     a draw when drawn. When the value cannot be proven in time it plays the
     minimax bot's choice at ``fallback_depth`` and says so in its info
-    ("solved": false). The transposition table is kept from move to move.
+    ("solved": false). Each bot has a solver of its own, whose transposition
+    table is kept from move to move.
     """
 
     name = "solver"
@@ -656,11 +627,18 @@ class SolverBot(Bot):
             raise BotOptionError(f"option fallback_depth={self.fallback_depth} must be at least 1")
         if self.backend not in BACKENDS:
             raise BotOptionError(f"option backend={self.backend!r} must be one of {', '.join(BACKENDS)}")
+        self._solver: Solver | None = None
 
     def new_game(self, rules: Rules, player: int, seed: int) -> None:
         super().new_game(rules, player, seed)
         if solvable(rules):
-            solver_for(rules, self._backend()).warm_up()  # compile/load before the clock runs
+            self._solver_for(rules).warm_up()  # compile/load before the clock runs
+
+    def _solver_for(self, rules: Rules) -> Solver:
+        """This bot's solver for ``rules`` (its table kept while the rules stay)."""
+        if self._solver is None or self._solver.rules != rules:
+            self._solver = Solver(rules, self._backend())
+        return self._solver
 
     def _backend(self) -> str | None:
         return None if self.backend == "auto" else self.backend
@@ -678,7 +656,7 @@ class SolverBot(Bot):
             return self._fallback(board, "the solver plays line scoring only", 0, None)
         started = time.monotonic()
         seconds = max(0.001, self.budget() * SOLVE_SHARE - TIME_RESERVE)
-        solver = solver_for(board.rules, self._backend())
+        solver = self._solver_for(board.rules)
         found = solver.best_move(board, started + seconds)
         if found is None:
             return self._fallback(board, f"not solved in {seconds:.3f} s", solver.nodes, solver.backend)

@@ -382,3 +382,32 @@ def test_minimax_plays_count_scoring_to_the_full_board():
         assert board.is_legal(move) and {"score", "depth", "nodes"} <= set(info)
         board.play(move)
     assert board.is_full()
+
+
+def test_two_minimax_bots_searching_at_once_count_their_own_nodes():
+    """Each search counts its own nodes: bots searching in two threads at once
+    report what each reports alone."""
+    import threading
+
+    rng = random.Random(3)
+    boards = []
+    for _ in range(6):
+        board = Board()
+        for _ in range(6):
+            board.play(rng.choice(board.legal_moves()))
+        boards.append(board)
+    alone = [[MinimaxBot(depth=depth).choose_move(b).info["nodes"] for b in boards] for depth in (4, 5)]
+    together: list[list[int]] = [[], []]
+    start = threading.Barrier(2)
+
+    def search(i: int, depth: int) -> None:
+        bot = MinimaxBot(depth=depth)
+        start.wait()
+        together[i] = [bot.choose_move(b).info["nodes"] for b in boards]
+
+    threads = [threading.Thread(target=search, args=(i, depth)) for i, depth in enumerate((4, 5))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert together == alone

@@ -239,3 +239,14 @@ def test_the_readme_example_bot_works(tmp_path):
         bot.close()
     assert answer.move in (2, 6) and answer.info == {"score": 1}  # completes the bottom row
     assert first_move(f"{path}:Centre:greedy=false", Board.from_moves("445566")) == 3
+
+
+def test_the_registry_keeps_what_it_found_until_refreshed(monkeypatch):
+    real = list(metadata.entry_points(group=plugins.ENTRY_POINT_GROUP))
+    registry = plugins.BotRegistry()
+    assert "latecomer" not in registry.bots()
+    late = _entry_point("latecomer", "bots.greedy:GreedyBot", "late-dist")
+    monkeypatch.setattr(plugins.metadata, "entry_points", lambda group: real + [late])
+    assert "latecomer" not in registry.bots()  # plug-ins are looked up once...
+    assert registry.refresh()["latecomer"].source == "late-dist 9.9"  # ...until asked again
+    assert "latecomer" in registry.bots()

@@ -20,6 +20,7 @@ import pytest
 
 from arena.bot import Bot, BotOptionError, Choice
 from arena.engine.game import Board, Rules
+from arena.engine.scores import score_of_win, stones_of_score
 from bots.minimax import MinimaxBot
 from bots.solver import (
     BACKEND_ENV,
@@ -27,11 +28,8 @@ from bots.solver import (
     SolverBot,
     fast_available,
     resolve_backend,
-    score_of_win,
     solve,
     solve_moves,
-    solver_for,
-    stones_of_score,
 )
 
 from tests.conftest import FakeClock
@@ -303,7 +301,7 @@ def test_backend_choice(monkeypatch):
     assert resolve_backend(C4, "python") == "python"
     monkeypatch.setenv(BACKEND_ENV, "python")
     assert resolve_backend(C4) == "python"
-    assert solver_for(C4).backend == "python"
+    assert Solver(C4).backend == "python"
     monkeypatch.setenv(BACKEND_ENV, "auto")
     assert resolve_backend(C4) == ("numba" if fast_available() else "python")
     big = Rules(15, 15, 5, gravity=False)
@@ -431,13 +429,58 @@ def test_count_scoring_is_not_solved_but_played():
     assert choice.info["solved"] is False and "line scoring" in choice.info["fallback"]
 
 
-def test_deep_searches_outgrow_the_recursion_limit(monkeypatch):
-    # A search dives one frame per stone to come: 225 here, above the limit set.
+def test_deep_searches_fit_the_recursion_limit_without_changing_it(monkeypatch):
+    # A search dives one frame per stone to come: past 1000 here, Python's default
+    # limit. The limit was raised once, at import; a search must not touch it
+    # (another thread may be deep in a search of its own).
     import sys
 
-    monkeypatch.setattr(sys, "getrecursionlimit", lambda: 120)
     calls = []
     monkeypatch.setattr(sys, "setrecursionlimit", calls.append)
-    rules = Rules(15, 15, 15)
-    assert Solver(rules, "python").solve(Board(rules), nodes=100) is None
-    assert calls and calls[0] > 225 and calls[-1] == 120
+    rules = Rules(32, 32, 32)
+    solver = Solver(rules, "python")
+    assert solver.solve(Board(rules), nodes=rules.cells + 50) is None  # out of nodes, not of stack
+    assert solver.nodes > rules.cells  # it dived to the last stone
+    assert calls == []
+
+
+def test_two_solver_bots_searching_at_once_count_their_own_nodes(backend):
+    """Each bot has its own solver: a search in another thread (or by the other
+    bot) never adds to its node count nor fills its table."""
+    import threading
+
+    positions = open_positions(Rules(6, 5, 4), count=6, plies=8)
+
+    def counts(bot: SolverBot, boards: list[Board]) -> list[int]:
+        return [ask(bot, board).info["nodes"] for board in boards]
+
+    alone = [counts(SolverBot(backend=backend, seconds=30.0), positions[i::2]) for i in (0, 1)]
+    together: list[list[int]] = [[], []]
+    start = threading.Barrier(2)
+
+    def play(i: int) -> None:
+        bot = SolverBot(backend=backend, seconds=30.0)
+        start.wait()
+        together[i] = counts(bot, positions[i::2])
+
+    threads = [threading.Thread(target=play, args=(i,)) for i in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert together == alone
+
+
+def open_positions(rules: Rules, count: int, plies: int) -> list[Board]:
+    """``count`` games still open after ``plies`` random moves (always the same ones)."""
+    rng = random.Random(7)
+    boards: list[Board] = []
+    while len(boards) < count:
+        board = Board(rules)
+        for _ in range(plies):
+            board.play(rng.choice(board.legal_moves()))
+            if board.is_over():
+                break
+        if not board.is_over():
+            boards.append(board)
+    return boards

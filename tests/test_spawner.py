@@ -36,17 +36,17 @@ def test_bot_processes_are_children_of_the_spawner(write_bot):
     """)
     record = sandboxed_game(path)
     parents = {move.info["parent"] for move in record.moves if move.info}
-    assert parents == {spawner.spawner().pid} != {os.getpid()}
+    assert parents == {spawner.PROCESS_SPAWNER.get().pid} != {os.getpid()}
 
 
 def test_a_killed_spawner_is_replaced_and_the_next_game_plays_normally():
     assert sandboxed_game(seed=2).termination in ("win", "draw")
-    old = spawner.spawner().pid
+    old = spawner.PROCESS_SPAWNER.get().pid
     os.kill(old, signal.SIGKILL)
     _wait_until(lambda: not process_alive(old))
     record = sandboxed_game(seed=3)
     assert record.termination in ("win", "draw"), record.reason
-    assert spawner.spawner().pid != old
+    assert spawner.PROCESS_SPAWNER.get().pid != old
 
 
 def test_children_that_escape_their_group_die_even_if_no_game_follows():
@@ -61,7 +61,7 @@ def test_folders_of_spawners_that_were_killed_are_removed_by_the_next():
     stale = Path(_root(), f"{BASE_PREFIX}{2**30}-feedfacecafe")  # no such process
     (stale / "bot-1").mkdir(parents=True)
     (stale / "bot-1" / "output.txt").write_text("left behind")
-    spawner.replace_spawner()
+    spawner.PROCESS_SPAWNER.replace()
     assert sandboxed_game(seed=5).termination in ("win", "draw")
     assert not stale.exists()
 
@@ -114,10 +114,94 @@ def test_the_spawner_ignores_the_current_folder_and_the_callers_secrets(monkeypa
     (tmp_path / "json.py").write_text(f"open({str(tmp_path / 'imported')!r}, 'w').close()\n")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("SECRET_TOKEN_FOR_TEST", "hunter2")
-    spawner.replace_spawner()  # started from here, with this environment
+    spawner.PROCESS_SPAWNER.replace()  # started from here, with this environment
     record = sandboxed_game(write_bot("reporter", REPORTER), seed=8)
     assert record.termination in ("win", "draw"), record.reason
     assert not (tmp_path / "imported").exists(), "a module from the current folder ran in the spawner"
     infos = [move.info for move in record.moves if move.info]
     assert infos and all(info["secret"] == "absent" for info in infos)
     assert all(info["shadow"] in ("PermissionError", "FileNotFoundError") for info in infos)
+
+
+# --- who owns the spawner -------------------------------------------------------------
+
+
+def test_importing_the_sandbox_starts_nothing_and_registers_no_fork_hook():
+    import subprocess
+    import sys
+
+    probe = (
+        "import os\n"
+        "hooks = []\n"
+        "real = os.register_at_fork\n"
+        "os.register_at_fork = lambda **kw: (hooks.append(kw), real(**kw))\n"
+        "import arena.sandbox.spawner, arena.sandbox.proxy, arena.plugins\n"
+        "ours = [h for kw in hooks for h in kw.values() if h.__module__.startswith('arena')]\n"
+        "assert arena.sandbox.spawner.PROCESS_SPAWNER._spawner is None\n"
+        "print(len(ours))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "0"
+
+
+def rules_bot_code():
+    from arena.records import BotCode
+
+    return BotCode("random", entry_point="bots.random_bot:RandomBot")
+
+
+def test_a_sandboxed_bot_takes_its_processes_from_the_spawner_it_is_given():
+    from arena.sandbox.proxy import SandboxedBot
+
+    own = spawner.ProcessSpawner()
+    try:
+        bot = SandboxedBot(rules_bot_code(), {}, spawners=own)
+        bot.new_game(Rules(), 0, 1)
+        assert bot._pid is not None
+        parent = int(Path(f"/proc/{bot._pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        bot.close()
+        assert parent == own.get().pid != spawner.PROCESS_SPAWNER.get().pid
+    finally:
+        own.close()
+
+
+def test_a_closed_spawner_exits_and_the_next_use_starts_another():
+    own = spawner.ProcessSpawner()
+    first = own.get().pid
+    own.close()
+    _wait_until(lambda: not process_alive(first))
+    assert not process_alive(first)
+    second = own.get().pid
+    own.close()
+    assert second != first
+
+
+def test_a_forked_child_forgets_its_parents_spawner():
+    own = spawner.ProcessSpawner()
+    try:
+        parents = own.get()
+        child = os.fork()
+        if child == 0:  # the child: it must hold no spawner, and start its own
+            forgot = own._spawner is None
+            mine = own.get()
+            ok = forgot and mine is not parents and mine.pid != parents.pid and mine.running()
+            own.close()
+            os._exit(0 if ok else 1)
+        _, status = os.waitpid(child, 0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+        assert own.get() is parents and parents.running()
+    finally:
+        own.close()
+
+
+def test_the_cli_lets_its_spawner_go_when_the_command_is_done(cli, write_bot):
+    path = write_bot("first", """
+        from arena.bot import Bot
+
+        class First(Bot):
+            def choose_move(self, board):
+                return board.legal_moves()[0]
+    """)
+    result = cli("match", path, "random", "-n", "1")
+    assert result.exit_code == 0, result.output
+    assert spawner.PROCESS_SPAWNER._spawner is None

@@ -18,6 +18,7 @@ from arena.engine.game_files import export_json, export_moves, import_game, pars
 from arena.engine.game import Board, format_move, parse_moves
 from arena.terminal.play import PlaySession
 from arena.plugins import check_spec, spec_text
+from arena.solvers import find_solver
 from arena.terminal.replay import ReplaySession
 from arena.league.store import Store, rules_of
 from arena.records import RESULTS, Outcome, Termination
@@ -99,15 +100,14 @@ def solve_command(moves: str, width: int | None, height: int | None, connect: in
     Scores are for the side to move: positive wins, 0 draws, negative loses; the
     size is 22 minus the winner's stone count on 7x6 (a quicker win scores higher).
     """
-    from bots.solver import solve, solve_moves  # a bot plug-in, loaded only when asked for
-
     rules = make_rules(width, height, connect, no_gravity, scoring)
     board = Board.from_moves(parse_moves(moves, rules), rules)
     if board.is_over():
         raise ArenaUsageError(f"the game is already over after {moves!r}: nothing to solve")
     deadline = None if budget is None else time.monotonic() + budget
-    score = solve(board, deadline=deadline)
-    per_move = solve_moves(board, deadline=None if budget is None else time.monotonic() + budget)
+    solver = find_solver(rules)  # a plug-in (arena.solvers), loaded only when asked for
+    score = solver.solve(board, deadline=deadline)
+    per_move = solver.solve_moves(board, deadline=None if budget is None else time.monotonic() + budget)
     if as_json:
         click.echo(json.dumps({"score": score, "moves": {format_move(m, rules): v for m, v in per_move.items()}}))
         return

@@ -148,6 +148,17 @@ class ArenaGroup(click.Group):
 @click.version_option(package_name="connectk-arena")
 def main() -> None:
     """A bot arena for Connect Four and its relatives."""
+    click.get_current_context().call_on_close(_close_spawner)
+
+
+def _close_spawner() -> None:
+    # The command is done: let this process's spawner (if a sandboxed game
+    # started one) go now, with its bot processes, not whenever the process exits.
+    # A command that started no sandboxed bot never loaded the module: importing
+    # it here would only slow that command's exit.
+    spawner = sys.modules.get("arena.sandbox.spawner")
+    if spawner is not None:
+        spawner.PROCESS_SPAWNER.close()
 
 
 def db_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -170,9 +181,9 @@ def open_store(db: str, create: bool = False) -> Store:
 
 def league_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """--db, --tournament/--all and --format, shared by the commands that print tables."""
-    from arena.league.standings import FORMATS  # only the table commands need it
+    from arena.league.standings import OUTPUT_FORMATS  # only the table commands need it
 
-    func = click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+    func = click.option("--format", "fmt", type=click.Choice(OUTPUT_FORMATS), default="table", show_default=True,
                         help="table, github (markdown), csv or json.")(func)
     func = click.option("--all", "league", is_flag=True,
                         help="Every game in the database: one league across tournaments.")(func)

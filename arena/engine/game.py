@@ -270,9 +270,16 @@ class Board:
     def move_cell(self, move: int) -> tuple[int, int]:
         """(column, row) where ``move`` would put a stone now."""
         if self.rules.gravity:
-            bit = (self._mask + self._g.bottom[move]) & self._g.column[move]
-            return move, (bit.bit_length() - 1) % self._g.stride
+            return move, (self.landing_bit(move).bit_length() - 1) % self._g.stride
         return divmod(move, self.rules.height)
+
+    def landing_bit(self, move: int) -> int:
+        """The bit of the cell where ``move`` puts a stone now (unchecked): the
+        lowest empty cell of its column with gravity, the cell itself without."""
+        g = self._g
+        if self.rules.gravity:
+            return (self._mask + g.bottom[move]) & g.column[move]
+        return g.cell_bit[move]
 
     def last_cell(self) -> tuple[int, int] | None:
         """(column, row) of the last stone played, or None on the empty board."""
@@ -307,10 +314,7 @@ class Board:
     def play(self, move: int) -> None:
         """Play a legal move, unchecked: the fast path for search code."""
         g = self._g
-        if self.rules.gravity:
-            bit = (self._mask + g.bottom[move]) & g.column[move]
-        else:
-            bit = g.cell_bit[move]
+        bit = self.landing_bit(move)
         mover = self._current | bit
         self._current ^= self._mask  # the opponent's stones, who moves next
         self._mask |= bit
@@ -354,10 +358,7 @@ class Board:
         last move can decide, by the window counts on the full board.
         """
         g = self._g
-        if self.rules.gravity:
-            bit = (self._mask + g.bottom[move]) & g.column[move]
-        else:
-            bit = g.cell_bit[move]
+        bit = self.landing_bit(move)
         if not self._counting:
             return has_line(self._current | bit, g.line_plan)
         if self._mask | bit != g.full:

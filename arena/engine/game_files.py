@@ -52,6 +52,7 @@ from arena.engine.game import (
     parse_moves,
 )
 from arena.records import RESULTS, Termination
+from arena.text import clip
 
 FORMAT_NAME = "connectk-game"
 FORMAT_VERSION = 1
@@ -183,7 +184,7 @@ def import_game(text: str, rules: Rules | None = None) -> ImportedGame:
 
 def _import_line(text: str, default_rules: Rules) -> ImportedGame:
     if "\n" in text:
-        raise GameFileError(f"expected one line, got {text.count(chr(10)) + 1} lines: {_clip(text)!r}")
+        raise GameFileError(f"expected one line, got {text.count(chr(10)) + 1} lines: {clip(text)!r}")
     head, *rest = text.split(None, 1)
     if _PREFIX.fullmatch(head) or _looks_like_prefix(head, default_rules):
         rules = parse_rules_prefix(head)
@@ -210,7 +211,7 @@ def _import_json(text: str) -> ImportedGame:
         near = text[max(exc.pos - 10, 0): exc.pos + 10]
         raise GameFileError(f"bad JSON: {exc.msg} at character {exc.pos}, near {near!r}") from None
     if not isinstance(data, dict):
-        raise GameFileError(f"a JSON game must be an object, got {_clip(json.dumps(data))}")
+        raise GameFileError(f"a JSON game must be an object, got {clip(json.dumps(data))}")
     fmt = data.get("format", FORMAT_NAME)
     if fmt != FORMAT_NAME:
         raise GameFileError(f"unknown format {fmt!r}: expected {FORMAT_NAME!r}")
@@ -220,7 +221,7 @@ def _import_json(text: str) -> ImportedGame:
     rules = _json_rules(data.get("rules"))
     plies = data.get("plies") or []
     if not isinstance(plies, list):
-        raise GameFileError(f"'plies' must be a list, got {_clip(json.dumps(plies))}")
+        raise GameFileError(f"'plies' must be a list, got {clip(json.dumps(plies))}")
     ply_moves: list[int] = []
     move_info: list[dict[str, Any] | None] = []
     move_ms: list[float | None] = []
@@ -231,12 +232,12 @@ def _import_json(text: str) -> ImportedGame:
         move_info.append(info)
     if "moves" in data and data["moves"] is not None:
         if not isinstance(data["moves"], str):
-            raise GameFileError(f"'moves' must be a move string, got {_clip(json.dumps(data['moves']))}")
+            raise GameFileError(f"'moves' must be a move string, got {clip(json.dumps(data['moves']))}")
         moves = _parse(data["moves"], rules)
         if plies and ply_moves != moves:
             raise GameFileError(
-                f"'moves' {_clip(data['moves'])!r} disagrees with the moves in 'plies' "
-                f"({_clip(format_moves(ply_moves, rules))!r})"
+                f"'moves' {clip(data['moves'])!r} disagrees with the moves in 'plies' "
+                f"({clip(format_moves(ply_moves, rules))!r})"
             )
     elif plies:
         moves = ply_moves
@@ -249,7 +250,7 @@ def _import_json(text: str) -> ImportedGame:
     termination = None if termination_text is None else Termination(termination_text)
     reason = data.get("reason")
     if reason is not None and not isinstance(reason, str):
-        raise GameFileError(f"'reason' must be text, got {_clip(json.dumps(reason))}")
+        raise GameFileError(f"'reason' must be text, got {clip(json.dumps(reason))}")
     _check_result(board, result, termination)
     return ImportedGame(
         rules=rules,
@@ -267,25 +268,25 @@ def _json_rules(value: Any) -> Rules:
     if value is None:
         return CLASSIC
     if not isinstance(value, dict):
-        raise GameFileError(f"'rules' must be an object, got {_clip(json.dumps(value))}")
+        raise GameFileError(f"'rules' must be an object, got {clip(json.dumps(value))}")
     unknown = sorted(set(value) - {"width", "height", "connect", "gravity", "scoring"})
     if unknown:
         raise GameFileError(f"unknown field {unknown[0]!r} in 'rules'")
     try:
         return Rules(**value)
     except RulesError as exc:
-        raise GameFileError(f"bad rules {_clip(json.dumps(value))}: {exc}") from None
+        raise GameFileError(f"bad rules {clip(json.dumps(value))}: {exc}") from None
 
 
 def _json_ply(index: int, entry: Any, rules: Rules) -> tuple[int, float | None, dict[str, Any] | None]:
     where = f"plies[{index}]"
     if not isinstance(entry, dict):
-        raise GameFileError(f"{where} must be an object, got {_clip(json.dumps(entry))}")
+        raise GameFileError(f"{where} must be an object, got {clip(json.dumps(entry))}")
     if entry.get("ply", index) != index:
         raise GameFileError(f"{where} has ply {entry.get('ply')!r}, expected {index}")
     move_text = entry.get("move")
     if not isinstance(move_text, str):
-        raise GameFileError(f"{where} 'move' must be a move in notation, got {_clip(json.dumps(move_text))}")
+        raise GameFileError(f"{where} 'move' must be a move in notation, got {clip(json.dumps(move_text))}")
     moves = _parse(move_text, rules)
     if len(moves) != 1:
         raise GameFileError(f"{where} 'move' must be one move, got {move_text!r}")
@@ -296,7 +297,7 @@ def _json_ply(index: int, entry: Any, rules: Rules) -> tuple[int, float | None, 
         raise GameFileError(f"{where} 'ms' must be a number of milliseconds or null, got {ms!r}")
     info = entry.get("info")
     if info is not None and not isinstance(info, dict):
-        raise GameFileError(f"{where} 'info' must be an object or null, got {_clip(json.dumps(info))}")
+        raise GameFileError(f"{where} 'info' must be an object or null, got {clip(json.dumps(info))}")
     return moves[0], None if ms is None else float(ms), info
 
 
@@ -309,18 +310,18 @@ def _json_players(value: Any) -> tuple[str | None, str | None] | None:
         pair = (value[0], value[1])
     else:
         raise GameFileError(
-            f"'players' must be {{\"first\": ..., \"second\": ...}}, got {_clip(json.dumps(value))}"
+            f"'players' must be {{\"first\": ..., \"second\": ...}}, got {clip(json.dumps(value))}"
         )
     for name in pair:
         if name is not None and not isinstance(name, str):
-            raise GameFileError(f"a player must be a name (text), got {_clip(json.dumps(name))}")
+            raise GameFileError(f"a player must be a name (text), got {clip(json.dumps(name))}")
     return pair  # type: ignore[return-value]
 
 
 def _choice(data: dict[str, Any], key: str, allowed: tuple[str, ...]) -> str | None:
     value = data.get(key)
     if value is not None and value not in allowed:
-        raise GameFileError(f"bad {key} {_clip(json.dumps(value))}: expected one of {', '.join(allowed)} or null")
+        raise GameFileError(f"bad {key} {clip(json.dumps(value))}: expected one of {', '.join(allowed)} or null")
     return value
 
 
@@ -364,7 +365,3 @@ def _check(moves: list[int], rules: Rules) -> Board:
             raise GameFileError(f"move {number} ({name!r}) is illegal: {board.illegal_cause(move)}")
         board.play(move)
     return board
-
-
-def _clip(text: str, limit: int = 60) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."

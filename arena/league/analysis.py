@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from arena.engine.game import Board, Rules
+from arena.engine.scores import score_of_win, stones_of_score
+from arena.solvers import find_solver
 
 if TYPE_CHECKING:
     from arena.league.store import Store, StoredGame
@@ -88,8 +90,6 @@ def _value(board: Board, budget: float, solve: Solve) -> int | None:
 def _win_score(board: Board) -> int:
     """Score of the win just completed, in the solver's convention: the sooner, the
     higher (22 minus the winner's stones on 7x6)."""
-    from bots.solver import score_of_win
-
     return score_of_win(board.rules, board.ply - 1)  # the winning stone was ply - 1
 
 
@@ -100,8 +100,6 @@ def describe(rules: Rules, ply: int, score: int | None) -> str:
         return "unknown"
     if score == 0:
         return "draw"
-    from bots.solver import stones_of_score
-
     winner_stones = stones_of_score(rules, score) or 0
     if score > 0:
         return f"win in {winner_stones - ply // 2}"
@@ -109,11 +107,13 @@ def describe(rules: Rules, ply: int, score: int | None) -> str:
 
 
 def solver_solve(rules: Rules) -> Solve:
-    """The solver's ``solve`` for these rules (imported lazily: it is a bot plug-in)."""
-    from bots.solver import solve
+    """The installed solver plug-in's ``solve`` for these rules (see
+    :mod:`arena.solvers`; SolverMissing if there is none). One solver for the
+    whole game: what it learns carries from position to position."""
+    solver = find_solver(rules)
 
     def run(board: Board, deadline: float) -> int | None:
-        return solve(board, deadline=deadline)
+        return solver.solve(board, deadline=deadline)
 
     return run
 

@@ -18,7 +18,7 @@ from arena.league.ratings import Result, fit_ratings, incremental_elo
 from arena.league.store import StoredGame
 from arena.records import Termination
 
-FORMATS = ("table", "github", "csv", "json")
+OUTPUT_FORMATS = ("table", "github", "csv", "json")
 
 
 @dataclass
@@ -78,7 +78,7 @@ def standings(
 
 
 def render_standings(rows: list[Standing], fmt: str = "table") -> str:
-    """The standings in one of FORMATS."""
+    """The standings in one of OUTPUT_FORMATS."""
     if fmt == "json":
         return json.dumps({"standings": [asdict(r) for r in rows]}, indent=2)
     if fmt == "csv":

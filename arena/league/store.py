@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import fcntl
-import hashlib
 import json
 import sqlite3
 import zlib
@@ -25,6 +24,7 @@ from sqlite_utils.migrations import Migrations
 from arena.engine.game import Rules, format_moves, move_names
 from arena.errors import ArenaError
 from arena.records import GameRecord, Termination
+from arena.text import content_hash
 
 migrations = Migrations("arena")
 _MIGRATION_NAMES: list[str] = []  # ours, in order: sqlite-utils keeps its own list private
@@ -326,7 +326,7 @@ class Store:
 
         Returns the submission and whether it is new.
         """
-        digest = hashlib.sha256(source.encode()).hexdigest()
+        digest = content_hash(source)
         for existing in self.submissions(name):
             if existing.content_hash == digest and existing.class_name == class_name:
                 return existing, False

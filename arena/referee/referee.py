@@ -18,6 +18,7 @@ from arena.bot import Bot, BotFailure, describe_non_move, split_answer
 from arena.engine.game import Board, format_move
 from arena.plugins import make_bot
 from arena.records import GameRecord, GameSpec, MoveRecord, Outcome, Termination, TimeControl
+from arena.text import clip
 
 
 class _Forfeit(Exception):
@@ -148,8 +149,7 @@ def _clean_info(info: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _describe(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}"
-    return text if len(text) <= 200 else text[:197] + "..."
+    return clip(f"{type(exc).__name__}: {exc}", 200)
 
 
 def _bot_seed(game_seed: int, player: int) -> int:

@@ -13,15 +13,15 @@ from functools import lru_cache
 from arena.sandbox import landlock
 
 
-@lru_cache(maxsize=1)
-def readable_paths() -> list[str]:
-    """What a bot may read: the Python installation, the arena's packages, system
+@lru_cache(maxsize=4)
+def readable_paths(plugins: tuple[str, ...] = ()) -> list[str]:
+    """What a bot may read: the Python installation, the arena's package, the
+    installed bot plug-ins (``plugins``, from :func:`plugin_paths`), system
     libraries and the devices Python needs. Not the working tree or the database."""
     import arena
-    import bots
 
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    paths |= {os.path.dirname(arena.__file__), os.path.dirname(bots.__file__)}
+    paths |= {os.path.dirname(arena.__file__), *plugins}
     for entry in sys.path:
         if entry and "site-packages" in entry or "dist-packages" in entry:
             paths.add(entry)
@@ -32,6 +32,30 @@ def readable_paths() -> list[str]:
     paths |= {"/usr", "/lib", "/lib64", "/etc/ld.so.cache", "/etc/localtime", "/dev/null", "/dev/urandom",
               "/sys/devices/system/cpu"}
     return sorted(p for p in paths if p and os.path.exists(p))
+
+
+def plugin_paths() -> tuple[str, ...]:
+    """Where the modules of the installed bot plug-ins (entry-point group
+    ``arena.bots``) live: the folder of each top-level package, or the file of a
+    single-module plug-in. Found from the entry points without importing them.
+    Run by whoever starts the spawner, not the spawner itself: the metadata
+    machinery would cost every bot process its pages."""
+    from importlib import metadata, util
+
+    paths: set[str] = set()
+    for ep in metadata.entry_points(group="arena.bots"):  # arena.plugins.ENTRY_POINT_GROUP (a room above)
+        top = ep.module.partition(".")[0]
+        try:
+            spec = util.find_spec(top)  # a top-level name: finds it, imports nothing
+        except (ImportError, ValueError):
+            continue  # a broken plug-in: the arena reports it, a bot process cannot use it
+        if spec is None:
+            continue
+        if spec.submodule_search_locations:
+            paths.update(spec.submodule_search_locations)
+        elif spec.origin and os.path.isfile(spec.origin):
+            paths.add(spec.origin)
+    return tuple(sorted(paths))
 
 
 # --- process helpers (referee side) -----------------------------------------------------

@@ -48,9 +48,18 @@ class BotTimeout(BotFailure):
 class SandboxedBot(Bot):
     """A proxy in the referee's process for a bot running in its own process."""
 
-    def __init__(self, code: BotCode, options: dict[str, str], limits: Limits | None = None) -> None:
+    def __init__(
+        self,
+        code: BotCode,
+        options: dict[str, str],
+        limits: Limits | None = None,
+        spawners: spawner.ProcessSpawner | None = None,
+    ) -> None:
+        """``spawners``: where its bot processes come from; this process's
+        spawner (:data:`arena.sandbox.spawner.PROCESS_SPAWNER`) unless given."""
         super().__init__()
         self.code = code
+        self.spawners = spawners if spawners is not None else spawner.PROCESS_SPAWNER
         self.bot_options = dict(options)
         self.limits = limits or Limits()
         self._pid: int | None = None
@@ -106,11 +115,11 @@ class SandboxedBot(Bot):
         """Take a spare bot process from the spawner and give it this bot's job."""
         for attempt in range(3):
             try:
-                spare = spawner.spawner().take(self.code.entry_point, self.limits.start_seconds)
+                spare = self.spawners.get().take(self.code.entry_point, self.limits.start_seconds)
             except spawner.SpawnerError as exc:
                 if attempt:
                     raise BotFailure(f"sandbox: could not start the bot process: {exc}") from None
-                spawner.replace_spawner()
+                self.spawners.replace()
                 continue
             self._pid, self._channel, self._ended = spare.pid, spare.channel, False
             try:
@@ -161,7 +170,7 @@ class SandboxedBot(Bot):
     def _death_reason(self) -> str:
         assert self._pid is not None
         try:
-            status = spawner.spawner().exit_status(self._pid, 1.0)
+            status = self.spawners.get().exit_status(self._pid, 1.0)
         except spawner.SpawnerError:
             status = None
         self._ended = status is not None

@@ -20,10 +20,13 @@ import socket
 import subprocess
 import sys
 import time
+import weakref
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from arena.sandbox import process_control
 from arena.sandbox.wire import encode, take_message
 
 
@@ -54,7 +57,9 @@ class Spawner:
             # need, and every page the spawner holds is copied into every bot
             # process. -P: the current folder is not searched for modules (a bot
             # file named json.py there would run in the spawner, unconfined).
-            [sys.executable, "-S", "-P", "-m", "arena.sandbox.spawner_process", str(theirs.fileno()), str(os.getpid())],
+            # After the socket and this process: the plug-ins its bot processes may read.
+            [sys.executable, "-S", "-P", "-m", "arena.sandbox.spawner_process", str(theirs.fileno()), str(os.getpid()),
+             *process_control.plugin_paths()],
             pass_fds=[theirs.fileno()],
             stdin=subprocess.DEVNULL,
             env=_environment(),
@@ -192,41 +197,74 @@ def _environment() -> dict[str, str]:
 
 # --- one spawner per process ----------------------------------------------------------
 
-_current: Spawner | None = None
+
+class ProcessSpawner:
+    """Owns "this process's spawner": the one a process's sandboxed bots share.
+
+    Nothing starts when it is made: the spawner is started on first use
+    (:meth:`get`), started again when it has died, replaced on request when it
+    stops answering (:meth:`replace`), and let go with :meth:`close` by whoever
+    is done playing (a tournament worker, the CLI). A forked child (a worker of
+    a pool) never uses its parent's spawner: the child lets go of its inherited
+    copy of the socket at once, so the spawner still sees its owner leave.
+    """
+
+    def __init__(self) -> None:
+        self._spawner: Spawner | None = None
+        self._watching_forks = False
+
+    def get(self) -> Spawner:
+        """The spawner, started on first use and again if it has died."""
+        current = self._spawner
+        if current is None or not current.running():
+            if current is not None and current.owner == os.getpid():
+                current.close()
+            current = self._spawner = self._start()
+        return current
+
+    def replace(self) -> Spawner:
+        """A new spawner, after the current one failed to answer."""
+        current, self._spawner = self._spawner, None
+        if current is not None and current.owner == os.getpid():
+            current._process.kill()
+            current.close()
+        return self.get()
+
+    def close(self) -> None:
+        """Let the spawner go (it kills its bot processes and exits); the next
+        :meth:`get` starts a new one."""
+        current, self._spawner = self._spawner, None
+        if current is not None:
+            current.close()
+
+    def _start(self) -> Spawner:
+        if not self._watching_forks:
+            # Registered with the first spawner, not at import: a process that
+            # never plays sandboxed games pays nothing. Weakly, so an owner made
+            # for a test can still go away.
+            forget = weakref.WeakMethod(self._forget_in_child)
+            os.register_at_fork(after_in_child=lambda: _call_if_alive(forget))
+            self._watching_forks = True
+        return Spawner()
+
+    def _forget_in_child(self) -> None:
+        # Close the inherited socket and spares here, in the child: the spawner
+        # must see its owner leave when the parent does.
+        current, self._spawner = self._spawner, None
+        if current is not None:
+            try:
+                current._socket.close()
+                for spare in current._stock:
+                    os.close(spare.channel)
+            except OSError:
+                pass
 
 
-def spawner() -> Spawner:
-    """This process's spawner, started on first use and again if it has died."""
-    global _current
-    if _current is None or not _current.running():
-        if _current is not None and _current.owner == os.getpid():
-            _current.close()
-        _current = Spawner()
-    return _current
+def _call_if_alive(method: weakref.WeakMethod[Callable[[], None]]) -> None:
+    bound = method()
+    if bound is not None:
+        bound()
 
 
-def replace_spawner() -> Spawner:
-    """A new spawner, after the current one failed to answer."""
-    global _current
-    if _current is not None and _current.owner == os.getpid():
-        _current._process.kill()
-        _current.close()
-    _current = None
-    return spawner()
-
-
-def _forget_in_child() -> None:
-    # A forked child (a worker of the pool) must not share its parent's spawner:
-    # close the inherited socket here, so the spawner still sees its owner leave.
-    global _current
-    if _current is not None:
-        try:
-            _current._socket.close()
-            for spare in _current._stock:
-                os.close(spare.channel)
-        except OSError:
-            pass
-        _current = None
-
-
-os.register_at_fork(after_in_child=_forget_in_child)
+#: This process's spawner, shared by every sandboxed bot that is given no other.
+PROCESS_SPAWNER = ProcessSpawner()

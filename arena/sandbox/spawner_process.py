@@ -58,9 +58,9 @@ def main() -> None:
         return  # it died before we could ask to be told
     process_control.become_subreaper()
     landlock.libc()  # loaded here, once, not in every bot process
-    process_control.readable_paths()
+    readable = process_control.readable_paths(tuple(sys.argv[3:]))  # plug-ins, from the requester
     control = socket.socket(fileno=control_fd)
-    spawner = _Spawner(control)
+    spawner = _Spawner(control, readable)
     # Everything loaded so far goes to the permanent generation: the collector
     # never walks it, so bot processes do not copy the pages it sits on.
     gc.freeze()
@@ -83,8 +83,9 @@ def _leave(signum: int, frame: Any) -> None:
 
 
 class _Spawner:
-    def __init__(self, control: socket.socket) -> None:
+    def __init__(self, control: socket.socket, readable: list[str]) -> None:
         self.control = control
+        self.readable = readable  # what its bot processes may read
         _remove_stale_folders()
         # The bots' folders live in one of this spawner's own, named after it, so
         # whatever a spawner killed outright leaves behind, the next one removes.
@@ -166,7 +167,7 @@ class _Spawner:
         if self.user is not None:
             os.chown(folder, *self.user)
         # Built here, where ctypes is warm: in the new process it would cost more.
-        ruleset = landlock.prepare([folder], process_control.readable_paths())
+        ruleset = landlock.prepare([folder], self.readable)
         if ruleset is None and self.landlock:
             _remove(folder)
             raise OSError("the Landlock ruleset could not be built")  # never run a bot unconfined

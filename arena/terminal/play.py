@@ -36,6 +36,7 @@ from arena.bot import Bot, split_answer
 from arena.engine.game import PLAYER_MARKS, Board, NotationError, Rules, format_move, parse_move
 from arena.plugins import make_bot
 from arena.terminal.console import TerminalIO
+from arena.text import clip
 
 # ANSI escape codes; used only when colour is asked for.
 RESET = "\x1b[0m"
@@ -88,7 +89,7 @@ def format_info(info: dict[str, Any] | None, limit: int = 160) -> str:
             shown = str(value)
         parts.append(f"{key} {shown}")
     text = ", ".join(parts)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return clip(text, limit)
 
 
 def format_ms(ms: float) -> str:
@@ -396,4 +397,4 @@ class PlaySession(TerminalIO):
 def _short(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     text = text.splitlines()[0] if text.strip() else type(exc).__name__
-    return text if len(text) <= 160 else text[:157] + "..."
+    return clip(text, 160)

@@ -22,7 +22,7 @@ from arena.errors import ArenaError
 from arena.plugins import BotSpecError, parse_spec, spec_text
 from arena.records import BotCode, Limits, TimeControl
 
-FORMATS = ("round-robin", "gauntlet")
+TOURNAMENT_FORMATS = ("round-robin", "gauntlet")
 DEFAULT_DB = "arena.db"
 
 
@@ -166,8 +166,8 @@ def _build(raw: dict[str, Any], source: str, base: Path) -> TournamentConfig:
     bots = _bot_specs(raw.get("bots", []), "bots", fail)
     challengers = _bot_specs(raw.get("challengers", []), "challengers", fail)
     fmt = raw.get("format", "round-robin")
-    if fmt not in FORMATS:
-        raise fail(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if fmt not in TOURNAMENT_FORMATS:
+        raise fail(f"format must be one of {', '.join(TOURNAMENT_FORMATS)}, got {fmt!r}")
     check_field_of_play(fmt, bots, challengers, fail)
     try:
         rules = Rules(**raw.get("rules", {}))

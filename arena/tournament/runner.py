@@ -9,7 +9,6 @@ process pool without touching the schedule or the store.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 import signal
@@ -20,11 +19,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from arena.sandbox import process_control
+from arena.sandbox.spawner import PROCESS_SPAWNER
 from arena.tournament.config import TournamentConfig
 from arena.tournament.entrants import resolve_bots
 from arena.plugins import installed_bots, load_entry, parse_spec
 from arena.records import BotCode, GameRecord, GameSpec
 from arena.referee.referee import play_game
+from arena.text import content_hash
 from arena.tournament.schedule import game_count, iter_schedule
 from arena.league.store import BotIdentity, Store
 
@@ -147,19 +148,22 @@ class _WorkerError:
 def _worker_loop(pipe: Any) -> None:
     """A worker: play the chunks it is sent until the stop sign or the pipe closes."""
     _init_worker()
-    while True:
-        try:
-            data = pipe.recv_bytes()
-        except (EOFError, OSError):
-            return
-        if not data:
-            return
-        fn, chunk = pickle.loads(data)
-        try:
-            result: Any = fn(chunk)
-        except Exception:
-            result = _WorkerError(traceback.format_exc(limit=5))
-        pipe.send_bytes(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+    try:
+        while True:
+            try:
+                data = pipe.recv_bytes()
+            except (EOFError, OSError):
+                return
+            if not data:
+                return
+            fn, chunk = pickle.loads(data)
+            try:
+                result: Any = fn(chunk)
+            except Exception:
+                result = _WorkerError(traceback.format_exc(limit=5))
+            pipe.send_bytes(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+    finally:
+        PROCESS_SPAWNER.close()  # the worker is done: its bot processes go with its spawner
 
 
 def make_executor(workers: int) -> Executor:
@@ -261,7 +265,7 @@ def bot_identity(spec_text: str, submitted: dict[str, BotCode] | None = None) ->
     if submitted and spec.name in submitted:
         return BotIdentity(
             spec=spec_text, name=spec.name, options=dict(spec.options), source=f"submitted {spec.name}",
-            content_hash=hashlib.sha256((submitted[spec.name].text or "").encode()).hexdigest(),
+            content_hash=content_hash(submitted[spec.name].text or ""),
         )
     entry = load_entry(spec, installed_bots())
     return BotIdentity(

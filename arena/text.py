@@ -1,0 +1,18 @@
+"""Small text helpers shared by every room (nothing here imports the arena)."""
+
+from __future__ import annotations
+
+import hashlib
+
+
+def clip(text: str, limit: int = 60) -> str:
+    """``text``, cut to at most ``limit`` characters, ending in "..." if it was cut:
+    what a message shows of something too long to quote whole."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def content_hash(content: str | bytes) -> str:
+    """The identity of a bot's code: the sha256 (hex) of its text, as UTF-8, or
+    of its bytes. Equal code, equal hash, wherever it came from."""
+    data = content.encode() if isinstance(content, str) else content
+    return hashlib.sha256(data).hexdigest()
