@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from arena.engine.game import Board, Rules
-from arena.engine.game_files import import_game
+from arena.game_files import import_game
 from arena.league.store import Store
 from arena.records import GameRecord, GameSpec, MoveRecord, Outcome, Termination
 from arena.terminal.casual import HUMAN, save_game

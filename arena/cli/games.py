@@ -14,7 +14,7 @@ from tabulate import tabulate
 from arena.terminal import progress as progress_bar
 from arena.league.analysis import analyse_stored, describe, slips_by_bot
 from arena.terminal.casual import HUMAN, save_game
-from arena.engine.game_files import export_json, export_moves, import_game, parse_rules_prefix
+from arena.game_files import export_json, export_moves, import_game, parse_rules_prefix
 from arena.engine.game import Board, format_move, parse_moves
 from arena.terminal.play import PlaySession
 from arena.plugins import check_spec, spec_text

@@ -11,7 +11,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from arena.engine.game_files import rules_prefix
+from arena.game_files import rules_prefix
 from arena.engine.game import Board, Rules
 from arena.league.store import BotIdentity, Store
 from arena.records import GameRecord, GameSpec, MoveRecord, Outcome, Termination
