@@ -31,7 +31,7 @@ NOT_USER_MISTAKES = {
     "arena.sandbox.spawner.SpawnerError": "the sandbox itself broke: an environment fault, not an input",
     "arena.bot.BotFailure": "a bot misbehaved in a game: a forfeit, not an input mistake",
     "arena.sandbox.proxy.BotTimeout": "a bot ran out of time: a forfeit, not an input mistake",
-    "arena.tournament.runner.WorkerLost": "a worker process died",
+    "arena.tournament.executors.WorkerLost": "a worker process died",
     "bots.solver.SearchAborted": "the solver's internal time-out signal",
 }
 

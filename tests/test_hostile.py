@@ -12,7 +12,8 @@ import pytest
 from arena.sandbox import landlock
 from arena.tournament.config import load_config
 from arena.tournament.entrants import resolve_bots
-from arena.tournament.runner import ProcessExecutor, run_tournament
+from arena.tournament.executors import ProcessExecutor
+from arena.tournament.runner import run_tournament
 from arena.league.store import Store
 from tests.conftest import TEST_BOTS, process_alive
 

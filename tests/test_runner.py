@@ -15,7 +15,8 @@ import pytest
 
 from arena.tournament.config import ConfigError, load_config
 from arena.engine.game import Board, parse_moves
-from arena.tournament.runner import ProcessExecutor, SerialExecutor, run_tournament
+from arena.tournament.executors import ProcessExecutor, SerialExecutor
+from arena.tournament.runner import run_tournament
 from arena.tournament.schedule import schedule
 from arena.league.store import Store, StoreError, rules_of
 from tests.conftest import TEST_BOTS
