@@ -1,0 +1,91 @@
+"""The folder layout is the architecture: every import inside ``arena`` runs down
+the layers (see docs/architecture.md), and the framework never imports a plug-in."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ARENA = Path(__file__).resolve().parents[1] / "arena"
+
+# What each room may import, besides itself. Imports made inside functions count
+# too: a lazy import that runs back up is still an arrow back up.
+BASE = {"errors", "text"}
+ALLOWED: dict[str, set[str]] = {
+    "errors": set(),
+    "text": set(),
+    "engine": BASE,
+    "records": BASE | {"engine"},
+    "game_files": BASE | {"engine", "records"},
+    "bot": BASE | {"engine", "records"},
+    "game": {"engine"},  # the old import path of the engine, for bot code
+    "sandbox": BASE | {"engine", "records", "bot"},
+    "plugins": BASE | {"engine", "records", "bot", "sandbox"},
+    "testing": BASE | {"engine", "records", "bot", "sandbox", "plugins"},
+    "solvers": BASE | {"engine"},
+    "referee": BASE | {"engine", "records", "bot", "plugins"},
+    "league": BASE | {"game_files", "engine", "records", "bot", "plugins", "testing", "solvers"},
+    "tournament": BASE | {"game_files", "engine", "records", "bot", "sandbox", "plugins", "referee", "league"},
+    "terminal": BASE | {"game_files", "engine", "records", "bot", "plugins", "referee", "league", "tournament"},
+    "cli": BASE | {"game_files", "engine", "records", "bot", "sandbox", "plugins", "testing", "solvers", "referee", "league",
+                   "tournament", "terminal"},
+    "__main__": {"cli"},
+    "__init__": set(),
+}
+
+
+def room_of(module: str) -> str:
+    """``arena.league.store`` -> ``league``; ``arena.bot`` -> ``bot``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def modules() -> list[tuple[str, Path]]:
+    found = []
+    for path in sorted(ARENA.rglob("*.py")):
+        parts = path.relative_to(ARENA.parent).with_suffix("").parts
+        if parts[-1] == "__init__" and len(parts) > 1:
+            parts = parts[:-1]
+        found.append((".".join(parts), path))
+    return found
+
+
+def imports_of(module: str, path: Path) -> list[tuple[int, str]]:
+    """Every module named by an import statement in ``path``, with its line."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            if base in ("arena", "bots"):  # from arena import landlock: the module is arena.landlock
+                names += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
+            else:
+                names.append((node.lineno, base))
+    return names
+
+
+@pytest.mark.parametrize(("module", "path"), modules(), ids=[m for m, _ in modules()])
+def test_imports_run_down_the_layers(module, path):
+    room = room_of(module)
+    assert room in ALLOWED, f"{module}: room {room!r} is not in the layer table of this test and docs/architecture.md"
+    wrong = []
+    for line, name in imports_of(module, path):
+        if name == "bots" or name.startswith("bots."):
+            wrong.append(f"line {line}: imports the built-in bots ({name}); reach them as plug-ins")
+        if not name.startswith("arena.") or name.count(".") < 1:
+            continue
+        target = room_of(name)
+        if target != room and target not in ALLOWED[room] and target in ALLOWED:
+            wrong.append(f"line {line}: {room} imports {name} ({target})")
+    assert not wrong, f"{module} imports against the layers:\n" + "\n".join(wrong)
+
+
+def test_every_room_is_a_folder_or_a_module_of_arena():
+    present = {room_of(module) for module, _ in modules()}
+    assert present <= set(ALLOWED), sorted(present - set(ALLOWED))
