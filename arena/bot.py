@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar, Generic, TypeVar, overload
 
-from arena.errors import ArenaError
 from arena.engine.game import Board, Rules
+from arena.errors import ArenaError
 from arena.text import clip
 
 T = TypeVar("T")

@@ -37,10 +37,10 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
-from arena.errors import ArenaError
 from arena.engine.game import (
     PLAYER_MARKS,
     Board,
@@ -51,6 +51,7 @@ from arena.engine.game import (
     format_moves,
     parse_moves,
 )
+from arena.errors import ArenaError
 from arena.records import RESULTS, Termination
 from arena.text import clip
 

@@ -90,7 +90,7 @@ def parse_spec(text: str) -> BotSpec:
         path = head
         if rest and "=" not in rest.split(":", 1)[0]:
             class_name, _, rest = rest.partition(":")
-        name = Path(head).stem if not class_name else class_name
+        name = class_name if class_name else Path(head).stem
     else:
         name = head
     options: dict[str, str] = {}

@@ -15,12 +15,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from arena.tournament.config import load_config
 from arena.engine.game import Board, Rules
-from arena.records import BotCode, Limits
-from arena.tournament.runner import run_tournament
-from arena.sandbox.proxy import SandboxedBot
 from arena.league.store import Store
+from arena.records import BotCode, Limits
+from arena.sandbox.proxy import SandboxedBot
+from arena.tournament.config import load_config
+from arena.tournament.runner import run_tournament
 from bots.random_bot import RandomBot
 
 

@@ -16,9 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from arena.league.store import Store
 from arena.tournament.config import load_config
 from arena.tournament.runner import run_tournament
-from arena.league.store import Store
 
 
 def run(bots: list[str], games: int, workers: int, db: Path, name: str) -> tuple[float, int]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from arena.bot import Bot
 from arena.engine.game import Board
-
 from bots.lines import landing_bit, lines_for, winning_moves
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from arena.bot import Bot
 from arena.engine.game import Board
-
 from bots.lines import completed_windows, landing_bit, lines_for, open_line_length
 
 

@@ -27,7 +27,6 @@ from functools import lru_cache
 
 from arena.bot import Bot, BotOptionError, Choice, Option, split_answer
 from arena.engine.game import Board, Rules
-
 from bots.lines import lines_for
 
 #: A line of the safety margin: the share of time_allowed used, and seconds kept back.
@@ -239,8 +238,19 @@ class Node:
     (1 win, 0 loss, 0.5 draw by a full board).
     """
 
-    __slots__ = ("move", "a", "o", "wa", "wo", "children", "untried", "exact",
-                 "visits", "value", "result")
+    __slots__ = (
+        "a",
+        "children",
+        "exact",
+        "move",
+        "o",
+        "result",
+        "untried",
+        "value",
+        "visits",
+        "wa",
+        "wo",
+    )
 
     def __init__(self, move: int, a: int, o: int, wa: int, wo: int, result: float | None) -> None:
         self.move = move

@@ -6,7 +6,6 @@ from functools import lru_cache
 
 from arena.bot import Bot, Choice, Option
 from arena.engine.game import Board, Rules
-
 from bots.lines import lines_for
 
 #: A win scores WIN minus its distance in plies from the root, so sooner is better.

@@ -37,7 +37,7 @@ class NeighbourBot(Bot):
         for dc in (-1, 0, 1):
             for dr in (-1, 0, 1):
                 c, r = column + dc, row + dr
-                if (dc or dr) and 0 <= c < rules.width and 0 <= r < rules.height:
-                    if board.cell(c, r) is None:
-                        moves.append(board.cell_move(c, r))
+                inside = (dc or dr) and 0 <= c < rules.width and 0 <= r < rules.height
+                if inside and board.cell(c, r) is None:
+                    moves.append(board.cell_move(c, r))
         return moves

@@ -41,7 +41,6 @@ from arena.bot import Bot, BotOptionError, Choice, Option
 from arena.engine.game import MAX_SIZE, Board, Rules
 from arena.engine.scores import score_of_win
 from arena.errors import ArenaError
-
 from bots.minimax import MinimaxBot
 
 #: Environment variable naming the default back end: auto, numba or python.
@@ -461,7 +460,7 @@ class Solver:
         """Is the score of (cur, mask) at least ``value``? None on timeout."""
         self.nodes = 0
         if mask == self._full:
-            return 0 >= value
+            return value <= 0
         if self._wins_now(cur, mask):
             return score_of_win(self.rules, ply) >= value
         lo, hi = self._bounds(ply)

@@ -27,7 +27,6 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from arena.engine.game import Rules
-
 from bots.solver import CHECK_EVERY, SearchAborted
 
 U0 = np.uint64(0)
@@ -184,10 +183,9 @@ def _possible(mask, st, cw):
 def _negamax(cur, mask, p, alpha, beta, tt, st, cw, buf, deadline):
     """Pons' fail-hard negamax; the side to move (``cur``) cannot win at once."""
     st[NODES] += 1
-    if st[NODES] >= st[NEXT_CHECK]:
-        if _must_stop(st, deadline):
-            st[ABORTED] = 1
-            return 0
+    if st[NODES] >= st[NEXT_CHECK] and _must_stop(st, deadline):
+        st[ABORTED] = 1
+        return 0
     half = st[HALF]
     empty = cw[FULL] ^ mask
     opp_win = _win(cur ^ mask, empty, st)

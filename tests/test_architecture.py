@@ -29,7 +29,8 @@ ALLOWED: dict[str, set[str]] = {
     "league": BASE | {"game_files", "engine", "records", "bot", "plugins", "testing", "solvers"},
     "tournament": BASE | {"game_files", "engine", "records", "bot", "sandbox", "plugins", "referee", "league"},
     "terminal": BASE | {"game_files", "engine", "records", "bot", "plugins", "referee", "league", "tournament"},
-    "cli": BASE | {"game_files", "engine", "records", "bot", "sandbox", "plugins", "testing", "solvers", "referee", "league",
+    "cli": BASE | {"game_files", "engine", "records", "bot", "sandbox", "plugins", "testing", "solvers", "referee",
+                   "league",
                    "tournament", "terminal"},
     "__main__": {"cli"},
     "__init__": set(),
@@ -62,7 +63,8 @@ def imports_of(module: str, path: Path) -> list[tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, base] if base else parts)
             if base in ("arena", "bots"):  # from arena import landlock: the module is arena.landlock
                 names += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
             else:

@@ -105,7 +105,8 @@ def test_the_old_dict_style_still_works():
     assert "depth" not in vars(OldStyle)  # values are the bot's own attributes, as they were
     with pytest.raises(AttributeError):
         OldStyle.depth  # noqa: B018
-    with pytest.raises(BotOptionError, match=r"^unknown option 'width' for bot 'oldstyle'; valid options: depth, greedy$"):
+    message = r"^unknown option 'width' for bot 'oldstyle'; valid options: depth, greedy$"
+    with pytest.raises(BotOptionError, match=message):
         OldStyle(width=3)
     with pytest.raises(BotOptionError, match=r"^option greedy='maybe' must be bool \(default True\)$"):
         OldStyle(greedy="maybe")
@@ -129,7 +130,9 @@ def test_a_dict_style_subclass_lists_all_its_options_as_before():
 def test_an_unknown_option_is_refused_with_the_valid_ones_named():
     with pytest.raises(BotOptionError) as refused:
         Searcher(dpeth=5)
-    assert str(refused.value) == "unknown option 'dpeth' for bot 'searcher'; valid options: depth, greedy, seconds, style"
+    assert str(refused.value) == (
+        "unknown option 'dpeth' for bot 'searcher'; valid options: depth, greedy, seconds, style"
+    )
     with pytest.raises(BotOptionError, match=r"^unknown option 'depth' for bot '_plain'; valid options: none$"):
         _Plain(depth=5)
 

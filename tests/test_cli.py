@@ -120,7 +120,7 @@ def _all_commands(command: click.Command, path: tuple[str, ...] = ()):
         for name in sorted(command.list_commands(ctx)):
             sub = command.get_command(ctx, name)
             assert sub is not None, name
-            yield from _all_commands(sub, path + (name,))
+            yield from _all_commands(sub, (*path, name))
 
 
 COMMANDS = list(_all_commands(main))

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from arena.engine.game import Rules
+from arena.league.store import Store
+from arena.records import TimeControl
 from arena.tournament.config import ConfigError, TournamentConfig, load_config
 from arena.tournament.entrants import resolve_bots
-from arena.engine.game import Rules
-from arena.records import TimeControl
-from arena.league.store import Store
 
 GOOD = """
     name = "spring cup"

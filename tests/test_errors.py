@@ -66,7 +66,9 @@ def test_every_library_error_subclasses_arena_error() -> None:
     )
     assert not wrong, f"error classes that do not subclass ArenaError: {wrong}"
     # A ValueError anywhere (private ones included) reports a bad value: an ArenaError too.
-    bare = sorted(name for name, cls in classes.items() if issubclass(cls, ValueError) and not issubclass(cls, ArenaError))
+    bare = sorted(
+        name for name, cls in classes.items() if issubclass(cls, ValueError) and not issubclass(cls, ArenaError)
+    )
     assert not bare, f"ValueError subclasses outside ArenaError: {bare}"
     assert set(NOT_USER_MISTAKES) <= set(classes), "an allowed exception class no longer exists"
 

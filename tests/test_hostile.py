@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from arena.league.store import Store
 from arena.sandbox import landlock
 from arena.tournament.config import load_config
 from arena.tournament.entrants import resolve_bots
 from arena.tournament.executors import ProcessExecutor
 from arena.tournament.runner import run_tournament
-from arena.league.store import Store
 from tests.conftest import TEST_BOTS, process_alive
 
 HOSTILE = TEST_BOTS / "hostile.py"

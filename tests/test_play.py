@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.engine.game import Board, Rules, parse_moves
 from arena.game_files import (
     GameFileError,
     export_json,
@@ -18,7 +19,6 @@ from arena.game_files import (
     parse_rules_prefix,
     rules_prefix,
 )
-from arena.engine.game import Board, Rules, parse_moves
 from arena.terminal.play import PlaySession, render_board
 from arena.terminal.replay import ReplaySession
 
@@ -233,7 +233,7 @@ def replay(lines: list[str], **kwargs) -> tuple[ReplaySession, int, str]:
 
 
 def test_replay_steps_and_jumps() -> None:
-    session, ply, out = replay(["", "n", "p", "j 3", "7", "n", "99", "j x", "0", "p", "q", "n"])
+    _session, ply, out = replay(["", "n", "p", "j 3", "7", "n", "99", "j x", "0", "p", "q", "n"])
     assert ply == 0
     assert "ply 0/7: start, X (minimax:depth=6) to move" in out
     assert "ply 2/7: O (random) played 4 in 3.5 ms (score 12, depth 6)" in out

@@ -54,7 +54,7 @@ class _Stub:
         return 0
 
     def solve_moves(self, board, deadline=None, nodes=None):
-        return {move: 0 for move in board.legal_moves()}
+        return dict.fromkeys(board.legal_moves(), 0)
 
 
 def _installed(monkeypatch, *entries: metadata.EntryPoint) -> None:

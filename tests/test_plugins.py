@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 from arena import plugins
-from arena.engine.game import Board
 from arena.bot import split_answer
-from arena.engine.game import Rules
+from arena.engine.game import Board, Rules
 from arena.plugins import BotChecker, BotSpecError, check_spec, discover, file_identity, make_bot, parse_spec, spec_text
 from arena.sandbox.proxy import SandboxedBot
 
@@ -49,7 +48,7 @@ def test_spec_text_is_canonical():
 
 def test_the_built_in_bots_are_installed_plug_ins():
     found = discover()
-    assert BUILT_IN <= set(found)
+    assert set(found) >= BUILT_IN
     for name in BUILT_IN:
         entry = found[name]
         assert entry.error is None
@@ -86,12 +85,12 @@ def test_a_broken_plug_in_is_listed_and_the_others_still_work(monkeypatch):
     real = list(metadata.entry_points(group=plugins.ENTRY_POINT_GROUP))
     broken = _entry_point("broken", "no_such_module_here:Bot", "broken-dist")
     not_a_bot = _entry_point("notabot", "os:path", "odd-dist")
-    monkeypatch.setattr(plugins.metadata, "entry_points", lambda group: real + [broken, not_a_bot])
+    monkeypatch.setattr(plugins.metadata, "entry_points", lambda group: [*real, broken, not_a_bot])
     found = discover()
     assert "ModuleNotFoundError" in found["broken"].error
     assert found["broken"].source == "broken-dist 9.9"
     assert "not a subclass" in found["notabot"].error
-    assert BUILT_IN <= {n for n, e in found.items() if e.error is None}
+    assert {n for n, e in found.items() if e.error is None} >= BUILT_IN
     with pytest.raises(BotSpecError, match="bot 'broken' cannot be used: failed to import"):
         make_bot("broken", installed=found)
     assert make_bot("random", installed=found).choose_move  # others unaffected
@@ -100,7 +99,7 @@ def test_a_broken_plug_in_is_listed_and_the_others_still_work(monkeypatch):
 def test_two_plug_ins_with_one_name_are_both_refused(monkeypatch):
     real = list(metadata.entry_points(group=plugins.ENTRY_POINT_GROUP))
     clash = _entry_point("random", "bots.greedy:GreedyBot", "other-dist")
-    monkeypatch.setattr(plugins.metadata, "entry_points", lambda group: real + [clash])
+    monkeypatch.setattr(plugins.metadata, "entry_points", lambda group: [*real, clash])
     entry = discover()["random"]
     assert "two plug-ins are named 'random'" in entry.error
     assert "other-dist 9.9" in entry.error and "connectk-arena" in entry.error
@@ -246,7 +245,7 @@ def test_the_registry_keeps_what_it_found_until_refreshed(monkeypatch):
     registry = plugins.BotRegistry()
     assert "latecomer" not in registry.bots()
     late = _entry_point("latecomer", "bots.greedy:GreedyBot", "late-dist")
-    monkeypatch.setattr(plugins.metadata, "entry_points", lambda group: real + [late])
+    monkeypatch.setattr(plugins.metadata, "entry_points", lambda group: [*real, late])
     assert "latecomer" not in registry.bots()  # plug-ins are looked up once...
     assert registry.refresh()["latecomer"].source == "late-dist 9.9"  # ...until asked again
     assert "latecomer" in registry.bots()

@@ -9,8 +9,8 @@ import pytest
 
 from arena.bot import Bot, BotFailure
 from arena.engine.game import Board, Rules
-from arena.referee import referee
 from arena.records import GameSpec, TimeControl
+from arena.referee import referee
 from arena.referee.referee import play_game
 from tests.conftest import TEST_BOTS
 

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from arena.tournament.config import ConfigError, load_config
 from arena.engine.game import Board, parse_moves
+from arena.league.store import Store, StoreError, rules_of
+from arena.tournament.config import ConfigError, load_config
 from arena.tournament.executors import ProcessExecutor, SerialExecutor
 from arena.tournament.runner import run_tournament
 from arena.tournament.schedule import schedule
-from arena.league.store import Store, StoreError, rules_of
 from tests.conftest import TEST_BOTS
 
 FIELD = ["random", "neighbour", "greedy", "minimax:depth=2"]
@@ -218,7 +218,7 @@ def test_kill_9_of_the_coordinator_loses_nothing_and_repeats_nothing(tmp_path, k
     assert _stored(db) < 36, "the run finished before it could be killed"
     assert _group_gone(victim.pid), "worker processes outlived the killed coordinator"
     again = _arena("tournament", "run", "t.toml", "--db", "killed.db", cwd=tmp_path)
-    out, err = again.communicate(timeout=300)
+    _out, err = again.communicate(timeout=300)
     assert again.returncode == 0, err.decode()
     assert snapshot(str(tmp_path / "whole.db"), "killed") == snapshot(str(db), "killed")
     assert len(snapshot(str(db), "killed")) == 36

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from arena.tournament.config import TournamentConfig, load_config
 from arena.engine.game import Board, Rules
 from arena.records import TimeControl
+from arena.tournament.config import TournamentConfig, load_config
 from arena.tournament.schedule import game_seed, openings, pairings, random_openings, schedule
 
 BOTS = ["random", "greedy", "blocker", "neighbour", "minimax:depth=1"]
@@ -73,13 +73,13 @@ def test_every_pairing_plays_each_opening_once_with_each_colour():
         by_pair[frozenset(spec.bots)].append(spec)
     assert len(by_pair) == 6
     lines = openings(cfg)
-    for pair, games in by_pair.items():
+    for _pair, games in by_pair.items():
         assert len(games) == 6
         firsts = Counter(s.first for s in games)
         assert sorted(firsts.values()) == [3, 3]  # colours balanced
         by_opening = defaultdict(dict)
         for spec in games:
-            number, index, side = KEY.fullmatch(spec.key).groups()
+            _number, index, side = KEY.fullmatch(spec.key).groups()
             by_opening[int(index)][side] = spec
         assert sorted(by_opening) == [0, 1, 2]
         for index, sides in by_opening.items():

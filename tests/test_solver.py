@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 import time
-from functools import lru_cache
+from functools import cache
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -31,7 +31,6 @@ from bots.solver import (
     solve,
     solve_moves,
 )
-
 from tests.conftest import FakeClock
 
 PONS = Path(__file__).resolve().parent / "data" / "pons"
@@ -99,7 +98,7 @@ def brute(board: Board, memo: dict | None = None) -> int:
     return best
 
 
-@lru_cache(maxsize=None)
+@cache
 def brute_of(rules: Rules, history: tuple[int, ...]) -> int:
     """brute() of the position reached by ``history`` (shared by both back ends)."""
     return brute(Board.from_moves(list(history), rules))
@@ -144,7 +143,10 @@ def test_agrees_with_brute_force(rules, stones, count, backend, solvers):
         for move, value in moves.items():
             child = board.copy()
             child.play(move)
-            want = score_of_win(rules, board.ply) if child.winner is not None else -brute_of(rules, tuple(child.history))
+            if child.winner is not None:
+                want = score_of_win(rules, board.ply)
+            else:
+                want = -brute_of(rules, tuple(child.history))
             assert value == want, (board.moves_string(), move)
         assert max(moves.values()) == expected
 

@@ -9,10 +9,10 @@ import signal
 import time
 from pathlib import Path
 
-from arena.sandbox import spawner
 from arena.engine.game import Rules
 from arena.records import GameSpec
 from arena.referee.referee import play_game
+from arena.sandbox import spawner
 from arena.sandbox.spawner_process import BASE_PREFIX, _root
 from tests.conftest import TEST_BOTS, process_alive
 

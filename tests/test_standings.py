@@ -8,10 +8,10 @@ import random
 import pytest
 
 from arena.league.crosstable import by_colour, crosstable, render_colours, render_crosstable
-from arena.tournament.match import match_specs, play_sprt
 from arena.league.sprt import ACCEPT_H0, ACCEPT_H1, CONTINUE, Sprt, SprtError, elo_with_interval
 from arena.league.standings import render_standings, standings
 from arena.league.store import StoredGame
+from arena.tournament.match import match_specs, play_sprt
 
 
 def game(first, second, winner, key, tournament="t", termination=None):

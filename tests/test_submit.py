@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from arena.engine.game import Board, parse_moves
-from arena.sandbox.connectx import observation
 from arena.league.store import Store
 from arena.league.submissions import SubmissionError, submit_file
+from arena.sandbox.connectx import observation
 from tests.conftest import TEST_BOTS
 
 CONNECTX = TEST_BOTS / "connectx_agent.py"
@@ -47,7 +47,8 @@ def test_submit_versions_and_old_games_keep_their_version(cli, write_bot, tmp_pa
     assert cli("tournament", "run", "--bots", "first,random", "--games", "2", "--name", "two",
                "--db", "league.db", "--workers", "1").exit_code == 0
     store = Store(tmp_path / "league.db")
-    assert {g.first for g in store.games(tournament="one")} | {g.second for g in store.games(tournament="one")} == {"first@v1", "random"}
+    games = store.games(tournament="one")
+    assert {g.first for g in games} | {g.second for g in games} == {"first@v1", "random"}
     assert "first@v2" in {g.first for g in store.games(tournament="two")}
     bots = {row["spec"]: row for row in store.db["bots"].rows}
     assert bots["first@v1"]["content_hash"] != bots["first@v2"]["content_hash"]

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 import click
 from tabulate import tabulate
 
-from arena.plugins import BotSpecError, check_spec, discover, file_code, parse_spec, spec_text
 from arena.cli.main import (
     ArenaUsageError,
     db_option,
@@ -20,6 +19,7 @@ from arena.cli.main import (
     open_store,
     rules_options,
 )
+from arena.plugins import BotSpecError, check_spec, discover, file_code, parse_spec, spec_text
 
 if TYPE_CHECKING:
     from arena.league.store import Submission
@@ -54,7 +54,8 @@ def bots_command(as_json: bool, db: str) -> None:
         about = f"BROKEN: {entry.error}" if entry.error else entry.description
         rows.append([entry.name, entry.source, about, options or "-"])
     for sub in submitted:
-        rows.append([sub.spec, f"submitted to {db}", f"a {sub.kind}, sha256 {sub.content_hash[:12]}, {sub.submitted_at}", "-"])
+        about = f"a {sub.kind}, sha256 {sub.content_hash[:12]}, {sub.submitted_at}"
+        rows.append([sub.spec, f"submitted to {db}", about, "-"])
     click.echo(tabulate(rows, headers=["bot", "source", "description", "options"]))
 
 
@@ -128,7 +129,9 @@ def match_command(
             "H0": f"H0 accepted: the games favour a difference of {test.elo0:g} Elo over {test.elo1:g}",
             "continue": f"undecided after {len(result.records)} games: raise --games to go on",
         }[decision]
-        click.echo(f"SPRT elo0={test.elo0:g} elo1={test.elo1:g}: LLR {llr:.2f} (bounds {lower:.2f}, {upper:.2f}); {verdict}")
+        click.echo(
+            f"SPRT elo0={test.elo0:g} elo1={test.elo1:g}: LLR {llr:.2f} (bounds {lower:.2f}, {upper:.2f}); {verdict}"
+        )
 
 
 def _finite(value: float) -> float | None:

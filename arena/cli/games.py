@@ -11,17 +11,6 @@ from typing import Any
 import click
 from tabulate import tabulate
 
-from arena.terminal import progress as progress_bar
-from arena.league.analysis import analyse_stored, describe, slips_by_bot
-from arena.terminal.casual import HUMAN, save_game
-from arena.game_files import export_json, export_moves, import_game, parse_rules_prefix
-from arena.engine.game import Board, format_move, parse_moves
-from arena.terminal.play import PlaySession
-from arena.plugins import check_spec, spec_text
-from arena.solvers import find_solver
-from arena.terminal.replay import ReplaySession
-from arena.league.store import Store, rules_of
-from arena.records import RESULTS, Outcome, Termination
 from arena.cli.main import (
     ArenaUsageError,
     db_option,
@@ -30,6 +19,17 @@ from arena.cli.main import (
     open_store,
     rules_options,
 )
+from arena.engine.game import Board, format_move, parse_moves
+from arena.game_files import export_json, export_moves, import_game, parse_rules_prefix
+from arena.league.analysis import analyse_stored, describe, slips_by_bot
+from arena.league.store import Store, rules_of
+from arena.plugins import check_spec, spec_text
+from arena.records import RESULTS, Outcome, Termination
+from arena.solvers import find_solver
+from arena.terminal import progress as progress_bar
+from arena.terminal.casual import HUMAN, save_game
+from arena.terminal.play import PlaySession
+from arena.terminal.replay import ReplaySession
 
 
 @main.command("games")
@@ -113,7 +113,9 @@ def solve_command(moves: str, width: int | None, height: int | None, connect: in
         return
     click.echo(board.render())
     click.echo(f"{'X' if board.to_move == 0 else 'O'} to move: {describe(rules, board.ply, score)} (score {score})")
-    rows = [[format_move(m, rules), "?" if v is None else v, describe(rules, board.ply, v)] for m, v in per_move.items()]
+    rows = [
+        [format_move(m, rules), "?" if v is None else v, describe(rules, board.ply, v)] for m, v in per_move.items()
+    ]
     click.echo(tabulate(rows, headers=["move", "score", "for the side to move"]))
 
 
@@ -253,7 +255,9 @@ def import_command(file: Any, rules_text: str | None, db: str) -> None:
     try:
         text = file.read()
     except UnicodeDecodeError as exc:  # a ValueError, but not the library's: say what is wrong here
-        raise ArenaUsageError(f"{file.name} is not a text file ({exc.reason}): give a game from 'arena export'") from None
+        raise ArenaUsageError(
+            f"{file.name} is not a text file ({exc.reason}): give a game from 'arena export'"
+        ) from None
     game = import_game(text, rules=rules)
     board = game.board()
     players = game.players or (HUMAN, HUMAN)

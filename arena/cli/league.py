@@ -6,11 +6,11 @@ import math
 
 import click
 
-from arena.league.crosstable import by_colour, crosstable, render_colours, render_crosstable
-from arena.league.standings import render_standings, standings
-from arena.league.selection import select_games
-from arena.league.store import StoredGame
 from arena.cli.main import ArenaUsageError, league_options, main, open_store
+from arena.league.crosstable import by_colour, crosstable, render_colours, render_crosstable
+from arena.league.selection import select_games
+from arena.league.standings import render_standings, standings
+from arena.league.store import StoredGame
 
 
 @main.command("standings")

@@ -6,12 +6,12 @@ import sys
 
 import click
 
+from arena.cli.main import main, open_store, rules_options
+from arena.league.standings import render_standings, standings
 from arena.terminal import progress as progress_bar
 from arena.tournament.config import load_config
 from arena.tournament.entrants import resolve_bots_in_database
 from arena.tournament.runner import run_tournament
-from arena.league.standings import render_standings, standings
-from arena.cli.main import main, open_store, rules_options
 
 
 @main.group("tournament")

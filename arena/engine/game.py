@@ -191,7 +191,7 @@ def has_line(stones: int, plan: tuple[tuple[int, ...], ...]) -> bool:
 class Board:
     """A position: both players' stones, whose turn it is, and how it came about."""
 
-    __slots__ = ("rules", "_g", "_current", "_mask", "_history", "_bits", "_winner", "_counting")
+    __slots__ = ("_bits", "_counting", "_current", "_g", "_history", "_mask", "_winner", "rules")
 
     def __init__(self, rules: Rules | None = None) -> None:
         self.rules = rules if rules is not None else Rules()

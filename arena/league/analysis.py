@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-
 from typing import TYPE_CHECKING
 
 from arena.engine.game import Board, Rules

@@ -51,7 +51,7 @@ def render_crosstable(table: dict[str, dict[str, list[float]]], fmt: str = "tabl
     for i, bot in enumerate(bots):
         cells = []
         for opp in bots:
-            points, n = table[bot][opp] if opp in table[bot] else (0.0, 0)
+            points, n = table[bot].get(opp, (0.0, 0))
             cells.append("" if opp == bot or not n else f"{points:g}/{n}")
         total_points = sum(p for p, _ in table[bot].values())
         total_games = sum(n for _, n in table[bot].values())
@@ -75,9 +75,9 @@ def render_colours(table: dict[str, dict[str, list[int]]], fmt: str = "table") -
     for bot, sides in table.items():
         row = [bot]
         for colour in ("first", "second"):
-            w, d, l = sides[colour]
-            n = w + d + l
-            row += [f"{w}-{d}-{l}", f"{100 * (w + d / 2) / n:.1f}" if n else ""]
+            wins, draws, losses = sides[colour]
+            n = wins + draws + losses
+            row += [f"{wins}-{draws}-{losses}", f"{100 * (wins + draws / 2) / n:.1f}" if n else ""]
         rows.append(row)
     if fmt == "csv":
         return csv_text(headers, rows)

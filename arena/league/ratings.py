@@ -190,7 +190,7 @@ def _sigmoid(x: float) -> float:
 def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
     """Solve matrix @ x = vector (Gaussian elimination with partial pivoting)."""
     n = len(vector)
-    a = [row[:] + [vector[i]] for i, row in enumerate(matrix)]
+    a = [[*row[:], vector[i]] for i, row in enumerate(matrix)]
     for col in range(n):
         pivot = max(range(col, n), key=lambda r: abs(a[r][col]))
         a[col], a[pivot] = a[pivot], a[col]

@@ -83,7 +83,9 @@ def render_standings(rows: list[Standing], fmt: str = "table") -> str:
         return json.dumps({"standings": [asdict(r) for r in rows]}, indent=2)
     if fmt == "csv":
         return csv_text(list(Standing.__dataclass_fields__), [list(asdict(r).values()) for r in rows])
-    headers = ["rank", "bot", "games", "wins", "draws", "losses", "score %", "elo", "-/+", "inc. elo", "forfeits", "LOS"]
+    headers = [
+        "rank", "bot", "games", "wins", "draws", "losses", "score %", "elo", "-/+", "inc. elo", "forfeits", "LOS",
+    ]
     table = [
         [
             r.rank, r.bot, r.games, r.wins, r.draws, r.losses, f"{r.score_pct:.1f}", f"{r.elo:.0f}",

@@ -11,9 +11,9 @@ import re
 from pathlib import Path
 
 from arena.errors import ArenaError
-from arena.records import BotCode
-from arena.plugins import BotSpec, BotSpecError, installed_bots, parse_spec, spec_text
 from arena.league.store import Store, Submission
+from arena.plugins import BotSpec, BotSpecError, installed_bots, parse_spec, spec_text
+from arena.records import BotCode
 from arena.testing import CheckReport, check_code
 
 NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")

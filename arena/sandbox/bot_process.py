@@ -6,25 +6,22 @@ here may return into the spawner's code, so every path ends in ``os._exit``.
 
 from __future__ import annotations
 
+import _signal
 import errno
 import importlib
 import json
 import os
 import pickle
 import resource
-import _signal
-import sys
 from typing import Any
 
-from arena.errors import ArenaError
-from arena.sandbox import connectx
-
-from arena.sandbox import landlock
 from arena.bot import Bot, describe_non_move, split_answer
 from arena.engine.game import Board, Rules
+from arena.errors import ArenaError
 from arena.records import BotCode, Limits
-from arena.sandbox.wire import OUTPUT_NAME, read_message
+from arena.sandbox import connectx, landlock
 from arena.sandbox.process_control import die_with_parent, drop_capabilities
+from arena.sandbox.wire import OUTPUT_NAME, read_message
 
 
 class BotFileError(ArenaError):

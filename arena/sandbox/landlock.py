@@ -141,6 +141,8 @@ def _allow(libc: ctypes.CDLL, add_rule: int, ruleset: int, path: str, access: in
             access &= _READ | _FS_V1["WRITE_FILE"] | _FS_TRUNCATE | _FS_IOCTL_DEV
             access &= ~_FS_V1["READ_DIR"]
         rule = _PathBeneathAttr(access, fd)
-        libc.syscall(add_rule, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0))
+        libc.syscall(
+            add_rule, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0)
+        )
     finally:
         os.close(fd)

@@ -23,7 +23,7 @@ def readable_paths(plugins: tuple[str, ...] = ()) -> list[str]:
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     paths |= {os.path.dirname(arena.__file__), *plugins}
     for entry in sys.path:
-        if entry and "site-packages" in entry or "dist-packages" in entry:
+        if (entry and "site-packages" in entry) or "dist-packages" in entry:
             paths.add(entry)
     # /proc/self is not here: named in another process it means that one. A bot
     # process adds its own (landlock.allow_reading) before it enforces its ruleset.

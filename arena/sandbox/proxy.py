@@ -30,12 +30,10 @@ import signal
 import time
 from typing import Any
 
-from arena.sandbox import process_control
-
-from arena.sandbox import spawner
 from arena.bot import Bot, BotFailure, Choice
 from arena.engine.game import Board, Rules
 from arena.records import BotCode, Limits
+from arena.sandbox import process_control, spawner
 from arena.sandbox.wire import wait_readable, write_message
 
 MAX_MESSAGE = 64 * 1024  # bytes of one answer from the bot process

@@ -33,9 +33,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-from arena.sandbox import landlock
-
-from arena.sandbox import process_control
+from arena.sandbox import landlock, process_control
 from arena.sandbox.bot_process import load_installed, run_bot_process
 from arena.sandbox.wire import encode, read_message
 

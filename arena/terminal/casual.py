@@ -11,8 +11,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from arena.game_files import rules_prefix
 from arena.engine.game import Board, Rules
+from arena.game_files import rules_prefix
 from arena.league.store import BotIdentity, Store
 from arena.records import GameRecord, GameSpec, MoveRecord, Outcome, Termination
 

@@ -29,8 +29,9 @@ import json
 import re
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, TextIO
+from typing import Any, TextIO
 
 from arena.bot import Bot, split_answer
 from arena.engine.game import PLAYER_MARKS, Board, NotationError, Rules, format_move, parse_move
@@ -141,7 +142,7 @@ class PlaySession(TerminalIO):
         rules: Rules,
         bot: str | None = None,
         human_player: int = 0,
-        input: TextIO | None = None,  # noqa: A002 - the name is part of the API
+        input: TextIO | None = None,
         output: TextIO | None = None,
         color: bool = False,
         hint_bot: str | None = "minimax:depth=6",

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, Callable, Sequence, TextIO
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
 
 from arena.engine.game import PLAYER_MARKS, Board, Rules, format_move
-from arena.terminal.play import format_info, format_ms, render_board, result_text
 from arena.terminal.console import TerminalIO
+from arena.terminal.play import format_info, format_ms, render_board, result_text
 
 
 class ReplaySession(TerminalIO):
@@ -41,7 +42,7 @@ class ReplaySession(TerminalIO):
         move_info: Sequence[dict[str, Any] | None] | None = None,
         move_ms: Sequence[float | None] | None = None,
         marks: Sequence[str | None] | None = None,
-        input: TextIO | None = None,  # noqa: A002 - the name is part of the API
+        input: TextIO | None = None,
         output: TextIO | None = None,
         color: bool = False,
         start: int = 0,

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -139,9 +139,10 @@ def _check_keys(table: Any, expected: dict[str, Any], source: str, prefix: str) 
             valid = ", ".join(prefix + k for k in expected)
             raise ConfigError(f"{source}: unknown key {prefix + key!r}; valid keys: {valid}")
         kind = expected[key]
-        wrong_bool = isinstance(value, bool) and kind is not bool and bool not in (kind if isinstance(kind, tuple) else (kind,))
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        wrong_bool = isinstance(value, bool) and bool not in kinds
         if not isinstance(value, kind) or wrong_bool:
-            names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+            names = " or ".join(k.__name__ for k in kinds)
             raise ConfigError(f"{source}: {prefix + key} must be {names}, got {value!r}")
 
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 from arena.engine.game import Rules
 from arena.engine.openings import game_seed, random_openings
+from arena.league.sprt import CONTINUE, Sprt
 from arena.records import GameRecord, GameSpec, Termination, TimeControl
 from arena.referee.referee import play_game
-from arena.league.sprt import CONTINUE, Sprt
 
 MATCH_PAIRING = "match"  # a match is one pairing; its game keys start with it
 

@@ -12,15 +12,15 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from arena.tournament.config import TournamentConfig
-from arena.tournament.entrants import resolve_bots
-from arena.tournament.executors import Executor, WorkerLost, make_executor
+from arena.league.store import BotIdentity, Store
 from arena.plugins import installed_bots, load_entry, parse_spec
 from arena.records import BotCode, GameRecord, GameSpec
 from arena.referee.referee import play_game
 from arena.text import content_hash
+from arena.tournament.config import TournamentConfig
+from arena.tournament.entrants import resolve_bots
+from arena.tournament.executors import Executor, WorkerLost, make_executor
 from arena.tournament.schedule import game_count, iter_schedule
-from arena.league.store import BotIdentity, Store
 
 Progress = Callable[[int, int, float], None]  # (games done, games to play, seconds)
 

@@ -11,9 +11,9 @@ import random
 from collections.abc import Iterator
 from itertools import combinations
 
-from arena.tournament.config import TournamentConfig
 from arena.engine.openings import MAX_OPENING_TRIES, game_seed, random_openings
 from arena.records import BotCode, GameSpec
+from arena.tournament.config import TournamentConfig
 
 __all__ = ["MAX_OPENING_TRIES", "game_seed", "openings", "pairings", "random_openings", "schedule"]
 
