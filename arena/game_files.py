@@ -316,7 +316,7 @@ def _json_players(value: Any) -> tuple[str | None, str | None] | None:
     for name in pair:
         if name is not None and not isinstance(name, str):
             raise GameFileError(f"a player must be a name (text), got {clip(json.dumps(name))}")
-    return pair  # type: ignore[return-value]
+    return pair
 
 
 def _choice(data: dict[str, Any], key: str, allowed: tuple[str, ...]) -> str | None:

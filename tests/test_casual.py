@@ -172,3 +172,12 @@ def test_count_scoring_games_keep_their_rules_through_play_export_and_import(cli
     assert cli("import", str(tmp_path / "game.json")).exit_code == 0
     copies = [g for g in stored_games(tmp_path) if g.tournament == "casual 3x3c3nw"]
     assert [g.result for g in copies] == ["1-0"] * 3
+
+
+def test_a_player_the_file_leaves_out_is_stored_as_unnamed(cli, tmp_path):
+    game = tmp_path / "game.json"
+    game.write_text(json.dumps({"moves": "4453", "players": {"first": None, "second": "random"}}))
+    result = cli("import", str(game))
+    assert result.exit_code == 0, result.output
+    stored = stored_games(tmp_path)[-1]
+    assert (stored.first, stored.second) == ("unnamed", "random")

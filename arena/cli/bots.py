@@ -121,7 +121,7 @@ def match_command(
     click.echo(f"{len(result.records)} games, {rules.describe()}, seed {seed}")
     click.echo(tabulate(rows, headers=["bot", "games", "wins", "draws", "losses", "score %"]))
     click.echo(f"Elo difference ({a} - {b}): {elo:+.1f}, 95% interval {low:+.1f} .. {high:+.1f}")
-    if test is not None:
+    if test is not None and decision is not None:
         llr = test.llr(tally.wins, tally.draws, tally.losses)
         lower, upper = test.bounds
         verdict = {

@@ -27,7 +27,7 @@ from arena.plugins import check_spec, spec_text
 from arena.records import RESULTS, Outcome, Termination
 from arena.solvers import find_solver
 from arena.terminal import progress as progress_bar
-from arena.terminal.casual import HUMAN, save_game
+from arena.terminal.casual import HUMAN, UNNAMED, save_game
 from arena.terminal.play import PlaySession
 from arena.terminal.replay import ReplaySession
 
@@ -239,7 +239,7 @@ def export_command(game_id: int, fmt: str, db: str) -> None:
     finished = game.termination != Termination.UNFINISHED  # an unfinished game has no result yet
     click.echo(export_json(
         rules, moves, players=(game.first, game.second), result=game.result if finished else None,
-        termination=game.termination if finished else None, reason=game.reason,
+        termination=Termination(game.termination) if finished else None, reason=game.reason,
         move_info=[json.loads(m.info) if m.info else None for m in rows], move_ms=[m.ms for m in rows],
         indent=2,
     ))
@@ -267,7 +267,8 @@ def import_command(file: Any, rules_text: str | None, db: str) -> None:
         outcome = Outcome.of_result(result, Termination.FORFEIT, game.reason)
     plies = list(zip(game.move_ms or [], game.move_info or []))
     store = open_store(db, create=True)
-    game_id = save_game(store, game.rules, (players[0], players[1]), board, plies, outcome=outcome)
+    named = (players[0] or UNNAMED, players[1] or UNNAMED)  # a file may leave a player out (null)
+    game_id = save_game(store, game.rules, named, board, plies, outcome=outcome)
     click.echo(f"Imported as game {game_id} in {db}: {game.rules.describe()}, {board.ply} plies")
 
 

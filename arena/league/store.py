@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlite_utils import Database
+from sqlite_utils.db import Table
 from sqlite_utils.migrations import Migrations
 
 from arena.engine.game import Rules, format_moves, move_names
@@ -42,7 +43,7 @@ class StoreError(ArenaError):
 
 @_migration("0001_initial")
 def _initial(db: Database) -> None:
-    db["tournaments"].create(
+    db.table("tournaments").create(
         {
             "id": int, "name": str, "format": str, "config": str, "identity": str,
             "rules": str, "seed": int, "status": str, "created_at": str, "finished_at": str,
@@ -50,14 +51,14 @@ def _initial(db: Database) -> None:
         pk="id",
         not_null={"name", "status", "created_at"},
     )
-    db["tournaments"].create_index(["name"], unique=True)
-    db["bots"].create(
+    db.table("tournaments").create_index(["name"], unique=True)
+    db.table("bots").create(
         {"id": int, "spec": str, "name": str, "options": str, "source": str, "content_hash": str},
         pk="id",
         not_null={"spec", "name", "source", "content_hash"},
     )
-    db["bots"].create_index(["spec", "source", "content_hash"], unique=True)
-    db["games"].create(
+    db.table("bots").create_index(["spec", "source", "content_hash"], unique=True)
+    db.table("games").create(
         {
             "id": int, "tournament_id": int, "key": str, "pairing": str,
             "first_bot_id": int, "second_bot_id": int, "opening": str, "opening_plies": int,
@@ -72,9 +73,9 @@ def _initial(db: Database) -> None:
         ],
         not_null={"tournament_id", "key", "first_bot_id", "second_bot_id", "result", "termination"},
     )
-    db["games"].create_index(["tournament_id", "key"], unique=True)
-    db["games"].create_index(["first_bot_id"])
-    db["games"].create_index(["second_bot_id"])
+    db.table("games").create_index(["tournament_id", "key"], unique=True)
+    db.table("games").create_index(["first_bot_id"])
+    db.table("games").create_index(["second_bot_id"])
     # WITHOUT ROWID: the (game, ply) key is the table's own order, one B-tree
     # instead of a table and an index; the table that grows fastest by far.
     db.execute(
@@ -91,7 +92,7 @@ def _initial(db: Database) -> None:
 
 @_migration("0002_submissions")
 def _submissions(db: Database) -> None:
-    db["submissions"].create(
+    db.table("submissions").create(
         {
             "id": int, "name": str, "version": int, "kind": str, "source": str,
             "content_hash": str, "file": str, "submitted_at": str,
@@ -99,12 +100,12 @@ def _submissions(db: Database) -> None:
         pk="id",
         not_null={"name", "version", "kind", "source", "content_hash", "submitted_at"},
     )
-    db["submissions"].create_index(["name", "version"], unique=True)
+    db.table("submissions").create_index(["name", "version"], unique=True)
 
 
 @_migration("0003_analyses")
 def _analyses(db: Database) -> None:
-    db["analyses"].create(
+    db.table("analyses").create(
         {"game_id": int, "ply": int, "value": int, "budget": float, "analysed_at": str},
         pk=("game_id", "ply"),
         foreign_keys=[("game_id", "games", "id")],
@@ -114,7 +115,7 @@ def _analyses(db: Database) -> None:
 
 @_migration("0004_submission_class")
 def _submission_class(db: Database) -> None:
-    db["submissions"].add_column("class_name", str)  # which Bot subclass, for files with several
+    db.table("submissions").add_column("class_name", str)  # which Bot subclass, for files with several
 
 
 @dataclass(frozen=True)
@@ -244,12 +245,12 @@ class Store:
 
     def tournament(self, name: str) -> StoredTournament | None:
         """The tournament of that name, or None."""
-        rows = list(self.db["tournaments"].rows_where("name = ?", [name]))
+        rows = list(self.db.table("tournaments").rows_where("name = ?", [name]))
         return StoredTournament(**rows[0]) if rows else None
 
     def tournaments(self) -> list[StoredTournament]:
         """Every tournament, oldest first."""
-        return [StoredTournament(**row) for row in self.db["tournaments"].rows_where(order_by="id")]
+        return [StoredTournament(**row) for row in self.db.table("tournaments").rows_where(order_by="id")]
 
     @contextmanager
     def running(self, name: str) -> Iterator[None]:
@@ -290,32 +291,32 @@ class Store:
                     f"({_first_difference(json.loads(existing.identity), identity)}); "
                     "pick another --name or repeat the original settings to resume it"
                 )
-            self.db["tournaments"].update(existing.id, {"status": "running", "finished_at": None})
+            self.db.table("tournaments").update(existing.id, {"status": "running", "finished_at": None})
             return existing.id
         row = {
             "name": name, "format": fmt, "config": json.dumps(config, sort_keys=True),
             "identity": identity_text, "rules": json.dumps(identity["rules"]), "seed": seed,
             "status": "running", "created_at": _now(), "finished_at": None,
         }
-        return int(self.db["tournaments"].insert(row).last_pk)
+        return _insert(self.db.table("tournaments"), row)
 
     def finish_tournament(self, tournament_id: int, status: str) -> None:
         finished = _now() if status == "finished" else None
-        self.db["tournaments"].update(tournament_id, {"status": status, "finished_at": finished})
+        self.db.table("tournaments").update(tournament_id, {"status": status, "finished_at": finished})
 
     # --- bots ------------------------------------------------------------------------
 
     def bot_id(self, bot: BotIdentity) -> int:
         """The id of this exact bot (spec and code), adding it if new."""
         key = [bot.spec, bot.source, bot.content_hash]
-        rows = list(self.db["bots"].rows_where("spec = ? and source = ? and content_hash = ?", key))
+        rows = list(self.db.table("bots").rows_where("spec = ? and source = ? and content_hash = ?", key))
         if rows:
             return int(rows[0]["id"])
         row = {
             "spec": bot.spec, "name": bot.name, "options": json.dumps(bot.options, sort_keys=True),
             "source": bot.source, "content_hash": bot.content_hash,
         }
-        return int(self.db["bots"].insert(row).last_pk)
+        return _insert(self.db.table("bots"), row)
 
     # --- submissions --------------------------------------------------------------------
 
@@ -338,13 +339,13 @@ class Store:
                 "name": name, "version": latest + 1, "kind": kind, "source": source,
                 "content_hash": digest, "file": file, "submitted_at": _now(), "class_name": class_name,
             }
-            self.db["submissions"].insert(row)
+            self.db.table("submissions").insert(row)
         return Submission(**{k: row[k] for k in Submission.__dataclass_fields__}), True
 
     def submissions(self, name: str | None = None) -> list[Submission]:
         """Every stored version (of one name), oldest first."""
         where, params = ("name = ?", [name]) if name is not None else (None, [])
-        rows = self.db["submissions"].rows_where(where, params, order_by="name, version")
+        rows = self.db.table("submissions").rows_where(where, params, order_by="name, version")
         return [Submission(**{k: r[k] for k in Submission.__dataclass_fields__}) for r in rows]
 
     def submission(self, name: str, version: int | None = None) -> Submission | None:
@@ -358,7 +359,7 @@ class Store:
 
     def position_values(self, game_id: int) -> dict[int, tuple[int | None, float]]:
         """ply -> (value for the side to move or None if unproven, budget tried)."""
-        rows = self.db["analyses"].rows_where("game_id = ?", [game_id])
+        rows = self.db.table("analyses").rows_where("game_id = ?", [game_id])
         return {r["ply"]: (r["value"], r["budget"]) for r in rows}
 
     def save_position_values(self, game_id: int, values: dict[int, int | None], budget: float) -> None:
@@ -367,7 +368,7 @@ class Store:
             for ply, value in values.items()
         ]
         with self.db.atomic():
-            self.db["analyses"].upsert_all(rows, pk=("game_id", "ply"))
+            self.db.table("analyses").upsert_all(rows, pk=("game_id", "ply"))
 
     # --- games ----------------------------------------------------------------------
 
@@ -428,7 +429,7 @@ class Store:
 
     def moves(self, game_id: int) -> list[StoredMove]:
         """A game's moves in order (none for an unknown id)."""
-        rows = self.db["moves"].rows_where("game_id = ?", [game_id], order_by="ply")
+        rows = self.db.table("moves").rows_where("game_id = ?", [game_id], order_by="ply")
         return [StoredMove(**row) for row in rows]
 
     def games(
@@ -442,7 +443,7 @@ class Store:
             where.append("t.name = ?")
             params.append(tournament)
         if bot is not None:
-            specs = [row["spec"] for row in self.db["bots"].rows_where(order_by="spec")]
+            specs = [row["spec"] for row in self.db.table("bots").rows_where(order_by="spec")]
             if bot not in specs:
                 known = ", ".join(dict.fromkeys(specs)) or "none yet"
                 raise StoreError(f"no bot {bot!r} in {self.path}; bots: {known}")
@@ -505,6 +506,14 @@ def _move_rows(game_id: int, record: GameRecord) -> list[tuple[Any, ...]]:
         )
         for ply, move, ms, info in record.moves
     ]
+
+
+def _insert(table: Table, row: dict[str, Any]) -> int:
+    """Insert ``row`` into ``table``; the id it got."""
+    rowid = table.insert(row).last_rowid
+    if rowid is None:  # SQLite gives every inserted row an id: only a broken driver gets here
+        raise RuntimeError(f"no id for the row inserted into {table.name}")
+    return rowid
 
 
 def rules_of(row: StoredGame | StoredTournament) -> Rules:

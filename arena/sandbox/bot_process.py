@@ -6,7 +6,7 @@ here may return into the spawner's code, so every path ends in ``os._exit``.
 
 from __future__ import annotations
 
-import _signal
+import _signal  # type: ignore[import-not-found]  # signal's C core (no stubs): see _confine
 import errno
 import importlib
 import json

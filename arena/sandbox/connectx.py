@@ -19,7 +19,7 @@ from arena.bot import Bot
 from arena.engine.game import Board
 
 
-class Struct(dict):
+class Struct(dict[str, Any]):
     """A dict whose keys are also attributes (Kaggle's observation/configuration)."""
 
     def __getattr__(self, name: str) -> Any:
@@ -39,7 +39,7 @@ def find_agent(namespace: dict[str, Any]) -> Callable[..., Any] | None:
         value for value in namespace.values()
         if inspect.isfunction(value) and value.__module__ == module
     ]
-    named = namespace.get("agent")
+    named: object = namespace.get("agent")
     if callable(named):
         return named
     return functions[-1] if functions else None

@@ -87,6 +87,8 @@ def prepare(writable: list[str], readable: list[str]) -> int | None:
         return None
     create, add_rule, _ = _SYSCALLS[os.uname().machine]
     c = libc()
+    if c is None:  # abi_version found Landlock through libc: not reached
+        return None
     all_fs = sum(_FS_V1.values())
     if abi >= 2:
         all_fs |= _FS_REFER
@@ -127,7 +129,7 @@ def enforce(ruleset: int) -> bool:
     c = libc()
     if c is None or not prctl(_PR_SET_NO_NEW_PRIVS, 1):
         return False
-    return c.syscall(restrict, ctypes.c_int(ruleset), ctypes.c_uint32(0)) == 0
+    return bool(c.syscall(restrict, ctypes.c_int(ruleset), ctypes.c_uint32(0)) == 0)
 
 
 def _allow(libc: ctypes.CDLL, add_rule: int, ruleset: int, path: str, access: int) -> None:

@@ -95,7 +95,9 @@ class SandboxedBot(Bot):
         if "not_a_move" in reply:
             raise BotFailure(f"not a move: {reply['not_a_move']}")
         info = reply.get("info")
-        return Choice(reply.get("move"), info if isinstance(info, dict) else {})
+        # The move is whatever the bot process sent (untrusted): the referee checks
+        # that it is a legal move, an int, before it touches the board.
+        return Choice(reply.get("move"), info if isinstance(info, dict) else {})  # type: ignore[arg-type]
 
     def close(self) -> None:
         """Kill the bot process and everything it started (the spawner collects them)."""

@@ -17,6 +17,7 @@ from arena.league.store import BotIdentity, Store
 from arena.records import GameRecord, GameSpec, MoveRecord, Outcome, Termination
 
 HUMAN = "human"
+UNNAMED = "unnamed"  # an imported game's player its file does not name
 
 
 def save_game(

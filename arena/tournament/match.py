@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from arena.engine.game import Rules
 from arena.engine.openings import game_seed, random_openings
@@ -54,7 +55,7 @@ class MatchResult:
                     tallies[bot].forfeits += 1
         return tallies
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {
             "games": len(self.records),
             "results": {
