@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
-from arena.bot import Bot, BotOptionError, Choice, Option, split_answer
+from arena.bot import Bot, BotOptionError, Choice, Option
 from arena.engine.game import Board, Rules
 from bots.lines import lines_for
 
@@ -83,9 +85,10 @@ class Kit:
         self.column = list(g.column)
         self.bit_cell = g.bit_cell
         self.cell_bits = list(g.cell_bit)
-        namespace: dict = {}
+        # exec() fills a namespace of arbitrary values; "threats" is the generated function.
+        namespace: dict[str, Any] = {}
         exec(compile(threat_source(rules), f"<threats {rules.describe()}>", "exec"), namespace)
-        self.threats = namespace["threats"]
+        self.threats: Callable[[int], int] = namespace["threats"]
         # Candidate moves in centre order: (move, column mask) or (move, cell bit).
         if rules.gravity:
             self.order = [(m, g.column[m]) for m in g.centre_order]
@@ -142,14 +145,32 @@ class Kit:
         moves.reverse()
         return moves, exact
 
-    def playout(self, a: int, o: int, wa: int, wo: int, rnd, clock, deadline: float) -> float:
+    def playout(
+        self,
+        a: int,
+        o: int,
+        wa: int,
+        wo: int,
+        rnd: Callable[[], float],
+        clock: Callable[[], float],
+        deadline: float,
+    ) -> float:
         """Play on to the end; 1 if the side to move now wins, 0 if it loses, 0.5 a draw
         (also when the deadline passes first)."""
         if self.gravity:
             return self._playout_gravity(a, o, wa, wo, rnd, clock, deadline)
         return self._playout_free(a, o, wa, wo, rnd, clock, deadline)
 
-    def _playout_gravity(self, a, o, wa, wo, rnd, clock, deadline):
+    def _playout_gravity(
+        self,
+        a: int,
+        o: int,
+        wa: int,
+        wo: int,
+        rnd: Callable[[], float],
+        clock: Callable[[], float],
+        deadline: float,
+    ) -> float:
         threats, column, full = self.threats, self.column, self.full
         top_row, stride = self.top_row, self.stride
         mask = a | o
@@ -189,7 +210,16 @@ class Kit:
                 break
         return 0.5
 
-    def _playout_free(self, a, o, wa, wo, rnd, clock, deadline):
+    def _playout_free(
+        self,
+        a: int,
+        o: int,
+        wa: int,
+        wo: int,
+        rnd: Callable[[], float],
+        clock: Callable[[], float],
+        deadline: float,
+    ) -> float:
         threats = self.threats
         mask = a | o
         free = self.full & ~mask
@@ -297,7 +327,7 @@ class MctsBot(Bot):
     c = Option(0.8, "UCT exploration constant")
     reuse = Option(True, "keep the subtree of the position after the opponent's reply")
 
-    def __init__(self, **options) -> None:
+    def __init__(self, **options: object) -> None:
         super().__init__(**options)
         if self.playouts < 0:
             raise BotOptionError(f"option playouts={self.playouts} must be 0 or more")
@@ -332,12 +362,13 @@ class MctsBot(Bot):
             and len(history) >= len(known)
             and history[: len(known)] == known
         ):
-            node: Node | None = old
+            node: Node = old
             for move in history[len(known):]:
-                node = next((c for c in node.children if c.move == move), None)
-                if node is None:
+                child = next((c for c in node.children if c.move == move), None)
+                if child is None:
                     break
-            if node is not None:
+                node = child
+            else:
                 return node, node.visits > 0
         me = board.to_move
         a, o = board.stones(me), board.stones(1 - me)
@@ -351,8 +382,8 @@ class MctsBot(Bot):
             # aim at the wrong thing. The window-counting minimax plays instead.
             from bots.minimax import MinimaxBot
 
-            move, info = split_answer(MinimaxBot(depth=2).choose_move(board))
-            return Choice(move, {**info, "fallback": "count scoring: minimax depth 2"})
+            answer = MinimaxBot(depth=2).choose_move(board)
+            return Choice(answer.move, {**answer.info, "fallback": "count scoring: minimax depth 2"})
         started = time.perf_counter()
         kit = kit_for(board.rules)
         root, reused = self._find_root(board, kit)
@@ -396,7 +427,7 @@ class MctsBot(Bot):
             last = clock() - now
         return done
 
-    def _iterate(self, root: Node, kit: Kit, clock, deadline: float) -> None:
+    def _iterate(self, root: Node, kit: Kit, clock: Callable[[], float], deadline: float) -> None:
         """One selection, expansion, playout and backup; proves what it can."""
         c = self.c
         log, sqrt = math.log, math.sqrt
@@ -424,9 +455,10 @@ class MctsBot(Bot):
                 else:
                     reward = 1.0 - kit.playout(a, o, child.wa, child.wo, self.rng.random, clock, deadline)
                 break
-            # every candidate expanded: descend by UCT
+            # every candidate expanded: descend by UCT (every score is >= 0 > -1.0,
+            # so the first child always replaces this starting best)
             scale = c * sqrt(log(node.visits))
-            best, best_score = None, -1.0
+            best, best_score = node.children[0], -1.0
             for child in node.children:
                 n = child.visits
                 score = child.value / n + scale / sqrt(n)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TypeAlias
 
 from arena.bot import Bot, Choice, Option
 from arena.engine.game import Board, Rules
-from bots.lines import lines_for
+from bots.lines import Lines, lines_for
 
 #: A win scores WIN minus its distance in plies from the root, so sooner is better.
 WIN = 1_000_000
@@ -14,6 +16,9 @@ FULL = 100_000  # a full window (only seen by evaluate(); the search stops at wi
 THREE = 100  # connect-1 own stones and one empty cell
 TWO = 1  # connect-2 own stones and two empty cells
 THREAT = 80  # connect-1 opponent stones and one empty cell (counted against)
+
+#: A candidate move of :meth:`_Search.children`: (move, bit, o3, o2, p3, p2, blocks).
+_Child: TypeAlias = tuple[int, int, int, int, int, int, bool]
 
 
 def evaluate(board: Board, player: int) -> int:
@@ -40,7 +45,7 @@ def evaluate(board: Board, player: int) -> int:
     return score
 
 
-def counts(lines, own: int, opp: int) -> tuple[int, int]:
+def counts(lines: Lines, own: int, opp: int) -> tuple[int, int]:
     """(windows with connect-1 own and the rest empty, with connect-2 own and rest empty)."""
     k = lines.connect
     threes = twos = 0
@@ -83,7 +88,9 @@ class _Search:
         self.order = _move_order(rules)
         self.nodes = 0
 
-    def children(self, own, opp, mask, o3, o2, p3, p2):
+    def children(
+        self, own: int, opp: int, mask: int, o3: int, o2: int, p3: int, p2: int
+    ) -> tuple[int, None] | tuple[None, list[_Child]]:
         """Candidate moves with their bits and the counts after them.
 
         Returns (win, moves): ``win`` is a winning move or None; ``moves`` lists
@@ -92,7 +99,9 @@ class _Search:
         says the move fills a cell where the opponent would complete a line.
         """
         through, k1, k2, k3 = self.through, self.k1, self.k2, self.k3
-        out = []
+        out: list[_Child] = []
+        # (move, bit) pairs; the order's tuples have more fields with gravity.
+        cands: Sequence[tuple[int, ...]]
         if self.gravity:
             cands = [(m, (mask + b) & col) for m, b, col, top in self.order if not mask & top]
         else:
@@ -124,7 +133,7 @@ class _Search:
             out.append((move, bit, n3, n2, m3, m2, blocks))
         return None, out
 
-    def can_win(self, own, opp, mask):
+    def can_win(self, own: int, opp: int, mask: int) -> bool:
         """Can the side to move (gravity on) complete a line in one move?"""
         through, k1 = self.through, self.k1
         for _m, b, col, top in self.order:
@@ -135,7 +144,20 @@ class _Search:
                         return True
         return False
 
-    def negamax(self, own, opp, mask, depth, alpha, beta, ply, o3, o2, p3, p2):
+    def negamax(
+        self,
+        own: int,
+        opp: int,
+        mask: int,
+        depth: int,
+        alpha: int,
+        beta: int,
+        ply: int,
+        o3: int,
+        o2: int,
+        p3: int,
+        p2: int,
+    ) -> int:
         """Score for the side to move (stones ``own``); counts are o3/o2 own, p3/p2 opp."""
         self.nodes += 1
         # A win needs an open window with connect-1 own stones (o3 > 0); without
@@ -175,11 +197,11 @@ class _Search:
         win, moves = self.children(own, opp, mask, o3, o2, p3, p2)
         if win is not None:
             return win, WIN - 1
+        if not moves:  # cannot happen on a board with room left; be safe anyway
+            return board.centre_order(board.legal_moves())[0], 0
         forced = [m for m in moves if m[6]]
         if forced:
             moves = forced
-        if not moves:  # cannot happen on a board with room left; be safe anyway
-            return board.centre_order(board.legal_moves())[0], 0
         alpha, beta = -WIN - 1, WIN + 1
         best_move, best = moves[0][0], -WIN - 1
         for move, bit, n3, n2, m3, m2, _ in moves:
