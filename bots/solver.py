@@ -35,13 +35,18 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast
 
 from arena.bot import Bot, BotOptionError, Choice, Option
 from arena.engine.game import MAX_SIZE, Board, Rules
 from arena.engine.scores import score_of_win
 from arena.errors import ArenaError
 from bots.minimax import MinimaxBot
+
+if TYPE_CHECKING:
+    from bots.solver_fast import NumbaCore
 
 #: Environment variable naming the default back end: auto, numba or python.
 BACKEND_ENV = "CONNECTK_SOLVER_BACKEND"
@@ -77,6 +82,43 @@ def max_score(rules: Rules) -> int:
 
 class SearchAborted(Exception):
     """The deadline or node budget of a search ran out (internal)."""
+
+
+#: ``win(p, empty)``: the cells of ``empty`` that complete a line with the stones ``p``.
+WinFunction = Callable[[int, int], int]
+
+
+class SearchCore(Protocol):
+    """What :class:`Solver` asks of a back end (:class:`PythonCore`, ``NumbaCore``)."""
+
+    #: Node count of the last search.
+    nodes: int
+
+    def reset(self) -> None: ...
+
+    def probe(
+        self,
+        cur: int,
+        mask: int,
+        ply: int,
+        alpha: int,
+        beta: int,
+        deadline: float | None = None,
+        budget: int | None = None,
+    ) -> int: ...
+
+    def root(
+        self,
+        cur: int,
+        mask: int,
+        ply: int,
+        lo: int,
+        hi: int,
+        deadline: float | None = None,
+        budget: int | None = None,
+    ) -> int: ...
+
+    def solve(self, cur: int, mask: int, ply: int, deadline: float | None = None, budget: int | None = None) -> int: ...
 
 
 # --- the pure-Python back end ---------------------------------------------------------
@@ -115,19 +157,49 @@ def winning_cells_source(rules: Rules) -> str:
             prev_r = f"r{i - 1} & " if i > 1 else ""
             lines.append(f"    l{i} = {prev_l}(p << {s * i})")
             lines.append(f"    r{i} = {prev_r}(p >> {s * i})")
-        terms = [f"r{k - 1}", f"l{k - 1}"]
-        terms += [f"(l{a} & r{k - 1 - a})" for a in range(1, k - 1)]
-        lines.append("    r |= " + " | ".join(terms))
+        parts = [f"r{k - 1}", f"l{k - 1}"]
+        parts += [f"(l{a} & r{k - 1 - a})" for a in range(1, k - 1)]
+        lines.append("    r |= " + " | ".join(parts))
     lines.append("    return r & empty")
     return "\n".join(lines) + "\n"
 
 
 @lru_cache(maxsize=64)
-def winning_cells_function(rules: Rules):
+def winning_cells_function(rules: Rules) -> WinFunction:
     """The compiled ``win(p, empty)`` of :func:`winning_cells_source`."""
-    namespace: dict = {}
+    namespace: dict[str, Any] = {}  # exec's globals: whatever the source defines
     exec(compile(winning_cells_source(rules), f"<winning cells {rules.describe()}>", "exec"), namespace)
-    return namespace["win"]
+    win: WinFunction = namespace["win"]
+    return win
+
+
+class _SearchFunction(Protocol):
+    """The search closure of :meth:`PythonCore._build`, with the node count of its
+    last call as an attribute."""
+
+    nodes: int
+
+    def __call__(
+        self,
+        cur: int,
+        mask: int,
+        p: int,
+        a: int,
+        b: int,
+        deadline: float | None,
+        budget: int | None,
+        narrow: bool,
+    ) -> int: ...
+
+
+class _ClockState(TypedDict):
+    """When the pure-Python search last looked at the clock, and its limits."""
+
+    deadline: float | None
+    budget: int | None
+    every: int
+    seen: int
+    at: float
 
 
 class PythonCore:
@@ -155,13 +227,31 @@ class PythonCore:
         """Forget the transposition table."""
         self.table.clear()
 
-    def probe(self, cur, mask, ply, alpha, beta, deadline=None, budget=None) -> int:
+    def probe(
+        self,
+        cur: int,
+        mask: int,
+        ply: int,
+        alpha: int,
+        beta: int,
+        deadline: float | None = None,
+        budget: int | None = None,
+    ) -> int:
         return self._run(cur, mask, ply, alpha, beta, deadline, budget, False)
 
-    def root(self, cur, mask, ply, lo, hi, deadline=None, budget=None) -> int:
+    def root(
+        self,
+        cur: int,
+        mask: int,
+        ply: int,
+        lo: int,
+        hi: int,
+        deadline: float | None = None,
+        budget: int | None = None,
+    ) -> int:
         return self._run(cur, mask, ply, lo, hi, deadline, budget, True)
 
-    def solve(self, cur, mask, ply, deadline=None, budget=None) -> int:
+    def solve(self, cur: int, mask: int, ply: int, deadline: float | None = None, budget: int | None = None) -> int:
         """Exact score of any open position: full board, immediate win, or search."""
         rules = self.rules
         full = self._full
@@ -177,7 +267,17 @@ class PythonCore:
         lo, hi = -score_of_win(rules, ply + 1), score_of_win(rules, ply + 2)
         return self._run(cur, mask, ply, lo, hi, deadline, budget, True)
 
-    def _run(self, cur, mask, ply, a, b, deadline, budget, narrow) -> int:
+    def _run(
+        self,
+        cur: int,
+        mask: int,
+        ply: int,
+        a: int,
+        b: int,
+        deadline: float | None,
+        budget: int | None,
+        narrow: bool,
+    ) -> int:
         if len(self.table) > PY_TABLE_LIMIT:
             self.table.clear()
         self.nodes = 0
@@ -186,7 +286,7 @@ class PythonCore:
         finally:
             self.nodes = self._search.nodes
 
-    def _build(self):
+    def _build(self) -> _SearchFunction:
         rules = self.rules
         g = rules.geometry
         cells = rules.cells
@@ -206,9 +306,9 @@ class PythonCore:
         table = self.table
         table_get = table.get
         monotonic = time.monotonic
-        state = {"deadline": None, "budget": None, "every": 1, "seen": 0, "at": 0.0}
+        state: _ClockState = {"deadline": None, "budget": None, "every": 1, "seen": 0, "at": 0.0}
 
-        def check(count):
+        def check(count: int) -> int:
             # Called at node ``count``; returns the node of the next look. The
             # interval adapts so that the clock is read about every CLOCK_SECONDS
             # (a node costs microseconds on 7x6, milliseconds on 40x40).
@@ -237,7 +337,7 @@ class PythonCore:
         nodes = 0
         next_check = 0
 
-        def negamax(cur, mask, p, alpha, beta):
+        def negamax(cur: int, mask: int, p: int, alpha: int, beta: int) -> int:
             # The side to move (stones ``cur``) cannot win at once.
             nonlocal nodes, next_check
             nodes += 1
@@ -291,6 +391,7 @@ class PythonCore:
                     return beta
             # Children, most winning cells first, centre first among equals
             # (rank: higher nearer the centre). A single move needs no order.
+            moves: list[tuple[int, int, int]] | tuple[tuple[int, int, int]]
             if possible & (possible - 1):
                 moves = []
                 for rank, column in ranked:
@@ -311,10 +412,19 @@ class PythonCore:
             table[key] = alpha << 1
             return alpha
 
-        def search(cur, mask, p, a, b, deadline, budget, narrow):
+        def search(
+            cur: int,
+            mask: int,
+            p: int,
+            a: int,
+            b: int,
+            deadline: float | None,
+            budget: int | None,
+            narrow: bool,
+        ) -> int:
             nonlocal nodes, next_check
             nodes = 0
-            state.update(deadline=deadline, budget=budget, every=1, seen=0, at=monotonic())
+            state.update({"deadline": deadline, "budget": budget, "every": 1, "seen": 0, "at": monotonic()})
             next_check = 0
             try:
                 if not narrow:
@@ -333,10 +443,12 @@ class PythonCore:
                         lo = r
                 return lo
             finally:
-                search.nodes = nodes
+                searcher.nodes = nodes
 
-        search.nodes = 0
-        return search
+        # A function with an attribute: mypy cannot type one from its def.
+        searcher = cast(_SearchFunction, search)
+        searcher.nodes = 0
+        return searcher
 
 
 def _half(x: int) -> int:
@@ -352,8 +464,17 @@ def fast_available() -> bool:
     return _fast_module() is not None
 
 
+class _FastModule(Protocol):
+    """What the solver takes from :mod:`bots.solver_fast` (the module itself)."""
+
+    DEFAULT_TABLE_BITS: int
+
+    @property
+    def NumbaCore(self) -> type[NumbaCore]: ...  # the module's class
+
+
 @lru_cache(maxsize=1)
-def _fast_module():
+def _fast_module() -> _FastModule | None:
     try:
         from bots import solver_fast
     except Exception:  # numba missing, or it cannot build/cache here: stay pure
@@ -386,9 +507,11 @@ def resolve_backend(rules: Rules, backend: str | None = None) -> str:
     return "numba" if usable else "python"
 
 
-def _make_core(rules: Rules, backend: str, table_bits: int | None):
+def _make_core(rules: Rules, backend: str, table_bits: int | None) -> SearchCore:
     if backend == "numba":
         module = _fast_module()
+        if module is None:  # resolve_backend picks numba only when it is importable
+            raise SolverError("the numba solver backend is not importable")
         if not table_bits:
             # No more entries than a small board has positions (about 3 ** cells).
             table_bits = min(module.DEFAULT_TABLE_BITS, max(10, rules.cells + 2))
@@ -412,7 +535,7 @@ class Solver:
             raise SolverError(f"the solver plays line scoring only, not {rules.describe()}")
         self.rules = rules
         self.backend = resolve_backend(rules, backend)
-        self.core = _make_core(rules, self.backend, table_bits)
+        self.core: SearchCore = _make_core(rules, self.backend, table_bits)
         g = rules.geometry
         self._full = g.full
         self._bottom_row = sum(g.bottom)
@@ -447,7 +570,9 @@ class Solver:
         """[min, max] of a position at ``ply`` where the mover cannot win at once."""
         return -score_of_win(self.rules, ply + 1), score_of_win(self.rules, ply + 2)
 
-    def solve_raw(self, cur: int, mask: int, ply: int, deadline=None, nodes=None) -> int | None:
+    def solve_raw(
+        self, cur: int, mask: int, ply: int, deadline: float | None = None, nodes: int | None = None
+    ) -> int | None:
         """Exact score of the open position (cur, mask) at ``ply``, or None on timeout."""
         try:
             return self.core.solve(cur, mask, ply, deadline, nodes)
@@ -456,7 +581,9 @@ class Solver:
         finally:
             self.nodes = self.core.nodes
 
-    def at_least_raw(self, cur: int, mask: int, ply: int, value: int, deadline=None, nodes=None) -> bool | None:
+    def at_least_raw(
+        self, cur: int, mask: int, ply: int, value: int, deadline: float | None = None, nodes: int | None = None
+    ) -> bool | None:
         """Is the score of (cur, mask) at least ``value``? None on timeout."""
         self.nodes = 0
         if mask == self._full:
@@ -498,13 +625,13 @@ class Solver:
         finally:
             self.nodes = self.core.nodes
 
-    def _children(self, board: Board):
+    def _children(self, board: Board) -> list[tuple[int, int, int, bool]]:
         """(move, cur, mask, immediate win) for each legal move of ``board``."""
         me = board.to_move
         cur, mask = board.stones(me), board.occupied
         g = self.rules.geometry
         wins = self._wins_now(cur, mask)
-        out = []
+        out: list[tuple[int, int, int, bool]] = []
         for move in board.legal_moves():
             if self.rules.gravity:
                 bit = (mask + g.bottom[move]) & g.column[move]
@@ -618,7 +745,7 @@ class SolverBot(Bot):
     fallback_depth = Option(4, "minimax depth when the position is not solved in time")
     backend = Option("auto", "search back end: auto, numba or python")
 
-    def __init__(self, **options) -> None:
+    def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         if not self.seconds >= 0:
             raise BotOptionError(f"option seconds={self.seconds} must be 0 or more")

@@ -19,12 +19,18 @@ from __future__ import annotations
 
 import mmap
 import time
+from collections.abc import Callable, Sequence
+from typing import cast
 
 import numpy as np
 from llvmlite import ir
 from numba import njit, objmode, types
 from numba.core import cgutils
+from numba.core.base import BaseContext
+from numba.core.typing.context import BaseContext as TypingContext
+from numba.core.typing.templates import Signature
 from numba.extending import intrinsic
+from numpy.typing import NDArray
 
 from arena.engine.game import Rules
 from bots.solver import CHECK_EVERY, SearchAborted
@@ -52,9 +58,13 @@ ST_SIZE = 22
 FULL, BOTTOM, ORDER = 0, 1, 2
 DEFAULT_TABLE_BITS = 20  # 1M entries: 16 MiB with gravity, 24 MiB without
 
+#: A score or bound: an int64 in compiled code; run as Python, a Python int, or a
+#: numpy int64 once a bound read from the table (``np.int64``) is taken.
+I64 = int | np.int64
+
 
 @njit(cache=True, inline="always")
-def _popcount(x):
+def _popcount(x: np.uint64) -> np.int64:
     x = x - ((x >> U1) & M1)
     x = (x & M2) + ((x >> np.uint64(2)) & M2)
     x = (x + (x >> np.uint64(4))) & M4
@@ -62,41 +72,57 @@ def _popcount(x):
 
 
 @njit(cache=True, inline="always")
-def _shl(x, n):
+def _shl(x: np.uint64, n: int) -> np.uint64:
     if n >= U64:
         return U0
     return x << np.uint64(n)
 
 
 @njit(cache=True, inline="always")
-def _shr(x, n):
+def _shr(x: np.uint64, n: int) -> np.uint64:
     if n >= U64:
         return U0
     return x >> np.uint64(n)
 
 
+#: The IR generator of an intrinsic: (context, builder, signature, argument values).
+Codegen = Callable[[BaseContext, ir.IRBuilder, Signature, Sequence[ir.Value]], ir.Value]
+
+
 @intrinsic
-def _prefetch(typingctx, array, index):
+def _prefetch_intrinsic(
+    typingctx: TypingContext, array: types.Array, index: types.Integer
+) -> tuple[Signature, Codegen]:
     """Ask the CPU to start loading ``array[index]`` into the cache (a hint)."""
     sig = types.void(array, index)
 
-    def codegen(context, builder, signature, args):
+    def codegen(
+        context: BaseContext, builder: ir.IRBuilder, signature: Signature, args: Sequence[ir.Value]
+    ) -> ir.Value:
+        # The ignores below: numba's lowering API (BaseContext, cgutils) has no
+        # annotations, so mypy counts each call to it as untyped.
         array_type = signature.args[0]
-        ary = context.make_array(array_type)(context, builder, args[0])
-        pointer = cgutils.get_item_pointer(context, builder, array_type, ary, [args[1]])
+        ary = context.make_array(array_type)(context, builder, args[0])  # type: ignore[no-untyped-call]
+        pointer = cgutils.get_item_pointer(context, builder, array_type, ary, [args[1]])  # type: ignore[no-untyped-call]
         i8p = ir.IntType(8).as_pointer()
         i32 = ir.IntType(32)
         fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")  # type: ignore[no-untyped-call]
         # read, high temporal locality, data cache
         builder.call(fn, [builder.bitcast(pointer, i8p), i32(0), i32(3), i32(1)])
-        return context.get_dummy_value()
+        return context.get_dummy_value()  # type: ignore[no-untyped-call]
 
     return sig, codegen
 
 
+#: ``_prefetch(array, index)``, as compiled code calls the intrinsic (numba passes
+#: the typing context itself; numba's stub would have callers pass it, and says
+#: the call never returns, as it does when called from Python).
+_prefetch = cast("Callable[[NDArray[np.uint64], np.int64], None]", _prefetch_intrinsic)
+
+
 @njit(cache=True)
-def _win(p, empty, st):
+def _win(p: np.uint64, empty: np.uint64, st: NDArray[np.int64]) -> np.uint64:
     """Cells of ``empty`` that complete a line with the stones ``p``."""
     if st[FAST4]:
         # Pons' formulas for connect 4 with gravity (all shifts below 64).
@@ -136,14 +162,14 @@ def _win(p, empty, st):
 
 
 @njit(cache=True)
-def _now():
+def _now() -> float:
     with objmode(t="float64"):
         t = time.monotonic()
     return t
 
 
 @njit(cache=True)
-def _must_stop(st, deadline):
+def _must_stop(st: NDArray[np.int64], deadline: float) -> bool:
     if st[BUDGET] >= 0 and st[NODES] > st[BUDGET]:
         return True
     if deadline < NO_DEADLINE and _now() > deadline:
@@ -156,16 +182,19 @@ def _must_stop(st, deadline):
 
 
 @njit(cache=True, inline="always")
-def _slot(cur, mask, st):
+def _slot(cur: np.uint64, mask: np.uint64, st: NDArray[np.int64]) -> np.int64:
     if st[GRAVITY]:
         h = cur + mask
     else:
         h = cur ^ (mask * MIX)
-    return np.int64((h * GOLDEN) >> np.uint64(64 - st[TABLE_BITS])) * st[STRIDE]
+    stride: int = st[STRIDE]
+    return np.int64((h * GOLDEN) >> np.uint64(64 - st[TABLE_BITS])) * stride
 
 
 @njit(cache=True, inline="always")
-def _store(tt, slot, key, mask, meta, st):
+def _store(
+    tt: NDArray[np.uint64], slot: np.int64, key: np.uint64, mask: np.uint64, meta: np.uint64, st: NDArray[np.int64]
+) -> None:
     tt[slot] = key
     tt[slot + 1] = meta
     if not st[GRAVITY]:
@@ -173,20 +202,25 @@ def _store(tt, slot, key, mask, meta, st):
 
 
 @njit(cache=True, inline="always")
-def _possible(mask, st, cw):
+def _possible(mask: np.uint64, st: NDArray[np.int64], cw: NDArray[np.uint64]) -> np.uint64:
+    full: np.uint64 = cw[FULL]
     if st[GRAVITY]:
-        return (mask + cw[BOTTOM]) & cw[FULL]
-    return cw[FULL] ^ mask
+        bottom: np.uint64 = cw[BOTTOM]
+        return (mask + bottom) & full
+    return full ^ mask
 
 
 @njit(cache=True)
-def _negamax(cur, mask, p, alpha, beta, tt, st, cw, buf, deadline):
+def _negamax(
+    cur: np.uint64, mask: np.uint64, p: int, alpha: I64, beta: I64,
+    tt: NDArray[np.uint64], st: NDArray[np.int64], cw: NDArray[np.uint64], buf: NDArray[np.uint64], deadline: float,
+) -> I64:  # fmt: skip
     """Pons' fail-hard negamax; the side to move (``cur``) cannot win at once."""
     st[NODES] += 1
     if st[NODES] >= st[NEXT_CHECK] and _must_stop(st, deadline):
         st[ABORTED] = 1
         return 0
-    half = st[HALF]
+    half: int = st[HALF]
     empty = cw[FULL] ^ mask
     opp_win = _win(cur ^ mask, empty, st)
     possible = _possible(mask, st, cw)
@@ -201,12 +235,12 @@ def _negamax(cur, mask, p, alpha, beta, tt, st, cw, buf, deadline):
         return -(half - (p + 1) // 2)
     if p >= st[CELLS] - 2:
         return 0
-    low = -(half - (p + 3) // 2)
+    low: I64 = -(half - (p + 3) // 2)
     if alpha < low:
         alpha = low
         if alpha >= beta:
             return alpha
-    high = half - (p + 2) // 2
+    high: I64 = half - (p + 2) // 2
     # With gravity cur + mask tells the position; without, cur and mask are kept.
     key = cur + mask if st[GRAVITY] else cur
     slot = _slot(cur, mask, st)
@@ -269,14 +303,17 @@ def _negamax(cur, mask, p, alpha, beta, tt, st, cw, buf, deadline):
 
 
 @njit(cache=True)
-def _half(x):
+def _half(x: I64) -> I64:
     if x < 0:
         return -((-x) // 2)
     return x // 2
 
 
 @njit(cache=True)
-def _search(cur, mask, p, a, b, mode, tt, st, cw, buf, deadline):
+def _search(
+    cur: np.uint64, mask: np.uint64, p: int, a: I64, b: I64, mode: int,
+    tt: NDArray[np.uint64], st: NDArray[np.int64], cw: NDArray[np.uint64], buf: NDArray[np.uint64], deadline: float,
+) -> I64:  # fmt: skip
     """mode 0: one probe of [a, b]; 1: narrow [a, b] to the exact score by
     null-window probes; 2: the exact score of any open position (a and b unused)."""
     st[NODES] = 0
@@ -291,7 +328,8 @@ def _search(cur, mask, p, a, b, mode, tt, st, cw, buf, deadline):
             return 0
         st[NODES] = 1
         if _win(cur, cw[FULL] ^ mask, st) & _possible(mask, st, cw):
-            return st[HALF] - p // 2
+            half: int = st[HALF]
+            return half - p // 2
         st[NODES] = 0
         lo = -(st[HALF] - (p + 1) // 2)
         hi = st[HALF] - (p + 2) // 2
@@ -311,7 +349,7 @@ def _search(cur, mask, p, a, b, mode, tt, st, cw, buf, deadline):
     return lo
 
 
-def _table(words: int) -> np.ndarray:
+def _table(words: int) -> NDArray[np.uint64]:
     """A zeroed array of ``words`` uint64, on huge pages where the system allows
     (the table is probed at random: fewer TLB misses), with every page touched
     now rather than in the middle of a timed search."""
@@ -371,16 +409,23 @@ class NumbaCore:
             self.tt[:] = 0
             self.st[EPOCH] = 1
 
-    def probe(self, cur, mask, ply, alpha, beta, deadline=None, budget=None) -> int:
+    def probe(
+        self, cur: int, mask: int, ply: int, alpha: int, beta: int,
+        deadline: float | None = None, budget: int | None = None,
+    ) -> int:  # fmt: skip
         return self._run(cur, mask, ply, alpha, beta, deadline, budget, 0)
 
-    def root(self, cur, mask, ply, lo, hi, deadline=None, budget=None) -> int:
+    def root(
+        self, cur: int, mask: int, ply: int, lo: int, hi: int, deadline: float | None = None, budget: int | None = None
+    ) -> int:
         return self._run(cur, mask, ply, lo, hi, deadline, budget, 1)
 
-    def solve(self, cur, mask, ply, deadline=None, budget=None) -> int:
+    def solve(self, cur: int, mask: int, ply: int, deadline: float | None = None, budget: int | None = None) -> int:
         return self._run(cur, mask, ply, 0, 0, deadline, budget, 2)
 
-    def _run(self, cur, mask, ply, a, b, deadline, budget, mode) -> int:
+    def _run(
+        self, cur: int, mask: int, ply: int, a: int, b: int, deadline: float | None, budget: int | None, mode: int
+    ) -> int:
         st = self.st
         st[BUDGET] = -1 if budget is None else budget
         value = _search(
