@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-
 
 def clip(text: str, limit: int = 60) -> str:
     """``text``, cut to at most ``limit`` characters, ending in "..." if it was cut:
@@ -14,5 +12,9 @@ def clip(text: str, limit: int = 60) -> str:
 def content_hash(content: str | bytes) -> str:
     """The identity of a bot's code: the sha256 (hex) of its text, as UTF-8, or
     of its bytes. Equal code, equal hash, wherever it came from."""
+    # Imported here: the spawner loads this module for clip, and every module it
+    # loads (hashlib brings libcrypto) is copied into every bot process it forks.
+    import hashlib
+
     data = content.encode() if isinstance(content, str) else content
     return hashlib.sha256(data).hexdigest()

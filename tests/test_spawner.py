@@ -205,3 +205,21 @@ def test_the_cli_lets_its_spawner_go_when_the_command_is_done(cli, write_bot):
     result = cli("match", path, "random", "-n", "1")
     assert result.exit_code == 0, result.output
     assert spawner.PROCESS_SPAWNER._spawner is None
+
+
+def test_the_spawner_loads_nothing_a_bot_process_does_not_need():
+    # Every module the spawner loads is copied, page by page, into every bot process.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(spawner.__file__).resolve().parents[2]
+    probe = "import sys, arena.sandbox.spawner_process; print(' '.join(sorted(sys.modules)))"
+    loaded = set(subprocess.run(
+        [sys.executable, "-S", "-P", "-c", probe], capture_output=True, text=True, check=True,
+        env={"PYTHONPATH": str(root)},
+    ).stdout.split())
+    assert "arena.sandbox.bot_process" in loaded  # the probe did load the spawner's modules
+    heavy = {"hashlib", "_hashlib", "sqlite3", "sqlite_utils", "numpy", "numba", "click", "importlib.metadata",
+             "multiprocess", "arena.plugins", "arena.referee", "arena.league", "bots"}
+    assert loaded & heavy == set()
