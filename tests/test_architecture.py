@@ -91,3 +91,19 @@ def test_imports_run_down_the_layers(module, path):
 def test_every_room_is_a_folder_or_a_module_of_arena():
     present = {room_of(module) for module, _ in modules()}
     assert present <= set(ALLOWED), sorted(present - set(ALLOWED))
+
+
+# Every public name of arena.game before the engine moved into arena/engine/.
+OLD_GAME_NAMES = {
+    "MIN_SIZE", "MAX_SIZE", "SCORINGS", "PLAYER_MARKS", "RulesError", "IllegalMoveError", "NotationError",
+    "Rules", "line_plan", "count_lines", "has_line", "Board", "column_label", "format_move", "move_names",
+    "format_moves", "parse_move", "parse_moves", "render",
+}
+
+
+def test_bot_code_importing_the_old_engine_path_still_loads():
+    import arena.engine.game as engine
+    import arena.game as old
+
+    for name in OLD_GAME_NAMES:
+        assert getattr(old, name) is getattr(engine, name), name
