@@ -182,18 +182,22 @@ class Bot:
         """First half of starting a game, for the referee: begin getting ready.
 
         The referee begins every bot of a game, then finishes starting every bot
-        (:meth:`finish_start`), so bots that take time to get ready (a sandboxed
-        bot starts a process) get ready side by side. By default this is simply
-        :meth:`new_game`.
+        (:meth:`finish_start`), so a bot that gets ready in the background (a
+        sandboxed bot starts a process) does so while the other one prepares. By
+        default nothing happens yet: the game is remembered for ``finish_start``.
         """
-        self.new_game(rules, player, seed)
+        self._starting: tuple[Rules, int, int] | None = (rules, player, seed)
 
     def finish_start(self) -> None:
         """Second half of starting a game: return once the bot is ready to move.
 
-        Raises :class:`BotFailure` if it never will be. By default there is
-        nothing to wait for.
+        Raises :class:`BotFailure` if it never will be. By default this is
+        :meth:`new_game` with the game given to :meth:`begin_game`.
         """
+        starting = getattr(self, "_starting", None)
+        if starting is not None:
+            self._starting = None
+            self.new_game(*starting)
 
     def choose_move(self, board: Board) -> int | Choice:
         """Return the move to play in ``board`` (the bot's own copy)."""

@@ -18,11 +18,12 @@ class _Plain(Bot):
         return board.legal_moves()[0]
 
 
-def test_begin_game_is_new_game_unless_a_bot_says_otherwise():
+def test_by_default_a_bot_starts_its_game_in_finish_start():
     bot = _Plain()
     rules = Rules(5, 4, 3)
     bot.begin_game(rules, 1, 99)
-    bot.finish_start()  # nothing to wait for
+    assert (bot.rules, bot.player) == (Rules(), 0)  # nothing yet: the other bot may be starting a process
+    bot.finish_start()
     fresh = _Plain()
     fresh.new_game(rules, 1, 99)
     assert (bot.rules, bot.player) == (rules, 1)

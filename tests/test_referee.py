@@ -156,23 +156,32 @@ class _StartLog(Bot):
         super().new_game(rules, player, seed)
         self._step("new_game")
 
+    def begin_game(self, rules: Rules, player: int, seed: int) -> None:
+        self.player = player
+        self._step("begin_game")
+        super().begin_game(rules, player, seed)
+
     def finish_start(self) -> None:
         self._step("finish_start")
+        super().finish_start()
 
     def choose_move(self, board: Board) -> int:
         return board.legal_moves()[0]
 
 
 def test_every_bot_begins_its_game_before_any_bot_is_waited_for():
-    # The default begin_game is new_game; no bot is special (a sandboxed bot starts
-    # its process in begin_game, so both processes start side by side).
+    # No bot is special: a sandboxed bot starts its process in begin_game, so it
+    # gets ready while the other bot (by default, in finish_start) does.
     log: list[tuple[str, int]] = []
     record = play_game(spec("x", "y"), bots=(_StartLog(log), _StartLog(log)))
     assert record.termination == "win"
-    assert log == [("new_game", 0), ("new_game", 1), ("finish_start", 0), ("finish_start", 1)]
+    assert log == [
+        ("begin_game", 0), ("begin_game", 1),
+        ("finish_start", 0), ("new_game", 0), ("finish_start", 1), ("new_game", 1),
+    ]
 
 
-@pytest.mark.parametrize("step", ["new_game", "finish_start"])
+@pytest.mark.parametrize("step", ["begin_game", "new_game", "finish_start"])
 @pytest.mark.parametrize("player", [0, 1])
 def test_a_bot_failure_while_starting_forfeits_with_its_reason(step, player):
     log: list[tuple[str, int]] = []
@@ -183,7 +192,7 @@ def test_a_bot_failure_while_starting_forfeits_with_its_reason(step, player):
     assert record.moves == []
 
 
-@pytest.mark.parametrize("step", ["new_game", "finish_start"])
+@pytest.mark.parametrize("step", ["begin_game", "new_game", "finish_start"])
 def test_a_crash_while_starting_forfeits_as_a_crash_in_new_game(step):
     log: list[tuple[str, int]] = []
     crashing = _StartLog(log, fails_in=step, failure=RuntimeError("no tables"))
