@@ -66,13 +66,16 @@ class SolverError(ArenaError):
     """Rules or a back end the solver cannot serve."""
 
 
-# The pure-Python search recurses once per stone still to come: up to 1600
-# frames on 40x40, past Python's default limit of 1000 (a Python-to-Python call
-# uses no C stack in 3.11+, so a higher limit is safe). The limit is raised once,
-# here, for the largest board, and never lowered: changing it during a search
-# would pull it from under a search running in another thread.
-if sys.getrecursionlimit() < MAX_SIZE * MAX_SIZE + CALLER_FRAMES:
-    sys.setrecursionlimit(MAX_SIZE * MAX_SIZE + CALLER_FRAMES)
+
+def _allow_deep_searches() -> None:
+    """The pure-Python search recurses once per stone still to come: up to 1600
+    frames on 40x40, past Python's default limit of 1000 (a Python-to-Python call
+    uses no C stack in 3.11+, so a higher limit is safe). The limit is raised when
+    the first pure-Python search core is made (not when the plug-in is merely
+    listed), for the largest board, and never lowered: changing it during a
+    search would pull it from under a search running in another thread."""
+    if sys.getrecursionlimit() < MAX_SIZE * MAX_SIZE + CALLER_FRAMES:
+        sys.setrecursionlimit(MAX_SIZE * MAX_SIZE + CALLER_FRAMES)
 
 
 def max_score(rules: Rules) -> int:
@@ -215,6 +218,7 @@ class PythonCore:
     name = "python"
 
     def __init__(self, rules: Rules) -> None:
+        _allow_deep_searches()
         self.rules = rules
         self.table: dict[int, int] = {}
         self.nodes = 0

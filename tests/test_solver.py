@@ -433,14 +433,14 @@ def test_count_scoring_is_not_solved_but_played():
 
 def test_deep_searches_fit_the_recursion_limit_without_changing_it(monkeypatch):
     # A search dives one frame per stone to come: past 1000 here, Python's default
-    # limit. The limit was raised once, at import; a search must not touch it
-    # (another thread may be deep in a search of its own).
+    # limit. The limit was raised once, when the first search core was made; a
+    # search must not touch it (another thread may be deep in a search of its own).
     import sys
 
-    calls = []
-    monkeypatch.setattr(sys, "setrecursionlimit", calls.append)
     rules = Rules(32, 32, 32)
     solver = Solver(rules, "python")
+    calls = []
+    monkeypatch.setattr(sys, "setrecursionlimit", calls.append)
     assert solver.solve(Board(rules), nodes=rules.cells + 50) is None  # out of nodes, not of stack
     assert solver.nodes > rules.cells  # it dived to the last stone
     assert calls == []
@@ -486,3 +486,11 @@ def open_positions(rules: Rules, count: int, plies: int) -> list[Board]:
         if not board.is_over():
             boards.append(board)
     return boards
+
+
+def test_listing_the_solver_plug_in_leaves_the_recursion_limit_alone():
+    import subprocess
+    import sys
+
+    probe = "import sys; before = sys.getrecursionlimit(); import bots.solver; print(before == sys.getrecursionlimit())"
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout == "True\n"

@@ -21,7 +21,7 @@ from arena.cli.main import (
 )
 from arena.engine.game import Board, format_move, parse_moves
 from arena.game_files import export_json, export_moves, import_game, parse_rules_prefix
-from arena.league.analysis import analyse_stored, describe, slips_by_bot
+from arena.league.analysis import Solve, analyse_stored, describe, slips_by_bot, solver_solve
 from arena.league.store import Store, rules_of
 from arena.plugins import check_spec, spec_text
 from arena.records import RESULTS, Outcome, Termination
@@ -148,8 +148,18 @@ def analyse_command(game_id: int | None, tournament: str | None, budget: float, 
     bar = progress_bar.ProgressBar.for_stderr()
     analyses = {}
     started = time.perf_counter()
+    solvers: dict[str, Solve] = {}  # one per set of rules: what it learns carries from game to game
+
+    def shared_solver(rules_text: str) -> Solve:
+        def solve(board: Board, deadline: float) -> int | None:
+            if rules_text not in solvers:  # made when first needed: stored values need none
+                solvers[rules_text] = solver_solve(board.rules)
+            return solvers[rules_text](board, deadline)
+
+        return solve
+
     for done, game in enumerate(games, start=1):
-        analyses[game.id] = analyse_stored(store, game.id, budget)
+        analyses[game.id] = analyse_stored(store, game.id, budget, shared_solver(game.rules))
         if bar:
             bar.update(done, len(games), time.perf_counter() - started)
     if bar:
