@@ -46,16 +46,21 @@ SolverFactory = Callable[[Rules], PositionSolver]
 
 
 class SolverMissing(ArenaError):
-    """No solver plug-in is installed, or the installed one cannot be loaded."""
+    """No solver plug-in can be had: none is installed, the installed one cannot be
+    loaded, or it cannot serve the rules asked for."""
 
 
 def find_solver(rules: Rules) -> PositionSolver:
     """A solver for ``rules`` from the installed plug-ins (the first by name).
 
-    Raises :class:`SolverMissing` when none is installed or it fails to load,
-    and the solver's own ValueError when it cannot serve ``rules``.
+    Raises :class:`SolverMissing` when none is installed, it fails to load, or it
+    refuses ``rules`` (a plug-in says so with a ValueError).
     """
-    return solver_factory()(rules)
+    factory = solver_factory()
+    try:
+        return factory(rules)
+    except ValueError as exc:  # a plug-in's own refusal: one line for the person, never a traceback
+        raise SolverMissing(f"the solver cannot serve {rules.describe()}: {exc}") from None
 
 
 def solver_factory() -> SolverFactory:

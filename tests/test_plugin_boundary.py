@@ -93,6 +93,21 @@ def test_a_solver_that_fails_to_load_is_reported_in_one_line(monkeypatch, cli):
     assert "the solver 'broken'" in result.output and "ModuleNotFoundError" in result.output
 
 
+class _Picky(_Stub):
+    """A third-party solver that serves only 7x6 and says so with a plain ValueError."""
+
+    def __init__(self, rules: Rules) -> None:
+        if (rules.width, rules.height) != (7, 6):
+            raise ValueError("only 7x6 boards")
+        super().__init__(rules)
+
+
+def test_a_solver_that_refuses_the_rules_is_reported_in_one_line(monkeypatch, cli):
+    _installed(monkeypatch, metadata.EntryPoint("picky", f"{__name__}:_Picky", solvers.ENTRY_POINT_GROUP))
+    result = cli("solve", "33", "--width", "5", "--height", "4")
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().count("\n") == 0 and "only 7x6 boards" in result.output
+
 
 def test_bot_processes_may_read_the_folders_of_installed_plug_ins_found_without_importing(monkeypatch, tmp_path):
     from arena.sandbox import process_control
