@@ -219,7 +219,20 @@ def _declared_in(bot_class: type[Bot]) -> tuple[bool, Mapping[str, Option[Any]]]
 
 def _option_attributes(klass: type) -> dict[str, Option[Any]]:
     """The options declared as class attributes in ``klass``'s own body."""
-    return {key: value for key, value in vars(klass).items() if isinstance(value, Option)}
+    found = {key: value for key, value in vars(klass).items() if isinstance(value, Option)}
+    taken = sorted(set(found) & _reserved_names())
+    if taken:
+        raise BotOptionError(
+            f"bot class {klass.__name__!r} declares an option named {taken[0]!r}, a name the Bot class "
+            "uses itself: give the option another name"
+        )
+    return found
+
+
+def _reserved_names() -> set[str]:
+    """What Bot itself defines or sets on every bot: an option of that name would
+    replace it (``name = Option(...)`` would break ``bot_name()``)."""
+    return {name for name in dir(Bot) if not name.startswith("__")} | {"rules", "player", "rng", "time_allowed"}
 
 
 def _collect_options(bot_class: type[Bot]) -> Mapping[str, Option[Any]]:

@@ -213,3 +213,9 @@ def test_every_built_in_bot_declares_its_options_as_attributes():
         for key, option in entry.bot_class.options.items():
             assert getattr(entry.bot_class, key) is option, f"{name}:{key}"
     assert MinimaxBot.depth.default == 4 and MinimaxBot().depth == 4
+
+
+@pytest.mark.parametrize("taken", ["name", "rules", "player", "rng", "time_allowed", "choose_move", "options"])
+def test_an_option_may_not_take_a_name_the_bot_class_uses(taken):
+    with pytest.raises(BotOptionError, match=f"option named '{taken}', a name the Bot class uses itself"):
+        type("Clash", (Bot,), {taken: Option(1, "clashes")})
