@@ -180,11 +180,11 @@ def make_bot(
     installed: dict[str, BotEntry] | None = None,
     isolate: bool = False,
     limits: Limits | None = None,
-    sources: dict[str, BotCode] | None = None,
+    submitted: dict[str, BotCode] | None = None,
 ) -> Bot:
     """A fresh bot built from a spec.
 
-    Bot files and submitted bots (whose code is in ``sources``, by name) are
+    Bot files and submitted bots (whose code is in ``submitted``, by name) are
     untrusted: they always run sandboxed in a process of their own. Installed
     bots run in this process unless ``isolate`` is set.
     """
@@ -194,8 +194,8 @@ def make_bot(
         spec = _parse_installed_spec(spec) if installed is None else parse_spec(spec)
     if spec.is_file:
         return SandboxedBot(file_code(spec), spec.options, limits)
-    if sources and spec.name in sources:
-        return SandboxedBot(sources[spec.name], spec.options, limits)
+    if submitted and spec.name in submitted:
+        return SandboxedBot(submitted[spec.name], spec.options, limits)
     entry = load_entry(spec, installed)
     assert entry.bot_class is not None
     try:
@@ -215,14 +215,14 @@ def _parse_installed_spec(text: str) -> BotSpec:
 
 
 def check_spec(
-    text: str, installed: dict[str, BotEntry] | None = None, sources: dict[str, BotCode] | None = None
+    text: str, installed: dict[str, BotEntry] | None = None, submitted: dict[str, BotCode] | None = None
 ) -> BotSpec:
     """Parse a spec and build the bot once, so mistakes surface before any game.
 
     Untrusted code is loaded in the sandbox (never in this process) and must start a game.
     Nothing is remembered: to check many specs, some more than once, use a :class:`BotChecker`.
     """
-    return BotChecker(installed).check(text, sources)
+    return BotChecker(installed).check(text, submitted)
 
 
 class BotChecker:
@@ -238,12 +238,12 @@ class BotChecker:
         # (canonical spec, sha256 of the code) of the sandboxed bots that started a game.
         self._started: set[tuple[str, str]] = set()
 
-    def check(self, text: str, sources: dict[str, BotCode] | None = None) -> BotSpec:
+    def check(self, text: str, submitted: dict[str, BotCode] | None = None) -> BotSpec:
         """The parsed spec, once its bot was built (and, if sandboxed, started a game)."""
         from arena.sandbox.proxy import SandboxedBot  # only when checking: listing bots must not load it
 
         spec = parse_spec(text)
-        bot = make_bot(spec, self.installed, sources=sources)
+        bot = make_bot(spec, self.installed, submitted=submitted)
         if isinstance(bot, SandboxedBot):
             key = (spec_text(spec), content_hash(bot.code.text or ""))
             if key in self._started:
@@ -276,7 +276,6 @@ def spec_text(spec: BotSpec) -> str:
 
 def file_code(spec: BotSpec) -> BotCode:
     """The source of a file bot, read now (the sandbox never needs to open it)."""
-
     assert spec.path is not None
     file = Path(spec.path)
     if not file.is_file():

@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from arena.engine.game import Board, Rules
+from arena.engine.openings import game_seed, random_openings
 from arena.records import TimeControl
 from arena.tournament.config import TournamentConfig, load_config
-from arena.tournament.schedule import game_seed, openings, pairings, random_openings, schedule
+from arena.tournament.schedule import openings, pairings, schedule
 
 BOTS = ["random", "greedy", "blocker", "neighbour", "minimax:depth=1"]
 KEY = re.compile(r"p(\d{4,})-o(\d{4,})-([ab])")

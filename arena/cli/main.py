@@ -198,5 +198,3 @@ def league_options(func: Callable[..., Any]) -> Callable[..., Any]:
                         help="Every game in the database: one league across tournaments.")(func)
     func = click.option("--tournament", "-t", help="One tournament (default: the latest).")(func)
     return db_option(func)
-
-

@@ -77,7 +77,6 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
     click.echo(render_standings(rows))
 
 
-
 def _split(text: str | None) -> list[str] | None:
     if text is None:
         return None

@@ -60,7 +60,7 @@ def _make_bots(spec: GameSpec) -> tuple[Bot, Bot]:
     made: list[Bot] = []
     for player, text in enumerate(spec.bots):
         try:
-            made.append(make_bot(text, isolate=spec.isolate, limits=spec.limits, sources=dict(spec.submitted)))
+            made.append(make_bot(text, isolate=spec.isolate, limits=spec.limits, submitted=dict(spec.submitted)))
         except Exception as exc:
             for bot in made:
                 _close(bot)

@@ -132,7 +132,7 @@ class PlaySession(TerminalIO):
     holds the time and info of every ply (aligned with ``board.history``) for a
     caller that wants to store them too.
 
-    The bot is built here, so a bad spec raises ``BotSpecError`` (a ValueError)
+    The bot is built here, so a bad spec raises ``BotSpecError`` (an ArenaError)
     before any output; a bot that fails during the game ends the session
     (``outcome`` is then ``"bot failed"``).
     """

@@ -37,20 +37,21 @@ def resolve_bots(
     def fail(message: str) -> ConfigError:
         return ConfigError(f"{config.origin}: {message}")
 
-    sources: dict[str, BotCode] = {}
-    bots = _resolve_specs(config.bots, "bots", fail, store, checker, sources)
-    challengers = _resolve_specs(config.challengers, "challengers", fail, store, checker, sources)
+    submitted: dict[str, BotCode] = {}
+    bots = _resolve_specs(config.bots, "bots", fail, store, checker, submitted)
+    challengers = _resolve_specs(config.challengers, "challengers", fail, store, checker, submitted)
     check_field_of_play(config.format, bots, challengers, fail)  # x and x@v2 may be one bot
     return dataclasses.replace(
-        config, bots=bots, challengers=challengers, submitted=tuple(sorted(sources.items())), resolved=True
+        config, bots=bots, challengers=challengers, submitted=tuple(sorted(submitted.items())), resolved=True
     )
 
 
 def resolve_bots_in_database(config: TournamentConfig, checker: BotChecker | None = None) -> TournamentConfig:
     """:func:`resolve_bots` against ``config.db`` if that database exists.
 
-    The database is only read, never created: a definition with a mistake leaves
-    no file behind. One that cannot be opened is no place to look up submitted
+    A database that does not exist is not created, so a definition with a mistake
+    leaves no file behind (an existing one is opened as always: an older schema
+    is brought up to date). One that cannot be opened is no place to look up submitted
     bots; the error comes when the tournament opens it to store games.
     """
     with _existing_store(config.db) as store:
@@ -78,7 +79,7 @@ def _resolve_specs(
     fail: Callable[[str], ConfigError],
     store: Store | None,
     checker: BotChecker,
-    sources: dict[str, BotCode],
+    submitted: dict[str, BotCode],
 ) -> tuple[str, ...]:
     resolved = []
     for text in specs:
@@ -86,8 +87,8 @@ def _resolve_specs(
             found = resolve(text, store)
             if found is not None:
                 text, code = found
-                sources[parse_spec(text).name] = code
-                checker.check(text, sources=sources)
+                submitted[parse_spec(text).name] = code
+                checker.check(text, submitted=submitted)
                 resolved.append(text)
             else:
                 resolved.append(spec_text(checker.check(text)))

@@ -11,11 +11,10 @@ import random
 from collections.abc import Iterator
 from itertools import combinations
 
-from arena.engine.openings import MAX_OPENING_TRIES, game_seed, random_openings
+from arena.engine.openings import game_seed, random_openings
 from arena.records import BotCode, GameSpec
 from arena.tournament.config import TournamentConfig
 
-__all__ = ["MAX_OPENING_TRIES", "game_seed", "openings", "pairings", "random_openings", "schedule"]
 
 def pairings(config: TournamentConfig) -> list[tuple[str, str]]:
     """Unordered pairs of bots that meet: every pair (round robin), or each
