@@ -18,7 +18,10 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli.main import main
-from arena.league.store import Store
+from arena.engine.game import Rules
+from arena.league.store import BotIdentity, Store
+from arena.records import GameSpec
+from arena.referee.referee import play_game
 
 QUICK = str(Path(__file__).resolve().parent.parent / "config" / "quick.toml")
 BUILTIN = ["random", "neighbour", "greedy", "blocker", "minimax"]
@@ -379,7 +382,39 @@ def test_games_lists_games(cli, league):
     out = ok(cli("games", "--db", league))
     lines = out.splitlines()
     assert lines[0].split() == ["id", "tournament", "key", "first", "second", "result", "termination", "plies"]
-    assert len(lines) == 2 + 80
+    assert len(lines) == 2 + 50  # the latest 50 of 80
+    every = json.loads(ok(cli("games", "--db", league, "--json", "--limit", "1000")))
+    assert len(every) == 80
+    assert [int(line.split()[0]) for line in lines[2:]] == [g["id"] for g in every[-50:]]
+
+
+def test_games_says_how_to_see_more(cli, league):
+    result = cli("games", "--db", league, "--json")
+    assert len(json.loads(ok(result))) == 50
+    assert result.stderr.strip() == "Showing the latest 50 of 80 games: --limit 80 shows them all."
+    assert cli("games", "--db", league, "-t", "quick").stderr == ""  # 40 games: all shown
+
+
+def test_games_bot_name_matches_its_specs(cli, league):
+    by_name = json.loads(ok(cli("games", "--db", league, "--bot", "minimax", "--json")))
+    by_spec = json.loads(ok(cli("games", "--db", league, "--bot", "minimax:depth=2", "--json")))
+    assert len(by_name) == 32 and by_name == by_spec
+
+
+def test_games_bot_name_matches_submitted_versions(cli, tmp_path):
+    db = str(tmp_path / "sub.db")
+    with Store(db) as store:
+        rules = Rules(width=5, height=4, connect=3)
+        identity = {"format": "round-robin", "rules": rules.as_dict()}
+        tid = store.start_tournament("t", "round-robin", identity, identity, 1)
+        ids = {"random": store.bot_id(BotIdentity("guard@v2", "guard", {}, "submitted guard", "ab" * 32)),
+               "greedy": store.bot_id(BotIdentity("greedy", "greedy", {}, "builtin"))}
+        store.record_games(tid, [play_game(GameSpec("k0", rules, "random", "greedy", pairing="k0"))], ids)
+        store.finish_tournament(tid, "finished")
+    (game,) = json.loads(ok(cli("games", "--db", db, "--bot", "guard", "--json")))
+    assert game["first"] == "guard@v2"
+    assert json.loads(ok(cli("games", "--db", db, "--bot", "guard@v2", "--json"))) == [game]
+    user_error(cli("games", "--db", db, "--bot", "guard@v3"), "guard@v3", "guard@v2")
 
 
 def test_games_filters_and_json(cli, league):
@@ -396,11 +431,12 @@ def test_games_filters_and_json(cli, league):
     both = json.loads(ok(cli("games", "--db", league, "-t", "q2", "--bot", "minimax:depth=2", "--json")))
     assert len(both) == 16
     assert all(g["tournament"] == "q2" for g in both)
+    q2 = json.loads(ok(cli("games", "--db", league, "--tournament", "q2", "--json")))
     limited = json.loads(ok(cli("games", "--db", league, "--limit", "3", "--json")))
-    assert [g["id"] for g in limited] == [g["id"] for g in quick[:3]]
+    assert [g["id"] for g in limited] == [g["id"] for g in q2[-3:]]  # the latest three
     # a spec no stored game has is a mistake that names the stored bots
     user_error(cli("games", "--db", league, "--bot", "nobody"), "nobody", "greedy", "minimax:depth=2")
-    user_error(cli("games", "--db", league, "--bot", "minimax"), "minimax:depth=2")
+    user_error(cli("games", "--db", league, "--bot", "minimax:depth=9"), "minimax:depth=2")
 
 
 def test_games_unknown_tournament_names_the_known_ones(cli, league):
@@ -519,6 +555,16 @@ def test_standings_anchor(cli, league):
     shift = free["random"]["elo"]
     for bot, row in by_bot.items():
         assert row["elo"] == pytest.approx(free[bot]["elo"] - shift, abs=0.2)
+
+
+def test_standings_anchor_shifts_incremental_elo_too(cli, league):
+    args = ("standings", "--db", league, "-t", "quick", "--format", "json")
+    free = {r["bot"]: r for r in standings_json(ok(cli(*args)))}
+    anchored = {r["bot"]: r for r in standings_json(ok(cli(*args, "--anchor", "random=0")))}
+    assert anchored["random"]["incremental_elo"] == 0
+    shift = free["random"]["incremental_elo"]
+    for bot, row in anchored.items():
+        assert row["incremental_elo"] == pytest.approx(free[bot]["incremental_elo"] - shift, abs=0.2)
 
 
 def test_standings_all_sums_tournaments(cli, league):

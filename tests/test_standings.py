@@ -84,6 +84,15 @@ def test_anchor_pins_one_bot():
     assert rows["a"].elo > rows["b"].elo > rows["c"].elo > 0
 
 
+def test_anchor_shifts_the_incremental_elo_too():
+    free = {r.bot: r for r in standings(league())}
+    rows = {r.bot: r for r in standings(league(), anchor=("d", 0.0))}
+    assert rows["d"].incremental_elo == 0
+    shift = free["d"].incremental_elo
+    for bot, row in rows.items():
+        assert row.incremental_elo == pytest.approx(free[bot].incremental_elo - shift, abs=0.11)
+
+
 def test_crosstable_and_colours():
     games = [game("a", "b", 0, "1"), game("b", "a", None, "2"), game("a", "c", 1, "3")]
     table = crosstable(games, ["a", "b", "c"])

@@ -317,9 +317,12 @@ def test_games_filters_by_tournament_and_bot(league):
     assert len(store.games(bot="minimax:depth=2")) == 2
     assert [g.tournament for g in store.games(tournament="t", bot="greedy")] == ["t"]
     assert [g.tournament for g in store.games(bot="greedy")] == ["t", "u"]
-    with pytest.raises(StoreError, match="'minimax'.*minimax:depth=2"):  # specs match exactly
-        store.games(bot="minimax")
-    assert len(store.games(limit=2)) == 2
+    # a bot's name matches all its specs; a spec matches only itself
+    assert [g.key for g in store.games(bot="minimax")] == [g.key for g in store.games(bot="minimax:depth=2")]
+    with pytest.raises(StoreError, match="'minimax:depth=3'.*minimax:depth=2"):
+        store.games(bot="minimax:depth=3")
+    assert [(g.tournament, g.key) for g in store.games(limit=2)] == [("t", "p0001-o0000-a"), ("u", "p0000-o0000-a")]
+    assert store.game_count() == 3 and store.game_count(tournament="t", bot="random") == 2
     with pytest.raises(StoreError, match="nope.*t, u"):
         store.games(tournament="nope")
 

@@ -31,28 +31,39 @@ from arena.terminal.casual import HUMAN, UNNAMED, save_game
 from arena.terminal.play import PlaySession
 from arena.terminal.replay import ReplaySession
 
+GAMES_SHOWN = 50  # what 'arena games' lists without --limit
+
 
 @main.command("games")
 @db_option
 @click.option("--tournament", "-t", help="Only this tournament.")
-@click.option("--bot", help="Only games of this bot spec.")
-@click.option("--limit", type=click.IntRange(min=1), help="At most this many games.")
+@click.option("--bot", help="Only games of this bot: a spec (minimax:depth=4, guard@v2) or a name (all its specs).")
+@click.option("--limit", type=click.IntRange(min=1), default=GAMES_SHOWN, show_default=True,
+              help="Show the latest this many games.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def games_command(db: str, tournament: str | None, bot: str | None, limit: int | None, as_json: bool) -> None:
-    """List stored games."""
+def games_command(db: str, tournament: str | None, bot: str | None, limit: int, as_json: bool) -> None:
+    """List stored games.
+
+    The latest 50 (oldest first) unless --limit says how many; a note on stderr
+    says when there are more.
+    """
     store = open_store(db)
     games = store.games(tournament=tournament, bot=bot, limit=limit)
+    total = store.game_count(tournament=tournament, bot=bot)
     if as_json:
         keep = ("id", "tournament", "key", "first", "second", "result", "termination", "reason",
                 "plies", "opening", "moves", "duration", "seed", "finished_at")
         click.echo(json.dumps([{k: getattr(g, k) for k in keep} for g in games], indent=2))
-        return
-    rows = [
-        [g.id, g.tournament, g.key, g.first, g.second, g.result,
-         g.termination + (f" ({g.reason})" if g.reason else ""), g.plies]
-        for g in games
-    ]
-    click.echo(tabulate(rows, headers=["id", "tournament", "key", "first", "second", "result", "termination", "plies"]))
+    else:
+        rows = [
+            [g.id, g.tournament, g.key, g.first, g.second, g.result,
+             g.termination + (f" ({g.reason})" if g.reason else ""), g.plies]
+            for g in games
+        ]
+        click.echo(tabulate(rows, headers=["id", "tournament", "key", "first", "second", "result", "termination",
+                                           "plies"]))
+    if total > len(games):  # on stderr: the listing itself stays the same shape
+        click.echo(f"Showing the latest {len(games)} of {total} games: --limit {total} shows them all.", err=True)
 
 
 @main.command("show")

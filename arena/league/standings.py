@@ -56,6 +56,9 @@ def standings(
         return []
     fit = fit_ratings(results, anchor=anchor, bots=bots)
     incremental = incremental_elo(results, k=k)
+    if anchor is not None and anchor[0] in incremental:  # the anchored bot has its rating in both columns
+        shift = anchor[1] - incremental[anchor[0]]
+        incremental = {bot: value + shift for bot, value in incremental.items()}
     tally = _tally(games)
     order = sorted(fit.ratings, key=lambda b: (-fit.ratings[b].elo, b))
     rows = []

@@ -435,24 +435,43 @@ class Store:
     def games(
         self, tournament: str | None = None, bot: str | None = None, limit: int | None = None
     ) -> list[StoredGame]:
-        """Stored games, oldest first, optionally of one tournament or one bot spec."""
-        where, params = [], []
+        """Stored games, oldest first, optionally of one tournament or one bot; with
+        ``limit``, only the latest that many.
+
+        ``bot`` is a spec (``minimax:depth=4``, ``guard@v2``) or a bot's name
+        (``minimax``, ``guard``), which matches all its specs and versions.
+        """
+        where, params = self._game_filter(tournament, bot)
+        sql = _GAME_SELECT + where + " order by g.id"
+        if limit is not None:
+            sql = f"select * from ({_GAME_SELECT + where} order by g.id desc limit {int(limit)}) order by id"
+        return [StoredGame(**row) for row in self.db.query(sql, params)]
+
+    def game_count(self, tournament: str | None = None, bot: str | None = None, finished_only: bool = False) -> int:
+        """How many games ``games`` would give without a limit (only finished ones, if asked)."""
+        where, params = self._game_filter(tournament, bot)
+        if finished_only:
+            where += (" and " if where else " where ") + "g.termination != ?"
+            params.append(str(Termination.UNFINISHED))
+        sql = f"select count(*) from ({_GAME_SELECT + where})"
+        return int(self.db.execute(sql, params).fetchone()[0])
+
+    def _game_filter(self, tournament: str | None, bot: str | None) -> tuple[str, list[Any]]:
+        where: list[str] = []
+        params: list[Any] = []
         if tournament is not None:
             if self.tournament(tournament) is None:
                 raise StoreError(self._unknown_tournament(tournament))
             where.append("t.name = ?")
             params.append(tournament)
         if bot is not None:
-            specs = [row["spec"] for row in self.db.table("bots").rows_where(order_by="spec")]
-            if bot not in specs:
-                known = ", ".join(dict.fromkeys(specs)) or "none yet"
+            rows = list(self.db.table("bots").rows_where(order_by="spec"))
+            if not any(bot in (row["spec"], row["name"]) for row in rows):
+                known = ", ".join(dict.fromkeys(row["spec"] for row in rows)) or "none yet"
                 raise StoreError(f"no bot {bot!r} in {self.path}; bots: {known}")
-            where.append("(b1.spec = ? or b2.spec = ?)")
-            params += [bot, bot]
-        sql = _GAME_SELECT + (" where " + " and ".join(where) if where else "") + " order by g.id"
-        if limit is not None:
-            sql += f" limit {int(limit)}"
-        return [StoredGame(**row) for row in self.db.query(sql, params)]
+            where.append("(b1.spec = ? or b1.name = ? or b2.spec = ? or b2.name = ?)")
+            params += [bot] * 4
+        return (" where " + " and ".join(where) if where else ""), params
 
     def _unknown_tournament(self, name: str) -> str:
         names = [t.name for t in self.tournaments()]
