@@ -74,7 +74,7 @@ def copy_db(source: str | Path, target: str | Path) -> str:
 
 def standings_json(output: str) -> list[dict]:
     data = json.loads(output)
-    assert list(data) == ["standings"]
+    assert list(data) == ["selection", "standings"]
     return data["standings"]
 
 
@@ -533,7 +533,7 @@ def test_standings_table_and_github(cli, league):
     table = ok(cli("standings", "--db", league, "-t", "quick"))
     assert sorted(table_bots(standings_table(table))) == sorted(QUICK_BOTS)
     github = ok(cli("standings", "--db", league, "-t", "quick", "--format", "github"))
-    assert github.splitlines()[0].startswith("|")
+    assert github.splitlines()[1] == "" and github.splitlines()[2].startswith("|")  # a heading, then markdown
     assert all(bot in github for bot in QUICK_BOTS)
 
 
@@ -565,6 +565,77 @@ def test_standings_anchor_shifts_incremental_elo_too(cli, league):
     shift = free["random"]["incremental_elo"]
     for bot, row in anchored.items():
         assert row["incremental_elo"] == pytest.approx(free[bot]["incremental_elo"] - shift, abs=0.2)
+
+
+@pytest.mark.parametrize("command, field", [("standings", "standings"), ("crosstable", "crosstable"),
+                                            ("colours", "colours")])
+def test_every_table_says_what_it_shows(cli, league, command, field):
+    heading = "Tournament 'q2' (finished): 40 games, 7x6 connect 4"
+    table = ok(cli(command, "--db", league))
+    assert table.splitlines()[:2] == [heading, ""]
+    assert ok(cli(command, "--db", league, "-t", "quick")).splitlines()[0] == heading.replace("q2", "quick")
+    assert ok(cli(command, "--db", league, "--format", "github")).splitlines()[0] == heading
+    league_heading = "Whole league: 80 games from 2 tournaments (all finished); rules: 7x6 connect 4"
+    assert ok(cli(command, "--db", league, "--all")).splitlines()[0] == league_heading
+    data = json.loads(ok(cli(command, "--db", league, "--format", "json")))
+    assert list(data) == ["selection", field]
+    assert data["selection"] == {"tournament": "q2", "whole_league": False, "games": 40, "rules": ["7x6 connect 4"],
+                                 "status": "finished", "tournaments": ["q2"]}
+    result = cli(command, "--db", league, "--format", "csv")  # the CSV stays pure; the heading on stderr
+    assert next(csv.reader(io.StringIO(ok(result))))[0] in ("rank", "bot")
+    assert result.stderr.strip() == heading
+
+
+def test_casual_games_never_become_the_default_table(cli, league, tmp_path):
+    db = copy_db(league, tmp_path / "casual.db")
+    (tmp_path / "game.txt").write_text("7x6c4 4455667\n")
+    ok(cli("import", str(tmp_path / "game.txt"), "--db", db))
+    assert ok(cli("standings", "--db", db)).splitlines()[0].startswith("Tournament 'q2' (finished): 40 games")
+    only = tmp_path / "only.db"
+    ok(cli("import", str(tmp_path / "game.txt"), "--db", str(only)))
+    before = dump(only)
+    for command in ("standings", "crosstable", "colours"):
+        user_error(cli(command, "--db", str(only)), "only casual games", "casual 7x6c4", "--all")
+    assert dump(only) == before
+    heading = ok(cli("standings", "--db", str(only), "--all")).splitlines()[0]
+    assert heading == "Whole league: 1 game from 1 tournament (all finished); rules: 7x6 connect 4"
+
+
+def test_standings_all_tells_different_code_apart(cli, tmp_path):
+    db = str(tmp_path / "two.db")
+    bot = tmp_path / "mybot.py"
+    hashes = []
+    for version, move in enumerate(("0", "1")):
+        # two different bots, one after the other in the same file: one name, two codes
+        bot.write_text(BOT_SOURCE.format(move=move))
+        ok(cli("tournament", "run", QUICK, "--bots", f"{bot},random", "--games", "2", "--name", f"v{version}",
+               "--width", "5", "--height", "4", "--connect", "3", "--db", db, "--workers", "1"))
+        with Store(db) as store:
+            hashes.append(store.db.execute("select content_hash from bots where spec like '%mybot.py'"
+                                           " order by id desc").fetchone()[0])
+    assert hashes[0] != hashes[1]
+    rows = standings_json(ok(cli("standings", "--db", db, "--all", "--format", "json")))
+    names = sorted(r["bot"] for r in rows)
+    spec = next(n for n in names if n != "random").split("#")[0]
+    assert names == sorted(["random", f"{spec}#{hashes[0][:6]}", f"{spec}#{hashes[1][:6]}"])
+    assert all(r["games"] == 2 for r in rows if r["bot"] != "random")
+    crosstable = json.loads(ok(cli("crosstable", "--db", db, "--all", "--format", "json")))["crosstable"]
+    colours = json.loads(ok(cli("colours", "--db", db, "--all", "--format", "json")))["colours"]
+    assert sorted(crosstable) == sorted(colours) == names
+    # one tournament holds one code: no hash
+    assert sorted(r["bot"] for r in standings_json(ok(cli("standings", "--db", db, "--format", "json")))) == \
+        sorted(["random", spec])
+
+
+BOT_SOURCE = """
+from arena.bot import Bot
+
+
+class Mine(Bot):
+    def choose_move(self, board):
+        moves = board.legal_moves()
+        return {move} if {move} in moves else moves[0]
+"""
 
 
 def test_standings_all_sums_tournaments(cli, league):

@@ -8,9 +8,8 @@ import click
 
 from arena.cli.main import ArenaUsageError, league_options, main, open_store
 from arena.league.crosstable import by_colour, crosstable, render_colours, render_crosstable
-from arena.league.selection import select_games
+from arena.league.selection import Selection, select
 from arena.league.standings import render_standings, standings
-from arena.league.store import StoredGame
 
 
 @main.command("standings")
@@ -20,35 +19,51 @@ from arena.league.store import StoredGame
               help="K-factor of the incremental Elo column.")
 def standings_command(db: str, tournament: str | None, league: bool, fmt: str, anchor: str | None,
                       k_factor: float) -> None:
-    """Print the standings: results, Elo with 95% interval, incremental Elo, forfeits."""
-    games = selected_games(db, tournament, league)
-    click.echo(render_standings(standings(games, anchor=_parse_anchor(anchor), k=k_factor), fmt))
+    """Print the standings: results, Elo with 95% interval, incremental Elo, forfeits.
+
+    The first line says what they are of (in JSON the "selection" field; with
+    --format csv it goes to stderr, so the CSV stays pure).
+    """
+    chosen = selected_games(db, tournament, league)
+    rows = standings(chosen.games, anchor=_parse_anchor(anchor), k=k_factor)
+    show(chosen, render_standings(rows, fmt, chosen.as_dict()), fmt)
 
 
 @main.command("crosstable")
 @league_options
 def crosstable_command(db: str, tournament: str | None, league: bool, fmt: str) -> None:
     """Print every pair's head-to-head score (points/games), bots in standings order."""
-    games = selected_games(db, tournament, league)
-    order = [row.bot for row in standings(games)]
-    click.echo(render_crosstable(crosstable(games, order), fmt))
+    chosen = selected_games(db, tournament, league)
+    order = [row.bot for row in standings(chosen.games)]
+    show(chosen, render_crosstable(crosstable(chosen.games, order), fmt, chosen.as_dict()), fmt)
 
 
 @main.command("colours")
 @league_options
 def colours_command(db: str, tournament: str | None, league: bool, fmt: str) -> None:
     """Print how each bot does moving first and moving second."""
-    games = selected_games(db, tournament, league)
-    order = [row.bot for row in standings(games)]
-    click.echo(render_colours(by_colour(games, order), fmt))
+    chosen = selected_games(db, tournament, league)
+    order = [row.bot for row in standings(chosen.games)]
+    show(chosen, render_colours(by_colour(chosen.games, order), fmt, chosen.as_dict()), fmt)
 
 
-def selected_games(db: str, tournament: str | None, league: bool) -> list[StoredGame]:
-    """The games a table is built from: --tournament NAME (the latest by default) or --all."""
+def selected_games(db: str, tournament: str | None, league: bool) -> Selection:
+    """The games a table is built from: --tournament NAME (by default the latest that
+    is not casual) or --all."""
     store = open_store(db)
     if league and tournament:
         raise ArenaUsageError("give either --tournament NAME or --all, not both")
-    return select_games(store, tournament, league)
+    return select(store, tournament, league)
+
+
+def show(chosen: Selection, text: str, fmt: str) -> None:
+    """A table under the line that says what it shows (JSON carries it as a field;
+    CSV stays pure, the line goes to stderr)."""
+    if fmt == "csv":
+        click.echo(chosen.heading(), err=True)
+    elif fmt != "json":
+        click.echo(chosen.heading() + "\n")
+    click.echo(text)
 
 
 def _parse_anchor(text: str | None) -> tuple[str, float] | None:

@@ -196,5 +196,5 @@ def league_options(func: Callable[..., Any]) -> Callable[..., Any]:
                         help="table, github (markdown), csv or json.")(func)
     func = click.option("--all", "league", is_flag=True,
                         help="Every game in the database: one league across tournaments.")(func)
-    func = click.option("--tournament", "-t", help="One tournament (default: the latest).")(func)
+    func = click.option("--tournament", "-t", help="One tournament (default: the latest that is not casual).")(func)
     return db_option(func)

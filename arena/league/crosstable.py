@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from tabulate import tabulate
 
-from arena.league.standings import csv_text, first_player_score
+from arena.league.standings import csv_text, first_player_score, selection_field
 from arena.league.store import StoredGame
 
 
@@ -38,14 +39,16 @@ def by_colour(games: Iterable[StoredGame], order: Sequence[str]) -> dict[str, di
     return table
 
 
-def render_crosstable(table: dict[str, dict[str, list[float]]], fmt: str = "table") -> str:
+def render_crosstable(
+    table: dict[str, dict[str, list[float]]], fmt: str = "table", selection: dict[str, Any] | None = None
+) -> str:
     bots = list(table)
     if fmt == "json":
         data = {
             bot: {opp: {"points": p, "games": n} for opp, (p, n) in table[bot].items() if n}
             for bot in bots
         }
-        return json.dumps({"crosstable": data}, indent=2)
+        return json.dumps({**selection_field(selection), "crosstable": data}, indent=2)
     short = [str(i + 1) for i in range(len(bots))]
     rows = []
     for i, bot in enumerate(bots):
@@ -63,13 +66,15 @@ def render_crosstable(table: dict[str, dict[str, list[float]]], fmt: str = "tabl
                     disable_numparse=True)
 
 
-def render_colours(table: dict[str, dict[str, list[int]]], fmt: str = "table") -> str:
+def render_colours(
+    table: dict[str, dict[str, list[int]]], fmt: str = "table", selection: dict[str, Any] | None = None
+) -> str:
     if fmt == "json":
         data = {
             bot: {colour: dict(zip(("wins", "draws", "losses"), wdl)) for colour, wdl in sides.items()}
             for bot, sides in table.items()
         }
-        return json.dumps({"colours": data}, indent=2)
+        return json.dumps({**selection_field(selection), "colours": data}, indent=2)
     headers = ["bot", "first: W-D-L", "score %", "second: W-D-L", "score %"]
     rows = []
     for bot, sides in table.items():

@@ -80,10 +80,11 @@ def standings(
     return rows
 
 
-def render_standings(rows: list[Standing], fmt: str = "table") -> str:
-    """The standings in one of OUTPUT_FORMATS."""
+def render_standings(rows: list[Standing], fmt: str = "table", selection: dict[str, Any] | None = None) -> str:
+    """The standings in one of OUTPUT_FORMATS; JSON starts with ``selection`` (what the
+    table shows, see arena.league.selection) when one is given."""
     if fmt == "json":
-        return json.dumps({"standings": [asdict(r) for r in rows]}, indent=2)
+        return json.dumps({**selection_field(selection), "standings": [asdict(r) for r in rows]}, indent=2)
     if fmt == "csv":
         return csv_text(list(Standing.__dataclass_fields__), [list(asdict(r).values()) for r in rows])
     headers = [
@@ -99,6 +100,10 @@ def render_standings(rows: list[Standing], fmt: str = "table") -> str:
     ]
     return tabulate(table, headers=headers, tablefmt="github" if fmt == "github" else "simple",
                     disable_numparse=True, colalign=("right", "left") + ("right",) * 10)
+
+
+def selection_field(selection: dict[str, Any] | None) -> dict[str, Any]:
+    return {} if selection is None else {"selection": selection}
 
 
 def csv_text(headers: list[str], table: list[list[Any]]) -> str:

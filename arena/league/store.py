@@ -173,6 +173,8 @@ class StoredGame:
     seed: int | None
     finished_at: str | None
     rules: str  # JSON: Rules.as_dict(); see rules_of
+    first_hash: str = ""  # hash of the first player's code ("" where it is not known: people, imports)
+    second_hash: str = ""
 
     @property
     def finished(self) -> bool:
@@ -495,7 +497,8 @@ _INSERT_MOVE = "insert into moves (game_id, ply, move, ms, info) values (?, ?, ?
 _GAME_SELECT = """
 select g.id, t.name as tournament, g.key, b1.spec as first, b2.spec as second,
   g.result, g.winner, g.termination, g.reason, g.plies, g.opening, g.opening_plies,
-  g.moves, g.duration, g.seed, g.finished_at, t.rules
+  g.moves, g.duration, g.seed, g.finished_at, t.rules,
+  b1.content_hash as first_hash, b2.content_hash as second_hash
 from games g
 join tournaments t on t.id = g.tournament_id
 join bots b1 on b1.id = g.first_bot_id
