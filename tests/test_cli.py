@@ -223,12 +223,10 @@ def test_match_rule_flags(cli, flags, described):
         (["minimax:width=3", "greedy"], "width"),
         (["random", "greedy", "--width", "50"], "width"),
         (["random", "greedy", "--connect", "9"], "connect"),
-        (["random", "random"], "random"),
-        (["minimax:depth=2", "minimax:depth=2"], "minimax:depth=2"),
         (["random", "greedy", "-n", "0"], ""),
     ],
     ids=["unknown-a", "unknown-b", "bad-option-value", "unknown-option", "width-50", "connect-9",
-         "same-twice", "same-with-options", "zero-games"],
+         "zero-games"],
 )
 def test_match_mistakes(cli, args, fragment):
     user_error(cli("match", *args), fragment)

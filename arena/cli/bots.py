@@ -12,7 +12,6 @@ import click
 from tabulate import tabulate
 
 from arena.cli.main import (
-    ArenaUsageError,
     db_option,
     main,
     make_rules,
@@ -20,6 +19,7 @@ from arena.cli.main import (
     rules_options,
 )
 from arena.plugins import BotSpecError, check_spec, discover, file_code, parse_spec, spec_text
+from arena.text import plural
 
 if TYPE_CHECKING:
     from arena.league.store import Submission
@@ -96,15 +96,14 @@ def match_command(
     rules = make_rules(width, height, connect, no_gravity, scoring)
     a = spec_text(check_spec(bot_a))
     b = spec_text(check_spec(bot_b))
-    if a == b:
-        raise ArenaUsageError(f"both bots are {a!r}: a match needs two different bot specs")
     test = Sprt.parse(sprt_text) if sprt_text else None
     specs = match_specs(a, b, games, seed, rules, opening_plies=opening_plies)
     if test is None:
         result, decision = play_match(specs, (a, b)), None
     else:
         result, decision = play_sprt(specs, (a, b), test)
-    tally = result.tally()[a]
+    label_a, label_b = result.labels  # a bot playing itself: two instances, 'random' and 'random#2'
+    tally = result.tally()[label_a]
     elo, low, high = elo_with_interval(tally.wins, tally.draws, tally.losses)
     if as_json:
         data = result.as_json()
@@ -118,16 +117,16 @@ def match_command(
         [bot, t.games, t.wins, t.draws, t.losses, f"{100 * t.score / t.games:.1f}"]
         for bot, t in result.tally().items()
     ]
-    click.echo(f"{len(result.records)} games, {rules.describe()}, seed {seed}")
+    click.echo(f"{plural(len(result.records), 'game')}, {rules.describe()}, seed {seed}")
     click.echo(tabulate(rows, headers=["bot", "games", "wins", "draws", "losses", "score %"]))
-    click.echo(f"Elo difference ({a} - {b}): {elo:+.1f}, 95% interval {low:+.1f} .. {high:+.1f}")
+    click.echo(f"Elo difference ({label_a} - {label_b}): {elo:+.1f}, 95% interval {low:+.1f} .. {high:+.1f}")
     if test is not None and decision is not None:
         llr = test.llr(tally.wins, tally.draws, tally.losses)
         lower, upper = test.bounds
         verdict = {
             "H1": f"H1 accepted: the games favour a difference of {test.elo1:g} Elo over {test.elo0:g}",
             "H0": f"H0 accepted: the games favour a difference of {test.elo0:g} Elo over {test.elo1:g}",
-            "continue": f"undecided after {len(result.records)} games: raise --games to go on",
+            "continue": f"undecided after {plural(len(result.records), 'game')}: raise --games to go on",
         }[decision]
         click.echo(
             f"SPRT elo0={test.elo0:g} elo1={test.elo1:g}: LLR {llr:.2f} (bounds {lower:.2f}, {upper:.2f}); {verdict}"

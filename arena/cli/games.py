@@ -30,6 +30,7 @@ from arena.terminal import progress as progress_bar
 from arena.terminal.casual import HUMAN, UNNAMED, save_game
 from arena.terminal.play import PlaySession
 from arena.terminal.replay import ReplaySession
+from arena.text import plural
 
 
 @main.command("games")
@@ -67,7 +68,7 @@ def show_command(game_id: int, db: str) -> None:
     click.echo(f"Game {game_id} ({game.tournament} {game.key}), {rules.describe()}")
     click.echo(f"X (first): {game.first}\nO (second): {game.second}")
     how = game.termination + (f": {game.reason}" if game.reason else "")
-    click.echo(f"Result {game.result} ({how}), {game.plies} plies; moves {game.moves}")
+    click.echo(f"Result {game.result} ({how}), {plural(game.plies or 0, 'ply', 'plies')}; moves {game.moves}")
     analysed = {p.ply: p for p in analyse_stored(store, game_id, None)}
     rows = []
     for m in moves:
@@ -166,7 +167,7 @@ def analyse_command(game_id: int | None, tournament: str | None, budget: float, 
         bar.close()
     rows = [[r.bot, r.moves, r.won_positions, r.lost_wins, r.lost_draws, r.unknown]
             for r in slips_by_bot(games, analyses)]
-    click.echo(f"Tournament {tournament!r}: {len(games)} games analysed, {budget:g} s per position")
+    click.echo(f"Tournament {tournament!r}: {plural(len(games), 'game')} analysed, {budget:g} s per position")
     click.echo(tabulate(rows, headers=["bot", "moves", "from won positions", "wins let slip", "draws lost", "unknown"]))
 
 
@@ -279,7 +280,7 @@ def import_command(file: Any, rules_text: str | None, db: str) -> None:
     store = open_store(db, create=True)
     named = (players[0] or UNNAMED, players[1] or UNNAMED)  # a file may leave a player out (null)
     game_id = save_game(store, game.rules, named, board, plies, outcome=outcome)
-    click.echo(f"Imported as game {game_id} in {db}: {game.rules.describe()}, {board.ply} plies")
+    click.echo(f"Imported as game {game_id} in {db}: {game.rules.describe()}, {plural(board.ply, 'ply', 'plies')}")
 
 
 def _colour() -> bool:

@@ -22,6 +22,7 @@ from typing import Any, TextIO
 from arena.engine.game import PLAYER_MARKS, Board, Rules, format_move
 from arena.terminal.console import TerminalIO
 from arena.terminal.play import format_info, format_ms, render_board, result_text
+from arena.text import plural
 
 
 class ReplaySession(TerminalIO):
@@ -172,7 +173,7 @@ class ReplaySession(TerminalIO):
     def _header(self) -> str:
         return (
             f"{self.rules.describe()}: {PLAYER_MARKS[0]} {self.players[0]} vs "
-            f"{PLAYER_MARKS[1]} {self.players[1]}, {self.last_ply} plies"
+            f"{PLAYER_MARKS[1]} {self.players[1]}, {plural(self.last_ply, 'ply', 'plies')}"
         )
 
     def _name(self, player: int) -> str:
