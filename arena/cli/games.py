@@ -24,10 +24,10 @@ from arena.game_files import export_json, export_moves, import_game, parse_rules
 from arena.league.analysis import Solve, analyse_stored, describe, slips_by_bot, solver_solve
 from arena.league.store import Store, rules_of
 from arena.plugins import check_spec, spec_text
-from arena.records import RESULTS, Outcome, Termination
+from arena.records import Termination
 from arena.solvers import find_solver
 from arena.terminal import progress as progress_bar
-from arena.terminal.casual import HUMAN, UNNAMED, save_game
+from arena.terminal.casual import HUMAN, import_into, save_game
 from arena.terminal.play import PlaySession
 from arena.terminal.replay import ReplaySession
 from arena.text import plural
@@ -270,17 +270,10 @@ def import_command(file: Any, rules_text: str | None, db: str) -> None:
             f"{file.name} is not a text file ({exc.reason}): give a game from 'arena export'"
         ) from None
     game = import_game(text, rules=rules)
-    board = game.board()
-    players = game.players or (HUMAN, HUMAN)
-    outcome = None  # the board tells how the game ended, unless a player lost it by forfeit
-    result = game.result
-    if game.termination == Termination.FORFEIT and result is not None and result != RESULTS[None]:
-        outcome = Outcome.of_result(result, Termination.FORFEIT, game.reason)
-    plies = list(zip(game.move_ms or [], game.move_info or []))
     store = open_store(db, create=True)
-    named = (players[0] or UNNAMED, players[1] or UNNAMED)  # a file may leave a player out (null)
-    game_id = save_game(store, game.rules, named, board, plies, outcome=outcome)
-    click.echo(f"Imported as game {game_id} in {db}: {game.rules.describe()}, {plural(board.ply, 'ply', 'plies')}")
+    game_id = import_into(store, game)  # refuses a game stored already
+    plies = plural(len(game.moves), "ply", "plies")
+    click.echo(f"Imported as game {game_id} in {db}: {game.rules.describe()}, {plies}")
 
 
 def _colour() -> bool:

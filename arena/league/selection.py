@@ -16,7 +16,8 @@ class SelectionError(ArenaError):
 
 def select_games(store: Store, tournament: str | None = None, league: bool = False) -> list[StoredGame]:
     """The finished games of ``tournament`` (the latest if None), or of every tournament
-    if ``league`` is set; unfinished casual games count in no table.
+    if ``league`` is set; unfinished casual games count in no table, nor do imported
+    games with a player their file did not name (no league entrant).
 
     Raises StoreError for a tournament that does not exist, SelectionError when
     both are asked for or there are no games to show.
@@ -25,7 +26,8 @@ def select_games(store: Store, tournament: str | None = None, league: bool = Fal
         raise SelectionError(f"give either a tournament ({tournament!r}) or the whole league, not both")
     if not league:
         tournament = tournament or latest_tournament(store)
-    games = [g for g in store.games(tournament=None if league else tournament) if g.finished]
+    stored = store.games(tournament=None if league else tournament)
+    games = [g for g in stored if g.finished and not g.has_unnamed_player]
     if not games:
         raise SelectionError(f"no games stored in {store.path} yet: run 'arena tournament run' first")
     return games

@@ -37,6 +37,11 @@ def _migration(name: str) -> Callable[[Callable[[Database], None]], Callable[[Da
     return migrations(name=name)
 
 
+#: The spec stored for a player an imported game's file does not name. Such a
+#: player is no league entrant: its games count in no table (see league/selection.py).
+UNNAMED = "unnamed"
+
+
 class StoreError(ArenaError):
     """A database the arena cannot use, or a lookup that finds nothing."""
 
@@ -178,6 +183,11 @@ class StoredGame:
     def finished(self) -> bool:
         """False for a casual game saved before its end, which counts in no table."""
         return self.termination != Termination.UNFINISHED
+
+    @property
+    def has_unnamed_player(self) -> bool:
+        """An imported game whose file did not name a player: it counts in no table."""
+        return UNNAMED in (self.first, self.second)
 
 
 @dataclass(frozen=True)
@@ -407,6 +417,17 @@ class Store:
         assert game_id is not None  # an insert into a rowid table always has one
         conn.executemany(_INSERT_MOVE, _move_rows(game_id, record))
         return game_id
+
+    def find_game(self, rules: Rules, moves: str, first: str, second: str) -> int | None:
+        """The id of the first stored game with these rules, this move string
+        (openings included) and these players (bot specs), or None: the same game."""
+        rows = self.db.execute(
+            "select g.id, t.rules from games g join tournaments t on t.id = g.tournament_id "
+            "join bots b1 on b1.id = g.first_bot_id join bots b2 on b2.id = g.second_bot_id "
+            "where g.moves = ? and b1.spec = ? and b2.spec = ? order by g.id",
+            [moves, first, second],
+        ).fetchall()
+        return next((game_id for game_id, stored in rows if Rules(**json.loads(stored)) == rules), None)
 
     def move_count(self, timed_only: bool = False) -> int:
         """How many moves are stored (only those with a time, if ``timed_only``)."""
