@@ -23,6 +23,7 @@ from arena.text import plural
 
 if TYPE_CHECKING:
     from arena.league.store import Submission
+    from arena.testing import CheckReport
 
 # `arena bots` must start fast: the other commands here import what they run on
 # (tournaments, the sandbox, the database) inside themselves.
@@ -42,7 +43,7 @@ def bots_command(as_json: bool, db: str) -> None:
             submitted = store.submissions()
     if as_json:
         data = [e.as_dict() for e in entries] + [
-            {"name": s.spec, "source": f"submitted {s.submitted_at} ({s.kind})", "description": "",
+            {"name": s.spec, "source": f"submitted {s.submitted_at} ({s.kind})", "description": s.description,
              "options": {}, "error": None, "sha256": s.content_hash}
             for s in submitted
         ]
@@ -54,7 +55,8 @@ def bots_command(as_json: bool, db: str) -> None:
         about = f"BROKEN: {entry.error}" if entry.error else entry.description
         rows.append([entry.name, entry.source, about, options or "-"])
     for sub in submitted:
-        about = f"a {sub.kind}, sha256 {sub.content_hash[:12]}, {sub.submitted_at}"
+        details = f"a {sub.kind}, sha256 {sub.content_hash[:12]}, {sub.submitted_at}"
+        about = f"{sub.description} ({details})" if sub.description else details
         rows.append([sub.spec, f"submitted to {db}", about, "-"])
     click.echo(tabulate(rows, headers=["bot", "source", "description", "options"]))
 
@@ -149,12 +151,16 @@ def submit_command(path: str, name: str | None, db: str) -> None:
     tournaments by name (NAME for the latest version, NAME@v2 for an older one).
     Resubmitting changed code makes a new version.
     """
-    from arena.league.submissions import submit_file
+    from arena.league.submissions import SubmissionError, submit_file
 
     store = open_store(db, create=True)
-    submission, new, report = submit_file(store, path, name)
-    for check in report.checks:
-        click.echo(f"  ok  {check.name}: {check.detail}")
+    try:
+        submission, new, report = submit_file(store, path, name)
+    except SubmissionError as exc:
+        if exc.report is not None:  # the checks ran and one failed: show them as 'arena check' does
+            _echo_checks(exc.report)
+        raise
+    _echo_checks(report)
     if new:
         click.echo(f"Submitted {submission.spec} ({submission.kind}, sha256 {submission.content_hash[:12]}) to {db}; "
                    f"play it with: arena tournament run --bots {submission.name},minimax --db {db}")
@@ -180,9 +186,14 @@ def check_command(path: str, seconds: float, width: int | None, height: int | No
     if not spec.is_file:
         raise BotSpecError(f"{path!r} is not a .py file: give the path of a bot file (PATH.py[:Class][:key=value])")
     report = check_code(file_code(spec), spec.options, rules_list=(rules,), seconds=seconds)
-    for check in report.checks:
-        click.echo(f"  {'ok' if check.passed else 'FAIL'}  {check.name}: {check.detail}")
+    _echo_checks(report)
     if not report.passed:
         click.echo(f"{path}: not ready to submit ({report.first_failure()})")
         sys.exit(1)
     click.echo(f"{path}: all checks passed (a {report.kind})")
+
+
+def _echo_checks(report: CheckReport) -> None:
+    """One line per submission check: ok or FAIL, its name and what it found."""
+    for check in report.checks:
+        click.echo(f"  {'ok' if check.passed else 'FAIL'}  {check.name}: {check.detail}")

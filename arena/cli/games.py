@@ -224,7 +224,7 @@ def replay_command(game_id: int, delay: float | None, db: str) -> None:
         rules, parse_moves(game.moves or "", rules), players=(game.first, game.second),
         move_info=[json.loads(m.info) if m.info else None for m in rows],
         move_ms=[m.ms for m in rows], marks=[marks.get(m.ply) for m in rows] if marks else None,
-        color=_colour(), ending=ending,
+        color=_colour(), ending=ending, opening_plies=game.opening_plies or 0,
     )
     if delay is None:
         session.run()

@@ -140,6 +140,12 @@ class Submission:
     def spec(self) -> str:
         return f"{self.name}@v{self.version}"
 
+    @property
+    def description(self) -> str:
+        """The first docstring line of the class it plays (or of its ConnectX agent),
+        read from the stored source without running it; "" when there is none."""
+        return code_description(self.source, self.kind, self.class_name)
+
 
 @dataclass(frozen=True)
 class StoredTournament:
@@ -535,6 +541,37 @@ def _insert(table: Table, row: dict[str, Any]) -> int:
     if rowid is None:  # SQLite gives every inserted row an id: only a broken driver gets here
         raise RuntimeError(f"no id for the row inserted into {table.name}")
     return rowid
+
+
+def code_description(source: str, kind: str, class_name: str | None = None) -> str:
+    """The first docstring line of a bot file's Bot subclass (``class_name``, or its
+    only one) or, for a ``connectx`` file, of ``agent`` (else its last function), as
+    the sandbox would pick them (an agent without a docstring: the file's); found by
+    parsing, never by running the code."""
+    import ast  # only listing submitted bots needs it
+
+    try:
+        module = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return ""
+    body = module.body
+    node: ast.AST | None = None
+    if kind == "connectx":
+        functions = [n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        named = [f for f in functions if f.name == "agent"]
+        node = (named or functions)[-1] if functions else None
+    else:
+        bots: dict[str, ast.ClassDef] = {}
+        for cls in (n for n in body if isinstance(n, ast.ClassDef)):  # in file order: subclasses of bots too
+            bases = {b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else ""
+                     for b in cls.bases}
+            if "Bot" in bases or bases & set(bots):
+                bots[cls.name] = cls
+        node = bots.get(class_name) if class_name else (next(iter(bots.values())) if len(bots) == 1 else None)
+    if not isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+        return ""
+    doc = (ast.get_docstring(node) or (ast.get_docstring(module) if kind == "connectx" else "") or "").strip()
+    return doc.splitlines()[0].strip() if doc else ""
 
 
 def rules_of(row: StoredGame | StoredTournament) -> Rules:
