@@ -274,3 +274,16 @@ def test_the_lock_file_holds_nothing_and_the_readme_says_what_it_is(cli, tmp_pat
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     database = readme.split("## The database", 1)[1].split("\n## ", 1)[0]
     assert "`arena.db.lock`" in database and "harmless" in database
+
+
+def test_a_resumed_run_counts_one_game_as_one(cli, tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    args = ("tournament", "run", "--bots", "random,greedy", "--games", "2", "--name", "q", "--workers", "1",
+            "--db", db)
+    assert cli(*args).exit_code == 0
+    with Store(db) as store:
+        store.delete_game(store.games()[-1].id)
+    again = cli(*args)
+    assert again.exit_code == 0, again.output
+    first = again.output.splitlines()[0]
+    assert first.startswith("Tournament 'q': 1 game played in ") and ", 1 was already stored;" in first, first

@@ -68,7 +68,8 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
             "run the same command again to resume.", err=True,
         )
         sys.exit(1 if outcome.problem else 130)
-    resumed = f", {outcome.already_stored} were already stored" if outcome.already_stored else ""
+    already = outcome.already_stored
+    resumed = f", {already} {'was' if already == 1 else 'were'} already stored" if already else ""
     rate = outcome.played / outcome.seconds if outcome.seconds else 0.0
     click.echo(
         f"Tournament {cfg.name!r}: {plural(outcome.played, 'game')} played in {outcome.seconds:.1f} s "
