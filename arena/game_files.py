@@ -168,6 +168,10 @@ def export_json(
 # --- import ---------------------------------------------------------------------------
 
 
+#: Control characters no text game file holds (tabs and line ends are fine).
+_BINARY = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
 def import_game(text: str, rules: Rules | None = None) -> ImportedGame:
     """Read either format (JSON when the text starts with ``{``) and check every move.
 
@@ -175,6 +179,12 @@ def import_game(text: str, rules: Rules | None = None) -> ImportedGame:
     """
     if not isinstance(text, str):
         raise GameFileError(f"expected text, got {type(text).__name__}")
+    binary = _BINARY.search(text)
+    if binary is not None:
+        raise GameFileError(
+            f"not a game file: it holds binary data ({binary.group()!r} at character {binary.start()}); "
+            "expected a move line from 'arena export' (e.g. '7x6c4 4453') or its JSON"
+        )
     stripped = text.strip()
     if not stripped:
         raise GameFileError("empty game text: expected e.g. '7x6c4 4453' or a JSON document")

@@ -18,3 +18,9 @@ def content_hash(content: str | bytes) -> str:
 
     data = content.encode() if isinstance(content, str) else content
     return hashlib.sha256(data).hexdigest()
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``count`` and the noun it counts, singular for one: "1 game", "2 games",
+    "1 ply", "3 plies" (``nouns`` for a plural that is not ``noun`` + "s")."""
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"

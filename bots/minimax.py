@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import TypeAlias
 
-from arena.bot import Bot, Choice, Option
+from arena.bot import Bot, BotOptionError, Choice, Option
 from arena.engine.game import Board, Rules
 from bots.lines import Lines, lines_for
 
@@ -227,8 +227,13 @@ class MinimaxBot(Bot):
     name = "minimax"
     depth = Option(4, "search depth in plies (at least 1)")
 
+    def __init__(self, **options: object) -> None:
+        super().__init__(**options)
+        if self.depth < 1:
+            raise BotOptionError(f"option depth={self.depth} must be at least 1")
+
     def choose_move(self, board: Board) -> Choice:
-        depth = max(1, self.depth)
+        depth = self.depth
         if board.rules.counts_windows:
             counting = _CountSearch(board.rules)
             move, score = counting.root(board.copy(), depth)

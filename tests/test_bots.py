@@ -7,7 +7,7 @@ from importlib.metadata import entry_points
 
 import pytest
 
-from arena.bot import Bot, Choice, split_answer
+from arena.bot import Bot, BotOptionError, Choice, split_answer
 from arena.engine.game import Board, Rules
 from bots.blocker import BlockerBot
 from bots.greedy import GreedyBot
@@ -248,7 +248,8 @@ def test_minimax_reports_score_depth_nodes_and_respects_depth():
     assert nodes == sorted(nodes) and nodes[0] < nodes[-1]
     assert MinimaxBot().depth == 4
     assert MinimaxBot(depth="2").depth == 2  # as given on a command line
-    assert minimax(board, 0).info["depth"] == 1  # clamped to a useful search
+    with pytest.raises(BotOptionError, match="depth=0 must be at least 1"):  # refused, as its help says
+        minimax(board, 0)
 
 
 def test_minimax_is_deterministic_and_central():

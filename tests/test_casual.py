@@ -83,12 +83,19 @@ def test_export_and_import_round_trip(cli, tournament_db, tmp_path):
     assert imported.exit_code == 0, imported.output
     as_json = cli("export", "3", "--format", "json").output
     (tmp_path / "game.json").write_text(as_json)
-    assert cli("import", str(tmp_path / "game.json")).exit_code == 0
+    # The JSON names the players: the very game stored as game 3, refused here...
+    again = cli("import", str(tmp_path / "game.json"))
+    assert again.exit_code == 2 and "already stored as game 3" in again.output
+    # ...and stored in another database.
+    other = str(tmp_path / "other.db")
+    assert cli("import", str(tmp_path / "game.json"), "--db", other).exit_code == 0
     games = Store(tournament_db).games()
     original = next(g for g in games if g.id == 3)
     copies = [g for g in games if g.tournament == "casual 7x6c4"]
-    assert [g.moves for g in copies] == [original.moves] * 2
-    assert copies[1].first == original.first and copies[1].result == original.result
+    assert [g.moves for g in copies] == [original.moves]
+    assert (copies[0].first, copies[0].second) == ("unnamed", "unnamed")  # a move line names no player
+    copy = Store(other).games()[0]
+    assert (copy.first, copy.moves, copy.result) == (original.first, original.moves, original.result)
 
 
 def test_import_refuses_a_bad_file_and_stores_nothing(cli, tournament_db, tmp_path):
@@ -169,9 +176,11 @@ def test_count_scoring_games_keep_their_rules_through_play_export_and_import(cli
     (tmp_path / "game.txt").write_text(line)
     assert cli("import", str(tmp_path / "game.txt")).exit_code == 0
     (tmp_path / "game.json").write_text(cli("export", str(counted.id), "--format", "json").output)
-    assert cli("import", str(tmp_path / "game.json")).exit_code == 0
+    assert cli("import", str(tmp_path / "game.json")).exit_code == 2  # the played game itself: stored already
+    assert cli("import", str(tmp_path / "game.json"), "--db", str(tmp_path / "other.db")).exit_code == 0
     copies = [g for g in stored_games(tmp_path) if g.tournament == "casual 3x3c3nw"]
-    assert [g.result for g in copies] == ["1-0"] * 3
+    assert [g.result for g in copies] == ["1-0"] * 2
+    assert [g.rules for g in Store(tmp_path / "other.db").games()] == [counted.rules]
 
 
 def test_a_player_the_file_leaves_out_is_stored_as_unnamed(cli, tmp_path):

@@ -12,7 +12,6 @@ import click
 from tabulate import tabulate
 
 from arena.cli.main import (
-    ArenaUsageError,
     db_option,
     main,
     make_rules,
@@ -20,9 +19,11 @@ from arena.cli.main import (
     rules_options,
 )
 from arena.plugins import BotSpecError, check_spec, discover, file_code, parse_spec, spec_text
+from arena.text import plural
 
 if TYPE_CHECKING:
     from arena.league.store import Submission
+    from arena.testing import CheckReport
 
 # `arena bots` must start fast: the other commands here import what they run on
 # (tournaments, the sandbox, the database) inside themselves.
@@ -42,7 +43,7 @@ def bots_command(as_json: bool, db: str) -> None:
             submitted = store.submissions()
     if as_json:
         data = [e.as_dict() for e in entries] + [
-            {"name": s.spec, "source": f"submitted {s.submitted_at} ({s.kind})", "description": "",
+            {"name": s.spec, "source": f"submitted {s.submitted_at} ({s.kind})", "description": s.description,
              "options": {}, "error": None, "sha256": s.content_hash}
             for s in submitted
         ]
@@ -54,7 +55,8 @@ def bots_command(as_json: bool, db: str) -> None:
         about = f"BROKEN: {entry.error}" if entry.error else entry.description
         rows.append([entry.name, entry.source, about, options or "-"])
     for sub in submitted:
-        about = f"a {sub.kind}, sha256 {sub.content_hash[:12]}, {sub.submitted_at}"
+        details = f"a {sub.kind}, sha256 {sub.content_hash[:12]}, {sub.submitted_at}"
+        about = f"{sub.description} ({details})" if sub.description else details
         rows.append([sub.spec, f"submitted to {db}", about, "-"])
     click.echo(tabulate(rows, headers=["bot", "source", "description", "options"]))
 
@@ -96,15 +98,14 @@ def match_command(
     rules = make_rules(width, height, connect, no_gravity, scoring)
     a = spec_text(check_spec(bot_a))
     b = spec_text(check_spec(bot_b))
-    if a == b:
-        raise ArenaUsageError(f"both bots are {a!r}: a match needs two different bot specs")
     test = Sprt.parse(sprt_text) if sprt_text else None
     specs = match_specs(a, b, games, seed, rules, opening_plies=opening_plies)
     if test is None:
         result, decision = play_match(specs, (a, b)), None
     else:
         result, decision = play_sprt(specs, (a, b), test)
-    tally = result.tally()[a]
+    label_a, label_b = result.labels  # a bot playing itself: two instances, 'random' and 'random#2'
+    tally = result.tally()[label_a]
     elo, low, high = elo_with_interval(tally.wins, tally.draws, tally.losses)
     if as_json:
         data = result.as_json()
@@ -118,16 +119,16 @@ def match_command(
         [bot, t.games, t.wins, t.draws, t.losses, f"{100 * t.score / t.games:.1f}"]
         for bot, t in result.tally().items()
     ]
-    click.echo(f"{len(result.records)} games, {rules.describe()}, seed {seed}")
+    click.echo(f"{plural(len(result.records), 'game')}, {rules.describe()}, seed {seed}")
     click.echo(tabulate(rows, headers=["bot", "games", "wins", "draws", "losses", "score %"]))
-    click.echo(f"Elo difference ({a} - {b}): {elo:+.1f}, 95% interval {low:+.1f} .. {high:+.1f}")
+    click.echo(f"Elo difference ({label_a} - {label_b}): {elo:+.1f}, 95% interval {low:+.1f} .. {high:+.1f}")
     if test is not None and decision is not None:
         llr = test.llr(tally.wins, tally.draws, tally.losses)
         lower, upper = test.bounds
         verdict = {
             "H1": f"H1 accepted: the games favour a difference of {test.elo1:g} Elo over {test.elo0:g}",
             "H0": f"H0 accepted: the games favour a difference of {test.elo0:g} Elo over {test.elo1:g}",
-            "continue": f"undecided after {len(result.records)} games: raise --games to go on",
+            "continue": f"undecided after {plural(len(result.records), 'game')}: raise --games to go on",
         }[decision]
         click.echo(
             f"SPRT elo0={test.elo0:g} elo1={test.elo1:g}: LLR {llr:.2f} (bounds {lower:.2f}, {upper:.2f}); {verdict}"
@@ -150,12 +151,16 @@ def submit_command(path: str, name: str | None, db: str) -> None:
     tournaments by name (NAME for the latest version, NAME@v2 for an older one).
     Resubmitting changed code makes a new version.
     """
-    from arena.league.submissions import submit_file
+    from arena.league.submissions import SubmissionError, submit_file
 
     store = open_store(db, create=True)
-    submission, new, report = submit_file(store, path, name)
-    for check in report.checks:
-        click.echo(f"  ok  {check.name}: {check.detail}")
+    try:
+        submission, new, report = submit_file(store, path, name)
+    except SubmissionError as exc:
+        if exc.report is not None:  # the checks ran and one failed: show them as 'arena check' does
+            _echo_checks(exc.report)
+        raise
+    _echo_checks(report)
     if new:
         click.echo(f"Submitted {submission.spec} ({submission.kind}, sha256 {submission.content_hash[:12]}) to {db}; "
                    f"play it with: arena tournament run --bots {submission.name},minimax --db {db}")
@@ -181,9 +186,14 @@ def check_command(path: str, seconds: float, width: int | None, height: int | No
     if not spec.is_file:
         raise BotSpecError(f"{path!r} is not a .py file: give the path of a bot file (PATH.py[:Class][:key=value])")
     report = check_code(file_code(spec), spec.options, rules_list=(rules,), seconds=seconds)
-    for check in report.checks:
-        click.echo(f"  {'ok' if check.passed else 'FAIL'}  {check.name}: {check.detail}")
+    _echo_checks(report)
     if not report.passed:
         click.echo(f"{path}: not ready to submit ({report.first_failure()})")
         sys.exit(1)
     click.echo(f"{path}: all checks passed (a {report.kind})")
+
+
+def _echo_checks(report: CheckReport) -> None:
+    """One line per submission check: ok or FAIL, its name and what it found."""
+    for check in report.checks:
+        click.echo(f"  {'ok' if check.passed else 'FAIL'}  {check.name}: {check.detail}")

@@ -24,12 +24,13 @@ from arena.game_files import export_json, export_moves, import_game, parse_rules
 from arena.league.analysis import Solve, analyse_stored, describe, slips_by_bot, solver_solve
 from arena.league.store import Store, rules_of
 from arena.plugins import check_spec, spec_text
-from arena.records import RESULTS, Outcome, Termination
+from arena.records import Termination
 from arena.solvers import find_solver
 from arena.terminal import progress as progress_bar
-from arena.terminal.casual import HUMAN, UNNAMED, save_game
+from arena.terminal.casual import HUMAN, import_into, save_game
 from arena.terminal.play import PlaySession
 from arena.terminal.replay import ReplaySession
+from arena.text import plural
 
 GAMES_SHOWN = 50  # what 'arena games' lists without --limit
 
@@ -78,7 +79,7 @@ def show_command(game_id: int, db: str) -> None:
     click.echo(f"Game {game_id} ({game.tournament} {game.key}), {rules.describe()}")
     click.echo(f"X (first): {game.first}\nO (second): {game.second}")
     how = game.termination + (f": {game.reason}" if game.reason else "")
-    click.echo(f"Result {game.result} ({how}), {game.plies} plies; moves {game.moves}")
+    click.echo(f"Result {game.result} ({how}), {plural(game.plies or 0, 'ply', 'plies')}; moves {game.moves}")
     analysed = {p.ply: p for p in analyse_stored(store, game_id, None)}
     rows = []
     for m in moves:
@@ -177,7 +178,7 @@ def analyse_command(game_id: int | None, tournament: str | None, budget: float, 
         bar.close()
     rows = [[r.bot, r.moves, r.won_positions, r.lost_wins, r.lost_draws, r.unknown]
             for r in slips_by_bot(games, analyses)]
-    click.echo(f"Tournament {tournament!r}: {len(games)} games analysed, {budget:g} s per position")
+    click.echo(f"Tournament {tournament!r}: {plural(len(games), 'game')} analysed, {budget:g} s per position")
     click.echo(tabulate(rows, headers=["bot", "moves", "from won positions", "wins let slip", "draws lost", "unknown"]))
 
 
@@ -234,7 +235,7 @@ def replay_command(game_id: int, delay: float | None, db: str) -> None:
         rules, parse_moves(game.moves or "", rules), players=(game.first, game.second),
         move_info=[json.loads(m.info) if m.info else None for m in rows],
         move_ms=[m.ms for m in rows], marks=[marks.get(m.ply) for m in rows] if marks else None,
-        color=_colour(), ending=ending,
+        color=_colour(), ending=ending, opening_plies=game.opening_plies or 0,
     )
     if delay is None:
         session.run()
@@ -280,17 +281,10 @@ def import_command(file: Any, rules_text: str | None, db: str) -> None:
             f"{file.name} is not a text file ({exc.reason}): give a game from 'arena export'"
         ) from None
     game = import_game(text, rules=rules)
-    board = game.board()
-    players = game.players or (HUMAN, HUMAN)
-    outcome = None  # the board tells how the game ended, unless a player lost it by forfeit
-    result = game.result
-    if game.termination == Termination.FORFEIT and result is not None and result != RESULTS[None]:
-        outcome = Outcome.of_result(result, Termination.FORFEIT, game.reason)
-    plies = list(zip(game.move_ms or [], game.move_info or []))
     store = open_store(db, create=True)
-    named = (players[0] or UNNAMED, players[1] or UNNAMED)  # a file may leave a player out (null)
-    game_id = save_game(store, game.rules, named, board, plies, outcome=outcome)
-    click.echo(f"Imported as game {game_id} in {db}: {game.rules.describe()}, {board.ply} plies")
+    game_id = import_into(store, game)  # refuses a game stored already
+    plies = plural(len(game.moves), "ply", "plies")
+    click.echo(f"Imported as game {game_id} in {db}: {game.rules.describe()}, {plies}")
 
 
 def _colour() -> bool:

@@ -141,8 +141,11 @@ class ArenaGroup(click.Group):
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.UsageError as exc:
-            where = f"; see '{exc.ctx.command_path} --help'" if exc.ctx is not None else ""
-            click.echo(f"Error: {exc.format_message().rstrip('.')}{where}", err=True)
+            message = exc.format_message().rstrip(".")
+            # "Did you mean 'run'?" ends a sentence of its own: no "?;" before the pointer to --help.
+            joint = " See" if message.endswith("?") else "; see"
+            where = f"{joint} '{exc.ctx.command_path} --help'" if exc.ctx is not None else ""
+            click.echo(f"Error: {message}{where}", err=True)
             sys.exit(2)
         except click.ClickException as exc:
             exc.show()

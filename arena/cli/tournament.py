@@ -9,6 +9,7 @@ import click
 from arena.cli.main import main, open_store, rules_options
 from arena.league.standings import render_standings, standings
 from arena.terminal import progress as progress_bar
+from arena.text import plural
 from arena.tournament.config import load_config
 from arena.tournament.entrants import resolve_bots_in_database
 from arena.tournament.runner import run_tournament
@@ -63,14 +64,15 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
     if outcome.interrupted:
         why = f"Stopped: {outcome.problem}" if outcome.problem else "Interrupted"
         click.echo(
-            f"{why}: {stored} of {outcome.scheduled} games stored in {cfg.db}; "
+            f"{why}: {stored} of {plural(outcome.scheduled, 'game')} stored in {cfg.db}; "
             "run the same command again to resume.", err=True,
         )
         sys.exit(1 if outcome.problem else 130)
-    resumed = f", {outcome.already_stored} were already stored" if outcome.already_stored else ""
+    already = outcome.already_stored
+    resumed = f", {already} {'was' if already == 1 else 'were'} already stored" if already else ""
     rate = outcome.played / outcome.seconds if outcome.seconds else 0.0
     click.echo(
-        f"Tournament {cfg.name!r}: {outcome.played} games played in {outcome.seconds:.1f} s "
+        f"Tournament {cfg.name!r}: {plural(outcome.played, 'game')} played in {outcome.seconds:.1f} s "
         f"({rate:.3g} games/s){resumed}; {cfg.rules.describe()}; database {cfg.db}"
     )
     rows = standings(store.games(tournament=cfg.name), bots=cfg.entrants)

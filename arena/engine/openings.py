@@ -11,6 +11,7 @@ import random
 
 from arena.engine.game import Board, Rules
 from arena.errors import ArenaError
+from arena.text import plural
 
 MAX_OPENING_TRIES = 1000
 
@@ -38,7 +39,7 @@ def random_openings(rules: Rules, plies: int, count: int, rng: random.Random) ->
             misses += 1
             if misses > MAX_OPENING_TRIES and not found:
                 raise OpeningsError(
-                    f"no opening of {plies} plies leaves the game open on {rules.describe()}; "
+                    f"no opening of {plural(plies, 'ply', 'plies')} leaves the game open on {rules.describe()}; "
                     "lower openings.plies"
                 )
             continue

@@ -87,7 +87,10 @@ def select(store: Store, tournament: str | None = None, league: bool = False) ->
     if league and tournament:
         raise SelectionError(f"give either a tournament ({tournament!r}) or the whole league, not both")
     chosen = None if league else store.check_tournament(tournament) if tournament else latest_tournament(store)
-    games = [g for g in store.games(tournament=None if chosen is None else chosen.name) if g.finished]
+    stored = store.games(tournament=None if chosen is None else chosen.name)
+    # Unfinished casual games count in no table, nor do imported games with a player
+    # their file did not name (no league entrant).
+    games = [g for g in stored if g.finished and not g.has_unnamed_player]
     if not games:
         raise SelectionError(_why_empty(store, chosen))
     names = {g.tournament for g in games}

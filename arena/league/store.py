@@ -37,6 +37,11 @@ def _migration(name: str) -> Callable[[Callable[[Database], None]], Callable[[Da
     return migrations(name=name)
 
 
+#: The spec stored for a player an imported game's file does not name. Such a
+#: player is no league entrant: its games count in no table (see league/selection.py).
+UNNAMED = "unnamed"
+
+
 class StoreError(ArenaError):
     """A database the arena cannot use, or a lookup that finds nothing."""
 
@@ -135,6 +140,12 @@ class Submission:
     def spec(self) -> str:
         return f"{self.name}@v{self.version}"
 
+    @property
+    def description(self) -> str:
+        """The first docstring line of the class it plays (or of its ConnectX agent),
+        read from the stored source without running it; "" when there is none."""
+        return code_description(self.source, self.kind, self.class_name)
+
 
 @dataclass(frozen=True)
 class StoredTournament:
@@ -180,6 +191,11 @@ class StoredGame:
     def finished(self) -> bool:
         """False for a casual game saved before its end, which counts in no table."""
         return self.termination != Termination.UNFINISHED
+
+    @property
+    def has_unnamed_player(self) -> bool:
+        """An imported game whose file did not name a player: it counts in no table."""
+        return UNNAMED in (self.first, self.second)
 
 
 @dataclass(frozen=True)
@@ -410,6 +426,17 @@ class Store:
         conn.executemany(_INSERT_MOVE, _move_rows(game_id, record))
         return game_id
 
+    def find_game(self, rules: Rules, moves: str, first: str, second: str) -> int | None:
+        """The id of the first stored game with these rules, this move string
+        (openings included) and these players (bot specs), or None: the same game."""
+        rows = self.db.execute(
+            "select g.id, t.rules from games g join tournaments t on t.id = g.tournament_id "
+            "join bots b1 on b1.id = g.first_bot_id join bots b2 on b2.id = g.second_bot_id "
+            "where g.moves = ? and b1.spec = ? and b2.spec = ? order by g.id",
+            [moves, first, second],
+        ).fetchall()
+        return next((game_id for game_id, stored in rows if Rules(**json.loads(stored)) == rules), None)
+
     def move_count(self, timed_only: bool = False) -> int:
         """How many moves are stored (only those with a time, if ``timed_only``)."""
         where = " where ms is not null" if timed_only else ""
@@ -536,6 +563,37 @@ def _insert(table: Table, row: dict[str, Any]) -> int:
     if rowid is None:  # SQLite gives every inserted row an id: only a broken driver gets here
         raise RuntimeError(f"no id for the row inserted into {table.name}")
     return rowid
+
+
+def code_description(source: str, kind: str, class_name: str | None = None) -> str:
+    """The first docstring line of a bot file's Bot subclass (``class_name``, or its
+    only one) or, for a ``connectx`` file, of ``agent`` (else its last function), as
+    the sandbox would pick them (an agent without a docstring: the file's); found by
+    parsing, never by running the code."""
+    import ast  # only listing submitted bots needs it
+
+    try:
+        module = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return ""
+    body = module.body
+    node: ast.AST | None = None
+    if kind == "connectx":
+        functions = [n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        named = [f for f in functions if f.name == "agent"]
+        node = (named or functions)[-1] if functions else None
+    else:
+        bots: dict[str, ast.ClassDef] = {}
+        for cls in (n for n in body if isinstance(n, ast.ClassDef)):  # in file order: subclasses of bots too
+            bases = {b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else ""
+                     for b in cls.bases}
+            if "Bot" in bases or bases & set(bots):
+                bots[cls.name] = cls
+        node = bots.get(class_name) if class_name else (next(iter(bots.values())) if len(bots) == 1 else None)
+    if not isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+        return ""
+    doc = (ast.get_docstring(node) or (ast.get_docstring(module) if kind == "connectx" else "") or "").strip()
+    return doc.splitlines()[0].strip() if doc else ""
 
 
 def rules_of(row: StoredGame | StoredTournament) -> Rules:

@@ -23,6 +23,10 @@ VERSIONED = re.compile(r"(?P<name>[a-z][a-z0-9_-]{0,39})(?:@v(?P<version>\d+))?"
 class SubmissionError(ArenaError):
     """A bot that cannot be submitted, or a submitted bot that does not exist."""
 
+    def __init__(self, message: str, report: CheckReport | None = None) -> None:
+        super().__init__(message)
+        self.report = report  # the submission checks, when they ran and one failed
+
 
 def submit_file(store: Store, path: str, name: str | None = None) -> tuple[Submission, bool, CheckReport]:
     """Check ``path`` (``file.py`` or ``file.py:Class``) in the sandbox and store it
@@ -53,7 +57,7 @@ def submit_file(store: Store, path: str, name: str | None = None) -> tuple[Submi
         raise SubmissionError(f"bot file {path!r} cannot be read: {exc}") from None
     report = check_code(BotCode(label=path, text=source, class_name=spec.class_name))
     if not report.passed:
-        raise SubmissionError(f"{path} was not submitted: {report.first_failure()}")
+        raise SubmissionError(f"{path} was not submitted: {report.first_failure()}", report)
     submission, new = store.submit(name, source, report.kind, str(file.resolve()), spec.class_name)
     return submission, new, report
 

@@ -2,7 +2,9 @@
 
 They belong to a "casual" tournament per set of rules (``casual 7x6c4``), so they
 show in ``arena games`` and can be replayed and analysed. A saved game that is
-not finished is stored with termination "unfinished" and counts in no table.
+not finished is stored with termination "unfinished" and counts in no table; nor
+does an imported game with a player its file does not name (``unnamed``). A game
+is imported once: the same rules, moves and players stored already are refused.
 """
 
 from __future__ import annotations
@@ -12,12 +14,42 @@ from collections.abc import Sequence
 from typing import Any
 
 from arena.engine.game import Board, Rules
-from arena.game_files import rules_prefix
-from arena.league.store import BotIdentity, Store
-from arena.records import GameRecord, GameSpec, MoveRecord, Outcome, Termination
+from arena.errors import ArenaError
+from arena.game_files import ImportedGame, rules_prefix
+from arena.league.store import UNNAMED, BotIdentity, Store
+from arena.records import RESULTS, GameRecord, GameSpec, MoveRecord, Outcome, Termination
+from arena.text import clip
 
 HUMAN = "human"
-UNNAMED = "unnamed"  # an imported game's player its file does not name
+
+
+class DuplicateGameError(ArenaError):
+    """An imported game that is stored already: same rules, same moves, same players."""
+
+
+def import_into(store: Store, game: ImportedGame) -> int:
+    """Store an imported game as a casual game; return its id.
+
+    A player the file does not name (a bare move line names neither) is stored as
+    ``unnamed``, no league entrant: such games count in no table. The same game
+    (rules, moves and players) stored already, imported or played, is refused
+    with DuplicateGameError and nothing is stored.
+    """
+    board = game.board()
+    players = game.players or (None, None)
+    named = (players[0] or UNNAMED, players[1] or UNNAMED)
+    stored = store.find_game(game.rules, game.moves_string, *named)
+    if stored is not None:
+        raise DuplicateGameError(
+            f"this game ({named[0]} vs {named[1]}, {rules_prefix(game.rules)} {clip(game.moves_string, 24)}) "
+            f"is already stored as game {stored} in {store.path}: nothing imported; see it with 'arena show {stored}'"
+        )
+    outcome = None  # the board tells how the game ended, unless a player lost it by forfeit
+    result = game.result
+    if game.termination == Termination.FORFEIT and result is not None and result != RESULTS[None]:
+        outcome = Outcome.of_result(result, Termination.FORFEIT, game.reason)
+    plies = list(zip(game.move_ms or [], game.move_info or []))
+    return save_game(store, game.rules, named, board, plies, outcome=outcome)
 
 
 def save_game(
@@ -59,6 +91,8 @@ def _outcome_of(board: Board) -> Outcome:
 def _identity(player: str) -> BotIdentity:
     if player == HUMAN:
         return BotIdentity(spec=HUMAN, name=HUMAN, options={}, source="a person at the terminal")
+    if player == UNNAMED:
+        return BotIdentity(spec=UNNAMED, name=UNNAMED, options={}, source="a player the imported file does not name")
     from arena.tournament.runner import bot_identity
 
     try:

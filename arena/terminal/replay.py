@@ -22,6 +22,7 @@ from typing import Any, TextIO
 from arena.engine.game import PLAYER_MARKS, Board, Rules, format_move
 from arena.terminal.console import TerminalIO
 from arena.terminal.play import format_info, format_ms, render_board, result_text
+from arena.text import plural
 
 
 class ReplaySession(TerminalIO):
@@ -47,6 +48,7 @@ class ReplaySession(TerminalIO):
         color: bool = False,
         start: int = 0,
         ending: str | None = None,
+        opening_plies: int = 0,
     ) -> None:
         self.rules = rules
         self.moves = list(moves)
@@ -59,6 +61,7 @@ class ReplaySession(TerminalIO):
         self.output = output if output is not None else sys.stdout
         self.color = color
         self.ending = ending
+        self.opening_plies = opening_plies  # the first moves, random, which no one chose
         if not 0 <= start <= len(self.moves):
             raise ValueError(f"start ply {start} is out of range 0..{len(self.moves)}")
         #: The position shown: the number of moves played on it.
@@ -149,7 +152,10 @@ class ReplaySession(TerminalIO):
             return f"{head}: start, {self._name(0)} to move"
         index = ply - 1
         player = index & 1
-        text = f"{head}: {self._name(player)} played {format_move(self.moves[index], self.rules)}"
+        move = format_move(self.moves[index], self.rules)
+        if index < self.opening_plies:  # as 'arena show' labels it: no player chose it
+            return f"{head}: opening {move} ({PLAYER_MARKS[player]})"
+        text = f"{head}: {self._name(player)} played {move}"
         ms = self.move_ms[index]
         if ms is not None:
             text += f" in {format_ms(ms)} ms"
@@ -172,7 +178,7 @@ class ReplaySession(TerminalIO):
     def _header(self) -> str:
         return (
             f"{self.rules.describe()}: {PLAYER_MARKS[0]} {self.players[0]} vs "
-            f"{PLAYER_MARKS[1]} {self.players[1]}, {self.last_ply} plies"
+            f"{PLAYER_MARKS[1]} {self.players[1]}, {plural(self.last_ply, 'ply', 'plies')}"
         )
 
     def _name(self, player: int) -> str:

@@ -155,9 +155,13 @@ def _worker_loop(pipe: Any) -> None:
         PROCESS_SPAWNER.close()  # the worker is done: its bot processes go with its spawner
 
 
-def make_executor(workers: int) -> Executor:
-    """``workers`` processes; 0 means one per core."""
-    return ProcessExecutor(workers or os.cpu_count() or 1)
+def make_executor(workers: int, games: int | None = None) -> Executor:
+    """``workers`` processes (0 means one per core), never more than the ``games``
+    to play: a process without a game would only start and stop."""
+    count = workers or os.cpu_count() or 1
+    if games is not None:
+        count = max(1, min(count, games))
+    return ProcessExecutor(count)
 
 
 def _init_worker() -> None:

@@ -40,16 +40,36 @@ class Tally:
             self.draws += 1
 
 
+def match_labels(bot_a: str, bot_b: str) -> tuple[str, str]:
+    """How a match names its two bots: their specs, and ``spec#2`` for the second
+    instance when a bot plays itself (``random`` and ``random#2``)."""
+    return (bot_a, bot_b) if bot_a != bot_b else (bot_a, f"{bot_b}#2")
+
+
 @dataclass
 class MatchResult:
     bots: tuple[str, str]
     records: list[GameRecord] = field(default_factory=list)
 
+    @property
+    def labels(self) -> tuple[str, str]:
+        """The two bots' names in the tally (see :func:`match_labels`)."""
+        return match_labels(*self.bots)
+
+    def seats(self, record: GameRecord) -> tuple[str, str]:
+        """The labels of a game's first and second player. Two different bots are
+        told apart by spec; two instances of one spec by the game's number, as
+        :func:`match_specs` numbers them (bot A moves first in the even games)."""
+        a, b = self.labels
+        if self.bots[0] != self.bots[1]:
+            return (a, b) if record.spec.first == self.bots[0] else (b, a)
+        return (a, b) if int(record.spec.key.rsplit("-", 1)[-1]) % 2 == 0 else (b, a)
+
     def tally(self) -> dict[str, Tally]:
-        """Wins, draws and losses of each bot (keyed by spec; a self-match merges)."""
-        tallies = {bot: Tally() for bot in self.bots}
+        """Wins, draws and losses of each bot, keyed by label."""
+        tallies = {bot: Tally() for bot in self.labels}
         for record in self.records:
-            for player, bot in enumerate(record.spec.bots):
+            for player, bot in enumerate(self.seats(record)):
                 tallies[bot].add(record.score(player))
                 if record.termination == Termination.FORFEIT and record.winner != player:
                     tallies[bot].forfeits += 1
@@ -124,7 +144,7 @@ def play_sprt(specs: Iterable[GameSpec], bots: tuple[str, str], test: Sprt) -> t
     for spec in specs:
         result.records.append(play_game(spec))
         if len(result.records) % 2 == 0:
-            tally = result.tally()[bots[0]]
+            tally = result.tally()[result.labels[0]]
             decision = test.decision(tally.wins, tally.draws, tally.losses)
             if decision != CONTINUE:
                 break

@@ -70,7 +70,7 @@ def _run(
     started = time.perf_counter()
     own_executor = executor is None
     if todo_count and executor is None:
-        executor = make_executor(config.workers)
+        executor = make_executor(config.workers, todo_count)
     try:
         if todo_count:
             assert executor is not None
