@@ -4,9 +4,12 @@ and the two set-up commands are the ones CI runs."""
 from __future__ import annotations
 
 import re
+import shlex
+import shutil
 from pathlib import Path
 
 import click
+from click.testing import CliRunner
 
 from arena.cli.main import main
 from arena.tournament.config import load_config
@@ -43,3 +46,114 @@ def test_the_example_bot_reads_its_option_as_an_attribute():
     centre = namespace["Centre"]
     assert centre.greedy.default is True and list(centre.options) == ["greedy"]
     assert centre(greedy="false").greedy is False and centre().greedy is True
+
+
+# --- every shell example runs --------------------------------------------------------------
+
+def readme_examples(readme: str = README) -> list[str]:
+    """Every `arena` command in the README's ```sh blocks, in order: lines (or the parts
+    of a line between `&&`) that start with `arena` or `.venv/bin/arena`, comments cut."""
+    commands = []
+    for block in re.findall(r"```sh\n(.*?)```", readme, re.S):
+        for line in block.splitlines():
+            for part in line.split(" #")[0].split("&&"):
+                words = shlex.split(part)
+                if words and words[0] in ("arena", ".venv/bin/arena"):
+                    commands.append(shlex.join(["arena", *words[1:]]))
+    return commands
+
+
+def _set_flag(words: list[str], flags: tuple[str, ...], value: str) -> list[str]:
+    """``words`` with the value of the first of ``flags`` set to ``value`` (added if absent)."""
+    for i, word in enumerate(words[:-1]):
+        if word in flags:
+            return [*words[: i + 1], value, *words[i + 2 :]]
+    return [*words, flags[0], value]
+
+
+def scaled(words: list[str]) -> list[str]:
+    """The same command and flags, made quick: fewer games, smaller time budgets."""
+    command = words[:3] if words[:2] == ["arena", "tournament"] else words[:2]
+    if command == ["arena", "tournament", "run"]:
+        return _set_flag(words, ("--games",), "2")
+    if command == ["arena", "match"]:
+        return _set_flag(words, ("-n", "--games"), "2")
+    if command == ["arena", "analyse"]:
+        return _set_flag(words, ("--budget",), "0.01")
+    if command == ["arena", "solve"]:  # no default budget yet: the empty-ish board takes a minute
+        return _set_flag(words, ("--budget",), "1")
+    return words
+
+
+def _bot_block() -> str:
+    return re.search(r"```python\n(from arena.bot import .*?)```", README, re.S).group(1)
+
+
+def test_the_readme_has_shell_examples_and_the_reader_finds_them():
+    examples = readme_examples()
+    assert "arena tournament run config/default.toml" in examples  # the quick start, after `&&`
+    assert "arena tournament run --bots mybot,minimax,greedy --games 20" in examples
+    assert readme_examples("```sh\nsqlite3 x.db 'select 1'\narena games  # all\n```\n") == ["arena games"]
+
+
+def test_scaling_keeps_the_command_and_its_flags():
+    assert scaled(["arena", "tournament", "run", "--bots", "a,b", "--games", "20"]) == [
+        "arena", "tournament", "run", "--bots", "a,b", "--games", "2"]
+    assert scaled(["arena", "tournament", "run", "x.toml"]) == ["arena", "tournament", "run", "x.toml", "--games", "2"]
+    assert scaled(["arena", "match", "a", "b", "-n", "10"]) == ["arena", "match", "a", "b", "-n", "2"]
+    assert scaled(["arena", "analyse", "17", "--budget", "2"]) == ["arena", "analyse", "17", "--budget", "0.01"]
+    assert scaled(["arena", "bots"]) == ["arena", "bots"]
+
+
+def test_every_shell_example_in_the_readme_runs(tmp_path, monkeypatch):
+    """Run in order in one folder (the quick start's tournament is what the analysis
+    examples read); bot files named in an example are the README's own example bot."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ARENA_DB", raising=False)
+    shutil.copytree(ROOT / "config", tmp_path / "config")
+    runner = CliRunner()
+    for example in readme_examples():
+        words = scaled(shlex.split(example))
+        for word in words[1:]:
+            file = word.split(":")[0]
+            if file.endswith(".py") and not (tmp_path / file).exists():
+                (tmp_path / file).write_text(_bot_block())
+        result = runner.invoke(main, words[1:], catch_exceptions=False)
+        assert result.exit_code == 0, f"README example {example!r} (run as {shlex.join(words)}):\n{result.output}"
+
+
+def test_a_tournament_of_bots_alone_is_named_by_its_settings_and_resumes(cli):
+    first = cli("tournament", "run", "--bots", "random,greedy", "--games", "2")
+    assert first.exit_code == 0, first.output
+    name = re.search(r"Tournament '(tournament-[0-9a-f]{8})': 2 games played", first.output).group(1)
+    again = cli("tournament", "run", "--bots", "random,greedy", "--games", "2")
+    assert again.exit_code == 0, again.output
+    assert f"Tournament '{name}': 0 games played" in again.output and "2 were already stored" in again.output
+    other = cli("tournament", "run", "--bots", "random,greedy", "--games", "4")
+    assert other.exit_code == 0, other.output
+    assert name not in other.output and "4 games played" in other.output
+    named = cli("tournament", "run", "--bots", "random,greedy", "--games", "2", "--name", "mine")
+    assert named.exit_code == 0 and "Tournament 'mine': 2 games played" in named.output
+
+
+def test_the_default_name_pins_submitted_versions(cli, tmp_path):
+    (tmp_path / "my_bot.py").write_text(_bot_block())
+    assert cli("submit", "my_bot.py", "--name", "mybot").exit_code == 0
+    first = cli("tournament", "run", "--bots", "mybot,random", "--games", "2")
+    assert first.exit_code == 0, first.output
+    (tmp_path / "my_bot.py").write_text(_bot_block() + "# changed\n")  # new code: mybot@v2
+    assert "mybot@v2" in cli("submit", "my_bot.py", "--name", "mybot").output
+    second = cli("tournament", "run", "--bots", "mybot,random", "--games", "2")
+    assert second.exit_code == 0, second.output  # a new tournament, not "run with different settings"
+    names = [re.search(r"Tournament '(\S+)'", r.output).group(1) for r in (first, second)]
+    assert names[0] != names[1] and "2 games played" in second.output
+
+
+def test_the_command_submit_suggests_runs(cli, tmp_path):
+    (tmp_path / "my_bot.py").write_text(_bot_block())
+    submitted = cli("submit", "my_bot.py", "--name", "mybot")
+    assert submitted.exit_code == 0, submitted.output
+    hint = re.search(r"play it with: arena (.*)$", submitted.output, re.M).group(1)
+    ran = cli(*scaled(["arena", *shlex.split(hint)])[1:])
+    assert ran.exit_code == 0, ran.output
+    assert "mybot@v1" in ran.output

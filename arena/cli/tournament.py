@@ -33,7 +33,8 @@ def tournament_group() -> None:
 @click.option("--isolate", is_flag=True, default=None, help="Run installed bots sandboxed too (bot files always are).")
 @click.option("--seed", type=int, help="Tournament seed: the same seed gives the same games.")
 @click.option("--db", help="League database (default arena.db, or ARENA_DB).")
-@click.option("--name", help="Tournament name (default: the config file's name).")
+@click.option("--name", help="Tournament name (default: the file's name key, else the file's name, else "
+              "tournament-HASH from the settings, so the same command resumes the same tournament).")
 @rules_options
 def tournament_run(config: str | None, bots: str | None, challengers: str | None, fmt: str | None,
                    games: int | None, opening_plies: int | None, openings_file: str | None,
