@@ -3,6 +3,7 @@ for every mistake."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -110,10 +111,16 @@ def test_the_name_defaults_to_the_file_stem(toml):
     assert load_config(toml(TWO_BOTS + 'name = ""\n', "x.toml")).name == "x"
 
 
-def test_a_command_line_config_needs_a_name():
-    message = config_error(None, {"bots": ["random", "greedy"]})
-    assert "name" in message
-    assert load_config(None, {"bots": ["random", "greedy"], "name": "cli"}).name == "cli"
+def test_a_command_line_config_is_named_by_its_resolved_settings():
+    """No file and no name: ``tournament-`` and a hash of the identity, set once the
+    bots are resolved, so the same flags name the same tournament and others another."""
+    flags = {"bots": ["random", "greedy"]}
+    assert load_config(None, flags).name == ""  # not yet: submitted versions are not pinned
+    name = resolve_bots(load_config(None, flags), None).name
+    assert re.fullmatch(r"tournament-[0-9a-f]{8}", name)
+    assert resolve_bots(load_config(None, flags), None).name == name
+    assert resolve_bots(load_config(None, {**flags, "seed": 2}), None).name != name
+    assert resolve_bots(load_config(None, {**flags, "name": "cli"}), None).name == "cli"
 
 
 def test_db_defaults_to_arena_db_or_the_environment(toml, monkeypatch):

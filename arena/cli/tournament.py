@@ -32,15 +32,19 @@ def tournament_group() -> None:
 @click.option("--bank-seconds", type=float, help="Extra time a bot may draw on over the game.")
 @click.option("--workers", type=int, help="Worker processes (default: one per core).")
 @click.option("--isolate", is_flag=True, default=None, help="Run installed bots sandboxed too (bot files always are).")
+@click.option("--memory-mb", type=int, help="Memory limit of a sandboxed bot, MB (default 1024).")
+@click.option("--output-kb", type=int, help="Output limit of a sandboxed bot, KB (default 1024).")
 @click.option("--seed", type=int, help="Tournament seed: the same seed gives the same games.")
 @click.option("--db", help="League database (default arena.db, or ARENA_DB).")
-@click.option("--name", help="Tournament name (default: the config file's name).")
+@click.option("--name", help="Tournament name (default: the file's name key, else the file's name, else "
+              "tournament-HASH from the settings, so the same command resumes the same tournament).")
 @rules_options
 def tournament_run(config: str | None, bots: str | None, challengers: str | None, fmt: str | None,
                    games: int | None, opening_plies: int | None, openings_file: str | None,
                    move_seconds: float | None, bank_seconds: float | None, workers: int | None,
-                   isolate: bool | None, seed: int | None, db: str | None, name: str | None, width: int | None,
-                   height: int | None, connect: int | None, no_gravity: bool, scoring: str | None) -> None:
+                   isolate: bool | None, memory_mb: int | None, output_kb: int | None, seed: int | None,
+                   db: str | None, name: str | None, width: int | None, height: int | None, connect: int | None,
+                   no_gravity: bool, scoring: str | None) -> None:
     """Play a tournament defined by CONFIG (a TOML file) and flags, then print standings.
 
     Running it again with the same name and database resumes it: only the games
@@ -50,7 +54,7 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
         "bots": _split(bots), "challengers": _split(challengers), "format": fmt, "games": games,
         "openings.plies": opening_plies, "openings.file": openings_file,
         "time.move_seconds": move_seconds, "time.bank_seconds": bank_seconds, "workers": workers,
-        "isolate": isolate,
+        "isolate": isolate, "limits.memory_mb": memory_mb, "limits.output_kb": output_kb,
         "seed": seed, "db": db, "name": name, "rules.width": width, "rules.height": height,
         "rules.connect": connect, "rules.gravity": False if no_gravity else None, "rules.scoring": scoring,
     }

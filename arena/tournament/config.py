@@ -10,6 +10,7 @@ settled afterwards by :func:`arena.tournament.entrants.resolve_bots`.
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from collections.abc import Callable, Sequence
@@ -21,6 +22,7 @@ from arena.engine.game import Board, Rules, RulesError, parse_moves
 from arena.errors import ArenaError
 from arena.plugins import BotSpecError, parse_spec, spec_text
 from arena.records import BotCode, Limits, TimeControl
+from arena.text import content_hash
 
 TOURNAMENT_FORMATS = ("round-robin", "gauntlet")
 DEFAULT_DB = "arena.db"
@@ -45,7 +47,7 @@ class TournamentConfig:
     not yet known to exist, and a submitted bot's latest version not yet pinned.
     """
 
-    name: str
+    name: str  # "" until resolved when neither the file, its path nor --name gave one: see default_name
     bots: tuple[str, ...]
     format: str = "round-robin"
     challengers: tuple[str, ...] = ()  # gauntlet: these play everyone in `bots`
@@ -84,6 +86,13 @@ class TournamentConfig:
             "isolate": self.isolate,
             "limits": {"memory_mb": self.limits.memory_mb, "output_kb": self.limits.output_kb},
         }
+
+    def default_name(self) -> str:
+        """The name of a tournament given by flags alone: ``tournament-`` and the first
+        8 hex digits of the SHA-256 of its identity (bots with submitted versions pinned,
+        games, rules, seed...). The same command names the same tournament, so running
+        it again resumes it; any other setting names a new one instead of clashing."""
+        return "tournament-" + content_hash(json.dumps(self.identity(), sort_keys=True))[:8]
 
 
 _TOP_KEYS = {
@@ -186,8 +195,6 @@ def _build(raw: dict[str, Any], source: str, base: Path) -> TournamentConfig:
         raise fail(f"openings.plies must be between 0 and {rules.cells // 2}, got {openings.plies}")
     lines = _opening_lines(openings.file, rules, base, fail) if openings.file else ()
     name = raw.get("name") or (Path(source).stem if source != "<command line>" else "")
-    if not name:
-        raise fail("the tournament needs a name: set name = \"...\" or pass --name")
     return TournamentConfig(
         name=name,
         bots=bots,

@@ -41,9 +41,12 @@ def resolve_bots(
     bots = _resolve_specs(config.bots, "bots", fail, store, checker, submitted)
     challengers = _resolve_specs(config.challengers, "challengers", fail, store, checker, submitted)
     check_field_of_play(config.format, bots, challengers, fail)  # x and x@v2 may be one bot
-    return dataclasses.replace(
+    resolved = dataclasses.replace(
         config, bots=bots, challengers=challengers, submitted=tuple(sorted(submitted.items())), resolved=True
     )
+    if not resolved.name:  # given by flags alone: named by what it is, versions pinned
+        resolved = dataclasses.replace(resolved, name=resolved.default_name())
+    return resolved
 
 
 def resolve_bots_in_database(config: TournamentConfig, checker: BotChecker | None = None) -> TournamentConfig:
