@@ -132,7 +132,7 @@ def analyse_command(game_id: int | None, tournament: str | None, budget: float, 
     or stays unknown if it cannot be proven within the budget. Results are stored:
     asking again is instant, and `arena show` shows the marks.
     """
-    store = open_store(db)
+    store = open_store(db, write=True)
     if (game_id is None) == (tournament is None):
         raise ArenaUsageError("give a GAME_ID or --tournament NAME (one of them)")
     if game_id is not None:

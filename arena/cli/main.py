@@ -177,15 +177,18 @@ def db_option(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
-def open_store(db: str, create: bool = False) -> Store:
+def open_store(db: str, create: bool = False, write: bool = False) -> Store:
     """The league database for the running command, closed when the command ends.
 
-    Only commands that write pass ``create``: reading commands never create a
-    database by accident. Click's ``with_resource`` is the command-long ``with``.
+    Reading commands pass neither flag: the file is opened read-only and never
+    changed (not even migrated). ``write``: the command stores something in an
+    existing database; ``create``: it may also start a new one. Click's
+    ``with_resource`` is the command-long ``with``.
     """
     from arena.league.store import Store  # the database library is slow to import: only when used
 
-    return click.get_current_context().with_resource(Store(db, create=create))
+    store = Store(db, create=create, read_only=not (create or write))
+    return click.get_current_context().with_resource(store)
 
 
 def league_options(func: Callable[..., Any]) -> Callable[..., Any]:
