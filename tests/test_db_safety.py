@@ -23,7 +23,7 @@ from arena.league.store import Store, StoreError, migrations
 from tests.test_errors import ARGUMENTS, arguments
 
 READING = [("bots",), ("games",), ("show",), ("replay",), ("export",), ("standings",), ("crosstable",), ("colours",)]
-WRITING = [("submit",), ("analyse",), ("import",), ("tournament", "run")]
+WRITING = [("submit",), ("analyse",), ("import",), ("tournament", "run"), ("play",)]
 
 
 def test_the_cases_cover_every_command_with_db() -> None:

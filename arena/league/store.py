@@ -220,9 +220,8 @@ class Store:
         exists = memory or Path(self.path).is_file()
         if not exists and (read_only or not create):
             raise StoreError(f"database {self.path!r} does not exist: run a tournament first or pass --db")
-        folder = Path(self.path).parent
-        if not exists and not folder.is_dir():
-            raise StoreError(f"cannot create database {self.path!r}: folder {str(folder)!r} does not exist")
+        if not exists:
+            _check_folder(self.path)
         try:
             if read_only and not memory:
                 self.db = self._open_for_reading()
@@ -604,6 +603,26 @@ def _now() -> str:
 
 def _timestamp(seconds: float) -> str:
     return dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat(timespec="milliseconds")
+
+
+def check_database(path: str | Path) -> None:
+    """Raise :class:`StoreError` unless a writing ``Store(path)`` could store games there:
+    a new file in a folder that exists, an empty file, or an arena database this
+    version can use. Changes nothing: a command checks before asking a person for
+    anything it would then fail to store."""
+    path = str(path)
+    if path == ":memory:":
+        return
+    if Path(path).is_file():
+        Store(path, read_only=True).close()
+    else:
+        _check_folder(path)
+
+
+def _check_folder(path: str) -> None:
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise StoreError(f"cannot create database {path!r}: folder {str(folder)!r} does not exist")
 
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
