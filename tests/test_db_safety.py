@@ -4,7 +4,8 @@ Every command that takes --db, pointed at another program's SQLite file, a file
 with a clashing ``games`` table, a text file or an empty file: a reading command
 leaves each byte as it was (and leaves no -wal/-shm files beside it); a writing
 command refuses every file that is not an arena database (or empty) in one line
-with exit code 2, before anything is written.
+with exit code 2, before anything is written. And every command finds the database
+a tournament file names (``--config FILE``; its ``db`` is relative to the file).
 """
 
 from __future__ import annotations
@@ -259,3 +260,76 @@ def test_the_readme_lists_every_table(tmp_path: Path) -> None:
         tables = set(store.db.table_names())
     listed = {line.split("`")[1] for line in section.splitlines() if line.startswith("| `")}
     assert listed == tables
+
+
+# --- item 14: the database a tournament file names, for every command ------------------
+
+
+CUP = 'name = "cup"\nbots = ["random", "greedy"]\ngames = 2\nworkers = 1\ndb = "league.db"\n'
+
+
+@pytest.fixture
+def cup(tmp_path: Path) -> Path:
+    """A tournament file in a subfolder whose db is relative to it, run from tmp_path."""
+    path = tmp_path / "sub" / "cup.toml"
+    path.parent.mkdir()
+    path.write_text(CUP)
+    result = run(["tournament", "run", "sub/cup.toml"])
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def test_a_db_in_a_tournament_file_is_relative_to_the_file(cup: Path, tmp_path: Path) -> None:
+    assert (tmp_path / "sub" / "league.db").is_file()
+    assert not (tmp_path / "league.db").exists()
+
+
+@pytest.mark.parametrize("command", [["standings"], ["crosstable"], ["colours"], ["games"], ["show", "1"],
+                                     ["export", "1"], ["replay", "1", "--delay", "0"], ["bots"]],
+                         ids=lambda c: c[0])
+def test_reading_commands_find_the_database_of_a_tournament_file(
+    command: list[str], cup: Path, tmp_path: Path
+) -> None:
+    result = run([*command, "--config", "sub/cup.toml"])
+    assert result.exit_code == 0, result.output
+    assert not (tmp_path / "arena.db").exists()
+    if command[0] in ("standings", "games"):
+        assert "greedy" in result.output
+
+
+def test_the_same_from_another_folder(cup: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(cup.parent)
+    result = run(["games", "--json", "--config", "cup.toml"])
+    assert result.exit_code == 0, result.output
+    assert "cup" in result.output
+
+
+def test_db_beats_config_and_config_beats_arena_db(
+    cup: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ARENA_DB", str(tmp_path / "env.db"))
+    assert run(["games", "--config", "sub/cup.toml"]).exit_code == 0
+    assert_one_line_error(run(["games", "--config", "sub/cup.toml", "--db", "elsewhere.db"]), "elsewhere.db")
+    assert_one_line_error(run(["games"]), "env.db")
+
+
+def test_a_tournament_file_without_db_means_arena_db_or_arena_db_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "plain.toml").write_text(CUP.replace('db = "league.db"\n', ""))
+    assert run(["tournament", "run", "plain.toml"]).exit_code == 0
+    assert (tmp_path / "arena.db").is_file()
+    assert "cup" in run(["games", "--config", "plain.toml"]).output
+
+
+@pytest.mark.parametrize("text, fragment", [
+    (None, "does not exist"),
+    ("db = [", "missing.toml"),
+    ("db = 3\n", "db must be str"),
+    ("dbb = 'x'\n", "unknown key 'dbb'"),
+])
+def test_a_bad_config_file_is_one_line_and_exit_2(tmp_path: Path, text: str | None, fragment: str) -> None:
+    if text is not None:
+        (tmp_path / "missing.toml").write_text(text)
+    assert_one_line_error(run(["standings", "--config", "missing.toml"]), fragment)
+    assert not (tmp_path / "arena.db").exists()

@@ -32,7 +32,7 @@ def tournament_group() -> None:
 @click.option("--workers", type=int, help="Worker processes (default: one per core).")
 @click.option("--isolate", is_flag=True, default=None, help="Run installed bots sandboxed too (bot files always are).")
 @click.option("--seed", type=int, help="Tournament seed: the same seed gives the same games.")
-@click.option("--db", help="League database (default arena.db, or ARENA_DB).")
+@click.option("--db", help="League database (default: the file's db, relative to the file; or ARENA_DB; or arena.db).")
 @click.option("--name", help="Tournament name (default: the config file's name).")
 @rules_options
 def tournament_run(config: str | None, bots: str | None, challengers: str | None, fmt: str | None,
