@@ -333,3 +333,23 @@ def test_a_bad_config_file_is_one_line_and_exit_2(tmp_path: Path, text: str | No
         (tmp_path / "missing.toml").write_text(text)
     assert_one_line_error(run(["standings", "--config", "missing.toml"]), fragment)
     assert not (tmp_path / "arena.db").exists()
+
+
+def test_reading_a_database_with_a_left_over_wal_file_changes_not_the_database(
+    arena_db: Path, tmp_path: Path
+) -> None:
+    # A second game stays in the -wal file while another connection is open; copying
+    # both files is what a writer killed at that moment leaves behind.
+    holder = sqlite3.connect(arena_db)
+    holder.execute("select count(*) from games").fetchall()  # holds the WAL open
+    result = run([*arguments(("import",), tmp_path), "--db", str(arena_db)])
+    assert result.exit_code == 0, result.output
+    crashed = tmp_path / "crashed.db"
+    crashed.write_bytes(arena_db.read_bytes())
+    Path(str(crashed) + "-wal").write_bytes(Path(str(arena_db) + "-wal").read_bytes())
+    holder.close()
+    before = sha256(crashed)
+    result = run(["games", "--json", "--db", str(crashed)])
+    assert result.exit_code == 0, result.output
+    assert result.output.count('"id"') == 2  # the game in the -wal file is read too
+    assert sha256(crashed) == before

@@ -244,7 +244,7 @@ class Store:
 
     def _open_for_reading(self) -> Database:
         """The file, read-only; an older schema (or an empty file) is read through a
-        migrated copy in memory, so reading never waits for a writing command."""
+        migrated copy in memory, so a reading command needs no writing command first."""
         conn = _reading_connection(self.path)
         try:
             applied = self._arena_schema(conn)
@@ -631,15 +631,18 @@ _SQLITE_HEADER = b"SQLite format 3\x00"
 def _reading_connection(path: str) -> sqlite3.Connection:
     """A connection to the file at ``path`` that cannot write to it.
 
-    Opened read-only (``mode=ro``), except for a database in WAL mode: a read-only
-    connection there leaves -wal and -shm files behind, so it is opened normally
-    with ``query_only``, and SQLite removes those files when it closes, as always.
+    Opened read-only (``mode=ro``), except for a database in WAL mode with no
+    -wal file beside it (nothing waits to be checkpointed): a read-only connection
+    there would leave new -wal and -shm files behind, so it is opened normally with
+    ``query_only``, and SQLite removes those files when it closes, as always. Where
+    a -wal file exists (a writer at work, or one that died), ``mode=ro`` reads it
+    and leaves the database file as it is.
     """
     with open(path, "rb") as file:
         header = file.read(20)
-    if header.startswith(_SQLITE_HEADER) and header[18:20] == b"\x02\x02":
+    wal = header.startswith(_SQLITE_HEADER) and header[18:20] == b"\x02\x02"
+    if wal and not Path(path + "-wal").exists():
         conn = sqlite3.connect(path)
         conn.execute("PRAGMA query_only=ON")
         return conn
     return sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)
-
