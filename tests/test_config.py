@@ -128,8 +128,36 @@ def test_db_defaults_to_arena_db_or_the_environment(toml, monkeypatch):
     assert load_config(path).db == "arena.db"
     monkeypatch.setenv("ARENA_DB", "/elsewhere/results.db")
     assert load_config(path).db == "/elsewhere/results.db"
-    assert load_config(toml(TWO_BOTS + 'db = "mine.db"\n', "own.toml")).db == "mine.db"
+    own = toml(TWO_BOTS + 'db = "mine.db"\n', "own.toml")
+    assert load_config(own).db == str(Path(own).parent / "mine.db")  # the file's db beats ARENA_DB
     assert load_config(path, {"db": "flag.db"}).db == "flag.db"
+
+
+def test_db_in_a_file_is_relative_to_the_file_like_openings_file(toml, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ARENA_DB", raising=False)
+    path = toml(TWO_BOTS + 'db = "league.db"\n', "sub/cup.toml")
+    assert load_config(path).db == str(tmp_path / "sub" / "league.db")
+    relative = str(Path("sub") / "cup.toml")
+    assert load_config(relative).db == str(Path("sub") / "league.db")
+    assert load_config(toml(TWO_BOTS + 'db = "/abs/league.db"\n', "abs.toml")).db == "/abs/league.db"
+    # --db is the command line's: relative to the current folder
+    assert load_config(relative, {"db": "flag.db"}).db == "flag.db"
+
+
+def test_config_db_names_the_database_load_config_uses(toml, monkeypatch):
+    from arena.tournament.config import config_db
+
+    monkeypatch.delenv("ARENA_DB", raising=False)
+    with_db = toml(TWO_BOTS + 'db = "league.db"\n', "sub/cup.toml")
+    without = toml(TWO_BOTS, "plain.toml")
+    assert config_db(with_db) == load_config(with_db).db
+    assert config_db(without) == load_config(without).db == "arena.db"
+    monkeypatch.setenv("ARENA_DB", "env.db")
+    assert config_db(without) == load_config(without).db == "env.db"
+    assert config_db(with_db) == load_config(with_db).db
+    with pytest.raises(ConfigError, match="does not exist"):
+        config_db(str(Path(with_db).parent / "missing.toml"))
 
 
 def test_gauntlet_loads(toml):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -109,6 +110,7 @@ ARGUMENTS: dict[tuple[str, ...], list[str]] = {
     ("crosstable",): [],
     ("colours",): [],
     ("tournament", "run"): ["--bots", "random,greedy", "--games", "2", "--workers", "1", "--name", "t"],
+    ("play",): ["greedy"],  # checks its database before the first move: a mistake asks for no move
 }
 
 
@@ -123,13 +125,8 @@ def arguments(command: tuple[str, ...], tmp_path: Path) -> list[str]:
     return [*command, *(files.get(arg, arg) for arg in ARGUMENTS[command])]
 
 
-# `arena play` opens the database only to save, inside the interactive session,
-# which reports a failed save as a message and plays on (see test_play_reports_a_bad_database_when_saving).
-INTERACTIVE = {("play",)}
-
-
 def test_the_db_cases_cover_every_command_with_db() -> None:
-    assert set(ARGUMENTS) | INTERACTIVE == commands_with_db(main)
+    assert set(ARGUMENTS) == commands_with_db(main)
 
 
 def run(args: list[str]) -> click.testing.Result:
@@ -175,13 +172,42 @@ def test_bots_without_a_database_lists_the_plugins(tmp_path: Path) -> None:
     assert "minimax" in result.output
 
 
-def test_play_reports_a_bad_database_when_saving(tmp_path: Path) -> None:
-    not_a_db = tmp_path / "notes.txt"
-    not_a_db.write_text("not a database\n" * 100)
-    result = CliRunner().invoke(main, ["play", "--db", str(not_a_db)], input="s\nq\n", catch_exceptions=False)
+@pytest.mark.parametrize("database", ["text", "foreign", "missing folder"])
+def test_play_checks_its_database_before_the_first_move(tmp_path: Path, database: str) -> None:
+    path = tmp_path / "no such folder" / "arena.db" if database == "missing folder" else tmp_path / "x.db"
+    if database == "text":
+        path.write_text("not a database\n" * 100)
+    elif database == "foreign":
+        with sqlite3.connect(path) as conn:
+            conn.execute("create table customers (name)")
+        conn.close()
+    result = CliRunner().invoke(main, ["play", "greedy", "--db", str(path)], input="4\ns\nq\n",
+                                catch_exceptions=False)
+    assert_user_error(result, str(path.name if database != "missing folder" else "no such folder"))
+    assert "to move" not in result.output  # not one move was asked for
+
+
+@pytest.mark.parametrize("hint_bot, fragment", [
+    ("nosuch", "unknown bot 'nosuch'"),
+    ("minimax:depth=x", "depth"),
+    ("missing_bot.py", "missing_bot.py"),
+])
+def test_play_checks_its_hint_bot_before_the_first_move(tmp_path: Path, hint_bot: str, fragment: str) -> None:
+    result = CliRunner().invoke(main, ["play", "--hint-bot", hint_bot, "--db", str(tmp_path / "arena.db")],
+                                input="h\n4\nq\n", catch_exceptions=False)
+    assert_user_error(result, "--hint-bot")
+    assert fragment in result.output
+    assert "to move" not in result.output
+    assert not (tmp_path / "arena.db").exists()
+
+
+def test_play_with_a_good_hint_bot_and_a_new_database_starts(tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    result = CliRunner().invoke(main, ["play", "--hint-bot", "greedy", "--db", str(db)], input="h\n4\ns\nq\n",
+                                catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    assert "save failed" in result.output and "is not an arena database" in result.output
-    assert "Traceback" not in result.output
+    assert "hint: " in result.output and "saved as game 1" in result.output
+    assert db.exists()
 
 
 # --- a bug is not a user's mistake -------------------------------------------------------

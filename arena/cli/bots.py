@@ -39,7 +39,7 @@ def bots_command(as_json: bool, db: str) -> None:
     if Path(db).is_file():  # no database yet is no mistake here: the plug-ins are listed anyway
         from arena.league.store import Store  # sqlite-utils (and numpy) only when there is a database
 
-        with Store(db, create=False) as store:
+        with Store(db, read_only=True) as store:
             submitted = store.submissions()
     if as_json:
         data = [e.as_dict() for e in entries] + [

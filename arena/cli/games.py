@@ -20,9 +20,10 @@ from arena.cli.main import (
     rules_options,
 )
 from arena.engine.game import Board, format_move, parse_moves
+from arena.errors import ArenaError
 from arena.game_files import export_json, export_moves, import_game, parse_rules_prefix
 from arena.league.analysis import Solve, analyse_stored, describe, slips_by_bot, solver_solve
-from arena.league.store import Store, rules_of
+from arena.league.store import Store, check_database, rules_of
 from arena.plugins import check_spec, spec_text
 from arena.records import Termination
 from arena.solvers import find_solver
@@ -144,7 +145,7 @@ def analyse_command(game_id: int | None, tournament: str | None, budget: float, 
     or stays unknown if it cannot be proven within the budget. Results are stored:
     asking again is instant, and `arena show` shows the marks.
     """
-    store = open_store(db)
+    store = open_store(db, write=True)
     if (game_id is None) == (tournament is None):
         raise ArenaUsageError("give a GAME_ID or --tournament NAME (one of them)")
     if game_id is not None:
@@ -199,6 +200,11 @@ def play_command(bot: str | None, human_first: bool, width: int | None, height: 
     """
     rules = make_rules(width, height, connect, no_gravity, scoring)
     bot_spec = spec_text(check_spec(bot)) if bot else None
+    try:  # both checked before the first move, not when 'h' is pressed or the game is saved
+        check_spec(hint_bot)
+    except ArenaError as exc:
+        raise ArenaUsageError(f"--hint-bot {hint_bot!r}: {exc}") from None
+    check_database(db)
     human = 0 if human_first else 1
     players = (HUMAN, HUMAN) if bot_spec is None else ((HUMAN, bot_spec) if human == 0 else (bot_spec, HUMAN))
     saved: dict[str, int] = {}

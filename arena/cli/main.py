@@ -14,7 +14,9 @@ the helpers that use it.
 
 from __future__ import annotations
 
+import functools
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -174,21 +176,47 @@ def _close_spawner() -> None:
 
 
 def db_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--db PATH and --config FILE; the command gets ``db``, chosen by :func:`database_path`."""
+
+    @functools.wraps(func)
+    def command(*args: Any, db: str | None, config: str | None, **kwargs: Any) -> Any:
+        return func(*args, db=database_path(db, config), **kwargs)
+
+    command = click.option(
+        "--config", metavar="FILE",
+        help="Use the database this tournament file stores its games in (its db, relative to the file).",
+    )(command)
     return click.option(
-        "--db", envvar="ARENA_DB", default="arena.db", show_default=True,
-        help="League database (or set ARENA_DB).",
-    )(func)
+        "--db", metavar="PATH", help="League database (default: arena.db, or ARENA_DB).",
+    )(command)
 
 
-def open_store(db: str, create: bool = False) -> Store:
+def database_path(db: str | None, config: str | None) -> str:
+    """The database a command uses: ``--db`` as given (relative to the current
+    folder), else the one the tournament file ``--config`` names (its ``db``,
+    relative to that file, as 'arena tournament run FILE' stores its games),
+    else ``ARENA_DB``, else ``arena.db``."""
+    if db is not None:
+        return db
+    if config is not None:
+        from arena.tournament.config import config_db  # reads the file only when asked to
+
+        return config_db(config)
+    return os.environ.get("ARENA_DB") or "arena.db"
+
+
+def open_store(db: str, create: bool = False, write: bool = False) -> Store:
     """The league database for the running command, closed when the command ends.
 
-    Only commands that write pass ``create``: reading commands never create a
-    database by accident. Click's ``with_resource`` is the command-long ``with``.
+    Reading commands pass neither flag: the file is opened read-only and never
+    changed (not even migrated). ``write``: the command stores something in an
+    existing database; ``create``: it may also start a new one. Click's
+    ``with_resource`` is the command-long ``with``.
     """
     from arena.league.store import Store  # the database library is slow to import: only when used
 
-    return click.get_current_context().with_resource(Store(db, create=create))
+    store = Store(db, create=create, read_only=not (create or write))
+    return click.get_current_context().with_resource(store)
 
 
 def league_options(func: Callable[..., Any]) -> Callable[..., Any]:

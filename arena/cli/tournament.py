@@ -35,7 +35,7 @@ def tournament_group() -> None:
 @click.option("--memory-mb", type=int, help="Memory limit of a sandboxed bot, MB (default 1024).")
 @click.option("--output-kb", type=int, help="Output limit of a sandboxed bot, KB (default 1024).")
 @click.option("--seed", type=int, help="Tournament seed: the same seed gives the same games.")
-@click.option("--db", help="League database (default arena.db, or ARENA_DB).")
+@click.option("--db", help="League database (default: the file's db, relative to the file; or ARENA_DB; or arena.db).")
 @click.option("--name", help="Tournament name (default: the file's name key, else the file's name, else "
               "tournament-HASH from the settings, so the same command resumes the same tournament).")
 @rules_options

@@ -13,7 +13,7 @@ import json
 import sqlite3
 import zlib
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -221,28 +221,97 @@ class BotIdentity:
 
 
 class Store:
-    """The arena's database file."""
+    """The arena's database file.
 
-    def __init__(self, path: str | Path, create: bool = True) -> None:
+    ``create``: a missing file becomes a new database (writing commands that start
+    one); otherwise it must exist. ``read_only``: nothing is ever written to the
+    file (reading commands): it is opened read-only and never migrated. Either
+    way, a file that already holds something other than an arena database (another
+    program's tables, or no SQLite at all) is refused before anything touches it,
+    and so is one written by a newer arena.
+    """
+
+    def __init__(self, path: str | Path, create: bool = True, read_only: bool = False) -> None:
         self.path = str(path)
-        if not create and self.path != ":memory:" and not Path(self.path).is_file():
+        self.read_only = read_only
+        memory = self.path == ":memory:"
+        exists = memory or Path(self.path).is_file()
+        if not exists and (read_only or not create):
             raise StoreError(f"database {self.path!r} does not exist: run a tournament first or pass --db")
-        folder = Path(self.path).parent
-        if self.path != ":memory:" and not folder.is_dir():
-            raise StoreError(f"cannot create database {self.path!r}: folder {str(folder)!r} does not exist")
+        if not exists:
+            _check_folder(self.path)
         try:
+            if read_only and not memory:
+                self.db = self._open_for_reading()
+                self.db.execute("PRAGMA foreign_keys=ON")
+                return
+            if exists and not memory:
+                with closing(_reading_connection(self.path)) as conn:
+                    self._arena_schema(conn)  # refuses a foreign file before anything is written
             self.db = Database(self.path)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=ON")
             self._migrate()
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path!r} is not an arena database ({exc})") from None
+            raise StoreError(
+                f"{self.path!r} is not an arena database ({exc}): pass --db an arena database or a new file"
+            ) from None
+        except OSError as exc:  # a file this user may not read, say
+            raise StoreError(f"cannot open database {self.path!r}: {exc.strerror or exc}") from None
+
+    def _open_for_reading(self) -> Database:
+        """The file, read-only; an older schema (or an empty file) is read through a
+        migrated copy in memory, so a reading command needs no writing command first."""
+        conn = _reading_connection(self.path)
+        try:
+            applied = self._arena_schema(conn)
+            if set(applied) == set(_MIGRATION_NAMES):
+                return Database(conn)
+            copy = sqlite3.connect(":memory:")
+            conn.backup(copy)
+        except BaseException:
+            conn.close()
+            raise
+        conn.close()
+        db = Database(copy)
+        migrations.apply(db)
+        return db
+
+    def _arena_schema(self, conn: sqlite3.Connection) -> list[str]:
+        """The arena migrations the file has applied ([] for an empty database).
+
+        Raises StoreError for another program's database (tables, but no arena
+        schema) and for a schema from a newer arena. Reads only.
+        """
+        tables = sorted(
+            name for (name,) in conn.execute(
+                "select name from sqlite_master where type in ('table', 'view') "
+                "and name not like 'sqlite^_%' escape '^'"  # SQLite's own tables do not count
+            )
+        )
+        applied: list[str] = []
+        if "_sqlite_migrations" in tables:
+            applied = [name for (name,) in conn.execute(
+                "select name from _sqlite_migrations where migration_set = ? order by rowid", [migrations.name]
+            )]
+        if not applied and set(tables) - {"_sqlite_migrations"}:
+            shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+            raise StoreError(
+                f"{self.path!r} is not an arena database: it holds other tables ({shown}) and the arena "
+                "changes no other program's file; pass --db an arena database or a new file"
+            )
+        newer = [name for name in applied if name not in _MIGRATION_NAMES]
+        if newer:
+            raise StoreError(
+                f"database {self.path!r} was written by a newer version of the arena "
+                f"(schema {newer[-1]}); upgrade connectk-arena to read it"
+            )
+        return applied
 
     def _migrate(self) -> None:
-        known = set(_MIGRATION_NAMES)
-        newer = [m.name for m in migrations.applied(self.db) if m.name not in known]
-        if newer:
+        newer = [m.name for m in migrations.applied(self.db) if m.name not in _MIGRATION_NAMES]
+        if newer:  # checked again: the file may have changed since it was looked at
             raise StoreError(
                 f"database {self.path!r} was written by a newer version of the arena "
                 f"(schema {newer[-1]}); upgrade connectk-arena to read it"
@@ -614,3 +683,46 @@ def _now() -> str:
 
 def _timestamp(seconds: float) -> str:
     return dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat(timespec="milliseconds")
+
+
+def check_database(path: str | Path) -> None:
+    """Raise :class:`StoreError` unless a writing ``Store(path)`` could store games there:
+    a new file in a folder that exists, an empty file, or an arena database this
+    version can use. Changes nothing: a command checks before asking a person for
+    anything it would then fail to store."""
+    path = str(path)
+    if path == ":memory:":
+        return
+    if Path(path).is_file():
+        Store(path, read_only=True).close()
+    else:
+        _check_folder(path)
+
+
+def _check_folder(path: str) -> None:
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise StoreError(f"cannot create database {path!r}: folder {str(folder)!r} does not exist")
+
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _reading_connection(path: str) -> sqlite3.Connection:
+    """A connection to the file at ``path`` that cannot write to it.
+
+    Opened read-only (``mode=ro``), except for a database in WAL mode with no
+    -wal file beside it (nothing waits to be checkpointed): a read-only connection
+    there would leave new -wal and -shm files behind, so it is opened normally with
+    ``query_only``, and SQLite removes those files when it closes, as always. Where
+    a -wal file exists (a writer at work, or one that died), ``mode=ro`` reads it
+    and leaves the database file as it is.
+    """
+    with open(path, "rb") as file:
+        header = file.read(20)
+    wal = header.startswith(_SQLITE_HEADER) and header[18:20] == b"\x02\x02"
+    if wal and not Path(path + "-wal").exists():
+        conn = sqlite3.connect(path)
+        conn.execute("PRAGMA query_only=ON")
+        return conn
+    return sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)

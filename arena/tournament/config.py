@@ -118,9 +118,28 @@ def load_config(path: str | None, overrides: dict[str, Any] | None = None) -> To
         raw, source = _read_toml(path), path
         base = Path(path).resolve().parent
     _check_all(raw, source)
+    if path is not None and raw.get("db"):
+        raw["db"] = _db_beside(path, raw["db"])  # before the overrides: --db is relative to here
     merged = _merge(raw, overrides or {})
     _check_all(merged, source)  # overrides too: the library may be called without the CLI
     return _build(merged, source, base)
+
+
+def config_db(path: str) -> str:
+    """The database the tournament file at ``path`` stores its games in, as
+    :func:`load_config` decides: its ``db`` (relative to the file's folder), else
+    ``ARENA_DB``, else ``arena.db``. Checks the file's keys, reads nothing else:
+    commands that only read a database find it this way (``--config FILE``)."""
+    raw = _read_toml(path)
+    _check_all(raw, path)
+    db = raw.get("db")
+    return _db_beside(path, db) if db else os.environ.get("ARENA_DB") or DEFAULT_DB
+
+
+def _db_beside(config_path: str, db: str) -> str:
+    """A ``db`` written in a tournament file: relative to the file's folder, as
+    ``openings.file`` is (an absolute path stays as it is)."""
+    return str(Path(config_path).parent / db)
 
 
 def _check_all(raw: dict[str, Any], source: str) -> None:

@@ -52,9 +52,8 @@ def resolve_bots(
 def resolve_bots_in_database(config: TournamentConfig, checker: BotChecker | None = None) -> TournamentConfig:
     """:func:`resolve_bots` against ``config.db`` if that database exists.
 
-    A database that does not exist is not created, so a definition with a mistake
-    leaves no file behind (an existing one is opened as always: an older schema
-    is brought up to date). One that cannot be opened is no place to look up submitted
+    The database is only read here (not created, not migrated), so a definition
+    with a mistake leaves the file as it was. One that cannot be opened is no place to look up submitted
     bots; the error comes when the tournament opens it to store games.
     """
     with _existing_store(config.db) as store:
@@ -66,7 +65,7 @@ def _existing_store(db: str) -> Iterator[Store | None]:
     store = None
     if Path(db).is_file():
         try:
-            store = Store(db, create=False)
+            store = Store(db, read_only=True)
         except StoreError:
             pass  # reported when the tournament opens the database to store games
     try:
