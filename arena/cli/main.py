@@ -86,7 +86,21 @@ def make_rules(width: int | None, height: int | None, connect: int | None, no_gr
     )
 
 
-class ArenaGroup(click.Group):
+class HelpGroup(click.Group):
+    """A group that, given no command, prints its help on stdout and exits 0.
+
+    Click's own ``no_args_is_help`` raises a usage error (stderr, exit code 2),
+    which the boundary would show as "Error: <the whole help>".
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args and self.no_args_is_help and not ctx.resilient_parsing:
+            click.echo(ctx.get_help(), color=ctx.color)
+            ctx.exit(0)
+        return super().parse_args(ctx, args)
+
+
+class ArenaGroup(HelpGroup):
     """The ``arena`` group: commands loaded lazily, inside one error boundary.
 
     A command's module is imported when that command runs (:data:`COMMANDS`), so
@@ -95,6 +109,8 @@ class ArenaGroup(click.Group):
     errors (a bad flag value, an unknown option). Any other exception is a bug
     and keeps its traceback.
     """
+
+    group_class = HelpGroup  # its subgroups (``arena tournament``) too
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         """Every command, loaded or not, by name."""
