@@ -54,6 +54,22 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+#: The exit code of a command stopped by Ctrl-C (128 + SIGINT), as the shell gives.
+INTERRUPTED = 130
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is Ctrl-C, or was caused by it (click's Abort, numba's SystemError)."""
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        if isinstance(link, KeyboardInterrupt):
+            return True
+        seen.add(id(link))
+        link = link.__cause__ or link.__context__
+    return False
+
+
 class ArenaUsageError(click.ClickException):
     """A user's mistake: one line, exit code 2."""
 
@@ -163,9 +179,18 @@ class ArenaGroup(HelpGroup):
         except click.ClickException as exc:
             exc.show()
             sys.exit(exc.exit_code)
-        except click.Abort:
-            click.echo("Aborted!", err=True)
-            sys.exit(1)
+        except (click.Abort, KeyboardInterrupt, SystemError) as exc:
+            if not _interrupted(exc):
+                if isinstance(exc, click.Abort):  # end of input at a prompt
+                    click.echo("Aborted!", err=True)
+                    sys.exit(1)
+                raise
+            # Ctrl-C, which click turns into Abort and compiled (numba) code into a
+            # SystemError caused by it: one line and 130, as a tournament stops. Each
+            # command stores a whole unit (a game, a game's analysis) in one
+            # transaction: what was stored before stays, nothing is half-written.
+            click.echo("Interrupted.", err=True)
+            sys.exit(INTERRUPTED)
         sys.exit(code if isinstance(code, int) else 0)
 
 
