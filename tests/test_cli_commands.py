@@ -266,3 +266,94 @@ def test_sigint_stops_a_real_solve_with_one_line_and_130(tmp_path: Path) -> None
     assert err.strip().splitlines() == ["Interrupted."], err
     assert out == ""
 
+
+# --- item 3: arena match shows forfeits, has time controls and progress -----------------
+
+HOSTILE = str(Path(__file__).resolve().parent / "bots" / "hostile.py")
+
+
+def test_match_table_shows_forfeits_and_their_reasons() -> None:
+    crasher = f"{HOSTILE}:Raises"
+    result = _run("match", crasher, "random", "-n", "2")
+    assert result.exit_code == 0, result.output
+    header = next(line for line in result.stdout.splitlines() if line.startswith("bot "))
+    assert header.split() == ["bot", "games", "wins", "draws", "losses", "forfeits", "score", "%"]
+    row = next(line for line in result.stdout.splitlines() if line.startswith(crasher))
+    assert row.split()[1:7] == ["2", "0", "0", "2", "2", "0"]
+    assert f"{crasher} forfeited 2 games:" in result.stdout
+    assert "  2 x crashed: RuntimeError: hostile raise" in result.stdout
+    assert "random forfeited" not in result.stdout
+
+
+def test_match_json_gives_forfeits_and_reasons_per_bot() -> None:
+    illegal = f"{HOSTILE}:IllegalColumn"
+    result = _run("match", illegal, "random", "-n", "2", "--json")
+    assert result.exit_code == 0, result.output
+    results = json.loads(result.stdout)["results"]
+    assert results[illegal]["forfeits"] == 2 and results[illegal]["losses"] == 2
+    assert results[illegal]["forfeit_reasons"] == {"illegal move: 99 is out of range 0..6": 2}
+    assert results["random"]["forfeits"] == 0 and results["random"]["forfeit_reasons"] == {}
+
+
+def test_match_move_seconds_makes_a_hung_bot_forfeit_on_time() -> None:
+    hung = f"{HOSTILE}:SleepsForever"
+    result = _run("match", hung, "random", "-n", "2", "--move-seconds", "0.3", "--bank-seconds", "0.2")
+    assert result.exit_code == 0, result.output
+    assert "0.3 s/move + 0.2 s bank" in result.stdout
+    assert f"{hung} forfeited 2 games:" in result.stdout
+    reasons = [line for line in result.stdout.splitlines() if line.startswith("  2 x time: ")]
+    assert len(reasons) == 1, result.stdout
+
+
+def test_match_gives_every_game_the_time_control(monkeypatch: pytest.MonkeyPatch) -> None:
+    import arena.tournament.match
+    from arena.records import TimeControl
+
+    seen: list[TimeControl] = []
+    real = arena.tournament.match.play_game
+
+    def spy(spec):  # type: ignore[no-untyped-def]
+        seen.append(spec.time_control)
+        return real(spec)
+
+    monkeypatch.setattr(arena.tournament.match, "play_game", spy)
+    result = _run("match", "random", "greedy", "-n", "2", "--move-seconds", "2", "--bank-seconds", "5")
+    assert result.exit_code == 0, result.output
+    assert seen == [TimeControl(2.0, 5.0)] * 2
+
+
+@pytest.mark.parametrize("args, fragments", [
+    (["--bank-seconds", "3"], ["--bank-seconds 3 needs --move-seconds"]),
+    (["--move-seconds", "0"], ["--move-seconds", "0"]),
+    (["--move-seconds", "-1"], ["--move-seconds", "-1"]),
+    (["--bank-seconds", "-1", "--move-seconds", "1"], ["--bank-seconds", "-1"]),
+])
+def test_match_refuses_bad_time_controls_in_one_line(args: list[str], fragments: list[str]) -> None:
+    _one_error_line(_run("match", "random", "greedy", "-n", "2", *args), *fragments)
+
+
+def test_match_shows_progress_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    from arena.terminal import progress
+
+    quiet = _run("match", "random", "greedy", "-n", "4")
+    assert quiet.exit_code == 0 and quiet.stderr == ""  # not a terminal: no bar
+    stream = io.StringIO()
+    monkeypatch.setattr(progress.ProgressBar, "for_stderr", classmethod(lambda cls: cls(stream)))
+    for extra in ([], ["--sprt", "elo0=0,elo1=400"]):
+        stream.seek(0)
+        stream.truncate()
+        result = _run("match", "random", "greedy", "-n", "4", *extra)
+        assert result.exit_code == 0, result.output
+        assert "/4 games" in stream.getvalue()  # an SPRT may decide before the 4th
+        if not extra:
+            assert "4/4 games" in stream.getvalue()
+        assert stream.getvalue().endswith("\n")
+
+
+def test_play_match_tells_progress_after_each_game() -> None:
+    from arena.tournament.match import match_specs, play_match
+
+    told: list[tuple[int, int]] = []
+    play_match(match_specs("random", "greedy", 3), ("random", "greedy"),
+               progress=lambda done, total, seconds: told.append((done, total)))
+    assert told == [(1, 3), (2, 3), (3, 3)]
