@@ -178,8 +178,9 @@ def test_match_json_shape(cli):
     assert data["games"] == 6
     assert set(data["results"]) == {"random", "greedy"}
     for tally in data["results"].values():
-        assert set(tally) == {"wins", "draws", "losses"}
+        assert set(tally) == {"wins", "draws", "losses", "forfeits", "forfeit_reasons"}
         assert tally["wins"] + tally["draws"] + tally["losses"] == 6
+        assert (tally["forfeits"], tally["forfeit_reasons"]) == (0, {})
     r, g = data["results"]["random"], data["results"]["greedy"]
     assert (r["wins"], r["draws"], r["losses"]) == (g["losses"], g["draws"], g["wins"])
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,6 +13,7 @@ import click
 from tabulate import tabulate
 
 from arena.cli.main import (
+    ArenaUsageError,
     db_option,
     main,
     make_rules,
@@ -70,6 +72,10 @@ def bots_command(as_json: bool, db: str) -> None:
 @click.option("--openings", "opening_plies", type=click.IntRange(min=0), default=2, show_default=True,
               help="Random plies before the bots take over (each opening is played with both colours).")
 @click.option("--sprt", "sprt_text", help="Stop when a sequential test decides: elo0=0,elo1=20[,alpha=0.05,beta=0.05].")
+@click.option("--move-seconds", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Time limit per move; a bot that overruns it (and its bank) forfeits the game.")
+@click.option("--bank-seconds", type=click.FloatRange(min=0), default=0.0,
+              help="Extra time a bot may draw on over the game (with --move-seconds).")
 @rules_options
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def match_command(
@@ -79,6 +85,8 @@ def match_command(
     seed: int,
     opening_plies: int,
     sprt_text: str | None,
+    move_seconds: float | None,
+    bank_seconds: float,
     width: int | None,
     height: int | None,
     connect: int | None,
@@ -90,20 +98,32 @@ def match_command(
 
     A bot is a name from `arena bots` with optional options (minimax:depth=6)
     or a path to a bot file (my_bot.py, my_bot.py:MyBot). The result gives BOT_A's
-    Elo advantage over BOT_B with its 95% interval.
+    Elo advantage over BOT_B with its 95% interval, and each bot's forfeits (games
+    lost by crashing, overrunning its clock or playing an illegal move) with why.
     """
     from arena.league.sprt import Sprt, elo_with_interval
+    from arena.records import TimeControl
+    from arena.terminal import progress as progress_bar
     from arena.tournament.match import match_specs, play_match, play_sprt
 
     rules = make_rules(width, height, connect, no_gravity, scoring)
     a = spec_text(check_spec(bot_a))
     b = spec_text(check_spec(bot_b))
+    if bank_seconds and move_seconds is None:
+        raise ArenaUsageError(f"--bank-seconds {bank_seconds:g} needs --move-seconds: a bank adds to a move limit")
     test = Sprt.parse(sprt_text) if sprt_text else None
-    specs = match_specs(a, b, games, seed, rules, opening_plies=opening_plies)
-    if test is None:
-        result, decision = play_match(specs, (a, b)), None
-    else:
-        result, decision = play_sprt(specs, (a, b), test)
+    clock = TimeControl(move_seconds, bank_seconds)
+    specs = match_specs(a, b, games, seed, rules, time_control=clock, opening_plies=opening_plies)
+    bar = progress_bar.ProgressBar.for_stderr()  # on a terminal only
+    progress = bar.update if bar else None
+    try:
+        if test is None:
+            result, decision = play_match(specs, (a, b), progress=progress), None
+        else:
+            result, decision = play_sprt(specs, (a, b), test, progress=progress)
+    finally:
+        if bar:
+            bar.close()
     label_a, label_b = result.labels  # a bot playing itself: two instances, 'random' and 'random#2'
     tally = result.tally()[label_a]
     elo, low, high = elo_with_interval(tally.wins, tally.draws, tally.losses)
@@ -115,12 +135,17 @@ def match_command(
                             "bounds": [round(x, 3) for x in test.bounds]}
         click.echo(json.dumps(data, indent=2))
         return
+    tallies = result.tally()
     rows = [
-        [bot, t.games, t.wins, t.draws, t.losses, f"{100 * t.score / t.games:.1f}"]
-        for bot, t in result.tally().items()
+        [bot, t.games, t.wins, t.draws, t.losses, t.forfeits, f"{100 * t.score / t.games:.1f}"]
+        for bot, t in tallies.items()
     ]
-    click.echo(f"{plural(len(result.records), 'game')}, {rules.describe()}, seed {seed}")
-    click.echo(tabulate(rows, headers=["bot", "games", "wins", "draws", "losses", "score %"]))
+    clock_text = f", {clock.describe()}" if move_seconds is not None else ""
+    click.echo(f"{plural(len(result.records), 'game')}, {rules.describe()}{clock_text}, seed {seed}")
+    click.echo(tabulate(rows, headers=["bot", "games", "wins", "draws", "losses", "forfeits", "score %"]))
+    for bot, t in tallies.items():
+        for line in _forfeit_lines(bot, t.forfeits, t.reasons):
+            click.echo(line)
     click.echo(f"Elo difference ({label_a} - {label_b}): {elo:+.1f}, 95% interval {low:+.1f} .. {high:+.1f}")
     if test is not None and decision is not None:
         llr = test.llr(tally.wins, tally.draws, tally.losses)
@@ -133,6 +158,19 @@ def match_command(
         click.echo(
             f"SPRT elo0={test.elo0:g} elo1={test.elo1:g}: LLR {llr:.2f} (bounds {lower:.2f}, {upper:.2f}); {verdict}"
         )
+
+
+def _forfeit_lines(bot: str, forfeits: int, reasons: Counter[str], shown: int = 5) -> list[str]:
+    """``BOT forfeited N games:`` and its reasons, most frequent first, each counted."""
+    if not forfeits:
+        return []
+    lines = [f"{bot} forfeited {forfeits} game{'s' if forfeits != 1 else ''}:"]
+    common = reasons.most_common()
+    lines += [f"  {count} x {reason}" for reason, count in common[:shown]]
+    if len(common) > shown:
+        rest = sum(count for _, count in common[shown:])
+        lines.append(f"  {rest} x {len(common) - shown} other reasons (--json lists them all)")
+    return lines
 
 
 def _finite(value: float) -> float | None:

@@ -19,7 +19,7 @@ from arena.cli.main import (
     open_store,
     rules_options,
 )
-from arena.engine.game import Board, format_move, parse_moves
+from arena.engine.game import Board, Rules, format_move, parse_moves
 from arena.errors import ArenaError
 from arena.game_files import export_json, export_moves, import_game, parse_rules_prefix
 from arena.league.analysis import Solve, analyse_stored, describe, slips_by_bot, solver_solve
@@ -31,6 +31,7 @@ from arena.terminal import progress as progress_bar
 from arena.terminal.casual import HUMAN, import_into, save_game
 from arena.terminal.play import PlaySession
 from arena.terminal.replay import ReplaySession
+from arena.terminal.ticker import Ticker
 from arena.text import plural
 
 GAMES_SHOWN = 50  # what 'arena games' lists without --limit
@@ -100,36 +101,65 @@ def show_command(game_id: int, db: str) -> None:
         click.echo(f"Windows of {rules.connect}: X {first}, O {second}")
 
 
+#: ``arena solve``'s default budget in seconds: an answer or "unknown" soon, never minutes of silence.
+SOLVE_BUDGET = 10.0
+#: With ``--budget 0`` the search still gets a deadline, this far off: the compiled
+#: solver notices Ctrl-C only when it looks at the clock, which it does only with one.
+_NO_BUDGET = 1e9
+
+
 @main.command("solve")
 @click.argument("moves", default="")
 @rules_options
-@click.option("--budget", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Give up after this many seconds per position (default: no limit).")
+@click.option("--budget", type=click.FloatRange(min=0), default=SOLVE_BUDGET, show_default=True,
+              help="Give up after this many seconds (unproven values are unknown); 0 searches to the end.")
 @click.option("--json", "as_json", is_flag=True, help="Print {\"score\": S, \"moves\": {\"1\": S1, ...}}.")
 def solve_command(moves: str, width: int | None, height: int | None, connect: int | None, no_gravity: bool,
-                  scoring: str | None, budget: float | None, as_json: bool) -> None:
+                  scoring: str | None, budget: float, as_json: bool) -> None:
     """Exact value of the position after MOVES, and of each legal move.
 
     Scores are for the side to move: positive wins, 0 draws, negative loses; the
     size is 22 minus the winner's stone count on 7x6 (a quicker win scores higher).
+    Values the solver cannot prove within --budget seconds are unknown (null in JSON).
     """
     rules = make_rules(width, height, connect, no_gravity, scoring)
-    board = Board.from_moves(parse_moves(moves, rules), rules)
+    board = _play_numbered(moves, rules)
     if board.is_over():
         raise ArenaUsageError(f"the game is already over after {moves!r}: nothing to solve")
-    deadline = None if budget is None else time.monotonic() + budget
     solver = find_solver(rules)  # a plug-in (arena.solvers), loaded only when asked for
-    score = solver.solve(board, deadline=deadline)
-    per_move = solver.solve_moves(board, deadline=None if budget is None else time.monotonic() + budget)
+    deadline = time.monotonic() + (budget or _NO_BUDGET)  # one budget for the whole command
+    with Ticker.for_stderr("solving", budget or None):
+        score = solver.solve(board, deadline=deadline)
+        per_move = solver.solve_moves(board, deadline=deadline)
+    unknown = score is None or None in per_move.values()
+    note = f"unknown within {budget:g} s; --budget 0 to search to the end"
     if as_json:
         click.echo(json.dumps({"score": score, "moves": {format_move(m, rules): v for m, v in per_move.items()}}))
+        if unknown:
+            click.echo(f"Note: {note}", err=True)
         return
     click.echo(board.render())
-    click.echo(f"{'X' if board.to_move == 0 else 'O'} to move: {describe(rules, board.ply, score)} (score {score})")
+    value = note if score is None else f"{describe(rules, board.ply, score)} (score {score})"
+    click.echo(f"{'X' if board.to_move == 0 else 'O'} to move: {value}")
     rows = [
         [format_move(m, rules), "?" if v is None else v, describe(rules, board.ply, v)] for m, v in per_move.items()
     ]
     click.echo(tabulate(rows, headers=["move", "score", "for the side to move"]))
+    if unknown and score is not None:
+        click.echo(f"?: {note}")
+
+
+def _play_numbered(moves: str, rules: Rules) -> Board:
+    """The board after ``moves``; a bad one is named by its 1-based number, as ``arena import`` does."""
+    board = Board(rules)
+    for number, move in enumerate(parse_moves(moves, rules), 1):
+        name = format_move(move, rules)
+        if board.winner is not None:
+            raise ArenaUsageError(f"move {number} ({name!r}) comes after the game was won at move {number - 1}")
+        if not board.is_legal(move):
+            raise ArenaUsageError(f"move {number} ({name!r}) is illegal: {board.illegal_cause(move)}")
+        board.play(move)
+    return board
 
 
 @main.command("analyse")

@@ -56,6 +56,22 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+#: The exit code of a command stopped by Ctrl-C (128 + SIGINT), as the shell gives.
+INTERRUPTED = 130
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is Ctrl-C, or was caused by it (click's Abort, numba's SystemError)."""
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        if isinstance(link, KeyboardInterrupt):
+            return True
+        seen.add(id(link))
+        link = link.__cause__ or link.__context__
+    return False
+
+
 class ArenaUsageError(click.ClickException):
     """A user's mistake: one line, exit code 2."""
 
@@ -88,7 +104,21 @@ def make_rules(width: int | None, height: int | None, connect: int | None, no_gr
     )
 
 
-class ArenaGroup(click.Group):
+class HelpGroup(click.Group):
+    """A group that, given no command, prints its help on stdout and exits 0.
+
+    Click's own ``no_args_is_help`` raises a usage error (stderr, exit code 2),
+    which the boundary would show as "Error: <the whole help>".
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args and self.no_args_is_help and not ctx.resilient_parsing:
+            click.echo(ctx.get_help(), color=ctx.color)
+            ctx.exit(0)
+        return super().parse_args(ctx, args)
+
+
+class ArenaGroup(HelpGroup):
     """The ``arena`` group: commands loaded lazily, inside one error boundary.
 
     A command's module is imported when that command runs (:data:`COMMANDS`), so
@@ -97,6 +127,8 @@ class ArenaGroup(click.Group):
     errors (a bad flag value, an unknown option). Any other exception is a bug
     and keeps its traceback.
     """
+
+    group_class = HelpGroup  # its subgroups (``arena tournament``) too
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         """Every command, loaded or not, by name."""
@@ -152,9 +184,18 @@ class ArenaGroup(click.Group):
         except click.ClickException as exc:
             exc.show()
             sys.exit(exc.exit_code)
-        except click.Abort:
-            click.echo("Aborted!", err=True)
-            sys.exit(1)
+        except (click.Abort, KeyboardInterrupt, SystemError) as exc:
+            if not _interrupted(exc):
+                if isinstance(exc, click.Abort):  # end of input at a prompt
+                    click.echo("Aborted!", err=True)
+                    sys.exit(1)
+                raise
+            # Ctrl-C, which click turns into Abort and compiled (numba) code into a
+            # SystemError caused by it: one line and 130, as a tournament stops. Each
+            # command stores a whole unit (a game, a game's analysis) in one
+            # transaction: what was stored before stays, nothing is half-written.
+            click.echo("Interrupted.", err=True)
+            sys.exit(INTERRUPTED)
         sys.exit(code if isinstance(code, int) else 0)
 
 

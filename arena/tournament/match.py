@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +17,9 @@ from arena.referee.referee import play_game
 
 MATCH_PAIRING = "match"  # a match is one pairing; its game keys start with it
 
+#: Told after each game: games done, games in all, seconds since the start.
+Progress = Callable[[int, int, float], None]
+
 
 @dataclass
 class Tally:
@@ -22,6 +27,7 @@ class Tally:
     draws: int = 0
     losses: int = 0
     forfeits: int = 0  # games this bot lost by forfeit
+    reasons: Counter[str] = field(default_factory=Counter)  # why, each reason counted
 
     @property
     def games(self) -> int:
@@ -73,13 +79,15 @@ class MatchResult:
                 tallies[bot].add(record.score(player))
                 if record.termination == Termination.FORFEIT and record.winner != player:
                     tallies[bot].forfeits += 1
+                    tallies[bot].reasons[record.reason or "no reason given"] += 1
         return tallies
 
     def as_json(self) -> dict[str, Any]:
         return {
             "games": len(self.records),
             "results": {
-                bot: {"wins": t.wins, "draws": t.draws, "losses": t.losses}
+                bot: {"wins": t.wins, "draws": t.draws, "losses": t.losses, "forfeits": t.forfeits,
+                      "forfeit_reasons": dict(t.reasons.most_common())}
                 for bot, t in self.tally().items()
             },
         }
@@ -126,23 +134,36 @@ def play_match(
     specs: Iterable[GameSpec],
     bots: tuple[str, str],
     play: Callable[[Iterable[GameSpec]], Iterator[GameRecord]] | None = None,
+    progress: Progress | None = None,
 ) -> MatchResult:
-    """Play every spec (in this process unless ``play`` maps them elsewhere)."""
+    """Play every spec (in this process unless ``play`` maps them elsewhere),
+    telling ``progress`` after each game."""
+    specs = list(specs)
     result = MatchResult(bots)
-    games = play(specs) if play is not None else map(play_game, specs)
-    result.records.extend(games)
+    started = time.perf_counter()
+    for record in play(specs) if play is not None else map(play_game, specs):
+        result.records.append(record)
+        if progress is not None:
+            progress(len(result.records), len(specs), time.perf_counter() - started)
     result.records.sort(key=lambda record: record.spec.key)
     return result
 
 
-def play_sprt(specs: Iterable[GameSpec], bots: tuple[str, str], test: Sprt) -> tuple[MatchResult, str]:
+def play_sprt(
+    specs: Iterable[GameSpec], bots: tuple[str, str], test: Sprt, progress: Progress | None = None
+) -> tuple[MatchResult, str]:
     """Play ``specs`` in order, checking ``test`` after each pair of games (one
     opening, both colours); stop as soon as it decides. Returns the games played
-    and the decision (H0, H1, or continue if the specs ran out first)."""
+    and the decision (H0, H1, or continue if the specs ran out first).
+    ``progress`` is told after each game, against the most games there can be."""
+    specs = list(specs)
     result = MatchResult(bots)
     decision = CONTINUE
+    started = time.perf_counter()
     for spec in specs:
         result.records.append(play_game(spec))
+        if progress is not None:
+            progress(len(result.records), len(specs), time.perf_counter() - started)
         if len(result.records) % 2 == 0:
             tally = result.tally()[result.labels[0]]
             decision = test.decision(tally.wins, tally.draws, tally.losses)
