@@ -297,3 +297,74 @@ def test_a_tournament_already_running_elsewhere_is_refused_and_nothing_stored(tm
         holder.kill()
         holder.wait()
     assert run_tournament(config, Store(db), SerialExecutor()).played == 2  # free once it is gone
+
+
+_BOT_FILE = (
+    "from arena.bot import Bot\n"
+    "class Mine(Bot):\n"
+    "    def choose_move(self, board):\n"
+    "        return board.legal_moves()[{index}]\n"
+)
+
+
+def test_resuming_after_a_bot_file_changed_is_refused_naming_the_bot_and_both_hashes(tmp_path):
+    from click.testing import CliRunner
+
+    from arena.cli.main import main
+    from arena.text import content_hash
+
+    bot = tmp_path / "mine.py"
+    bot.write_text(_BOT_FILE.format(index=0))
+    db = str(tmp_path / "arena.db")
+    old = content_hash(bot.read_text())
+
+    def stop_after_one(done, total, seconds):
+        if done >= 1:
+            raise KeyboardInterrupt
+
+    store = Store(db)
+    cfg = config(db, bots=[str(bot), "random"], games=4)
+    first = run_tournament(cfg, store, _OneByOne(), progress=stop_after_one)
+    assert first.interrupted and first.played == 1
+    store.close()
+    bot.write_text(_BOT_FILE.format(index=-1))  # other code, same file
+    new = content_hash(bot.read_text())
+    before = Path(db).read_bytes()
+    result = CliRunner().invoke(main, [
+        "tournament", "run", "--bots", f"{bot},random", "--games", "4", "--seed", "3",
+        "--name", "t", "--db", db, "--workers", "1",
+    ])
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.output
+    assert f"other code for bot {str(bot)!r}" in lines[0]
+    assert f"sha256 {old[:12]}, now {new[:12]}" in lines[0]
+    assert "restore the file" in lines[0] and "another --name" in lines[0]
+    assert Path(db).read_bytes() == before  # nothing stored changed
+    bot.write_text(_BOT_FILE.format(index=0))  # restored: the run resumes
+    again = run_tournament(config(db, bots=[str(bot), "random"], games=4), Store(db), SerialExecutor())
+    assert (again.already_stored, again.played) == (1, 3)
+
+
+def test_resuming_after_a_plugins_distribution_version_changed_is_refused(db_path):
+    from arena.engine.game import Rules
+    from arena.league.store import BotIdentity
+    from arena.records import GameSpec
+    from arena.referee.referee import play_game
+
+    def bots(version):
+        return [BotIdentity("greedy", "greedy", {}, f"connectk-arena {version}"),
+                BotIdentity("random", "random", {}, "connectk-arena 1.0")]
+
+    store = Store(db_path)
+    identity = {"rules": {}, "seed": 1}
+    tid = store.start_tournament("t", "round-robin", identity, {}, 1, bots("1.0"))
+    ids = {b.spec: store.bot_id(b) for b in bots("1.0")}
+    spec = GameSpec(key="g1", pairing="greedy-random", first="greedy", second="random", rules=Rules(), seed=1)
+    store.record_games(tid, [play_game(spec)], ids)
+    store.finish_tournament(tid, "interrupted")
+    with pytest.raises(StoreError, match=r"bot 'greedy' from connectk-arena 1.0, now from connectk-arena 2.0: "
+                                         r"reinstall connectk-arena 1.0 to resume it, or run under another --name"):
+        store.start_tournament("t", "round-robin", identity, {}, 1, bots("2.0"))
+    assert store.tournament("t").status == "interrupted"  # nothing changed
+    assert store.start_tournament("t", "round-robin", identity, {}, 1, bots("1.0")) == tid

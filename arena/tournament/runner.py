@@ -58,11 +58,12 @@ def _run(
     config: TournamentConfig, store: Store, executor: Executor | None, progress: Progress | None
 ) -> RunOutcome:
     total = game_count(config)
-    tournament_id = store.start_tournament(
-        config.name, config.format, config.identity(), _as_given(config), config.seed
-    )
     submitted = dict(config.submitted)
-    bot_ids = {spec: store.bot_id(bot_identity(spec, submitted)) for spec in config.entrants}
+    identities = {spec: bot_identity(spec, submitted) for spec in config.entrants}
+    tournament_id = store.start_tournament(
+        config.name, config.format, config.identity(), _as_given(config), config.seed, identities.values()
+    )
+    bot_ids = {spec: store.bot_id(identity) for spec, identity in identities.items()}
     stored = store.stored_keys(tournament_id)
     todo_count = total - len(stored)
     todo = (spec for spec in iter_schedule(config) if spec.key not in stored)
