@@ -368,3 +368,100 @@ def test_resuming_after_a_plugins_distribution_version_changed_is_refused(db_pat
         store.start_tournament("t", "round-robin", identity, {}, 1, bots("2.0"))
     assert store.tournament("t").status == "interrupted"  # nothing changed
     assert store.start_tournament("t", "round-robin", identity, {}, 1, bots("1.0")) == tid
+
+
+SLEEPY_PAIR = f"""
+name = "sleepy"
+bots = ["{SLEEPY}:stream=1", "{SLEEPY}:stream=2"]
+games = 64
+seed = 5
+workers = 1
+"""  # one worker, chunks of 8 games (64 // (1 * 8))
+
+
+def _whole_games(db: Path) -> None:
+    with sqlite3.connect(db) as conn:
+        for game_id, plies in conn.execute("select id, plies from games"):
+            moves = conn.execute("select count(*) from moves where game_id = ?", [game_id]).fetchone()[0]
+            assert moves == plies
+
+
+def test_ctrl_c_keeps_every_finished_game_not_only_whole_chunks(tmp_path):
+    (tmp_path / "t.toml").write_text(SLEEPY_PAIR)
+    db = tmp_path / "arena.db"
+    run = _arena("tournament", "run", "t.toml", cwd=tmp_path)
+    deadline = time.monotonic() + 120
+    while _stored(db) < 1 and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    os.killpg(run.pid, signal.SIGINT)
+    _out, err = run.communicate(timeout=60)
+    assert run.returncode == 130, err.decode()
+    stored = _stored(db)
+    # Each game is stored as it finishes: the first one is not held back until its
+    # chunk of 8 is done (a game takes at least 7 moves of 10 ms).
+    assert 1 <= stored < 8
+    assert err.decode().strip().splitlines() == [
+        f"Interrupted: {stored} of 64 games stored in arena.db; run the same command again to resume."
+    ]
+    _whole_games(db)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("select status from tournaments").fetchone()[0] == "interrupted"
+
+
+@pytest.mark.parametrize(("sig", "code", "why"), [
+    (signal.SIGTERM, 143, "Interrupted (SIGTERM)"),
+    (signal.SIGHUP, 129, "Interrupted (hang-up)"),
+])
+def test_sigterm_and_a_hang_up_end_like_ctrl_c(tmp_path, sig, code, why):
+    (tmp_path / "t.toml").write_text(SLEEPY_PAIR)
+    db = tmp_path / "arena.db"
+    run = _arena("tournament", "run", "t.toml", cwd=tmp_path)
+    deadline = time.monotonic() + 120
+    while _stored(db) < 2 and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    if sig == signal.SIGHUP:
+        os.killpg(run.pid, sig)  # a closed terminal hangs up its whole process group
+    else:
+        os.kill(run.pid, sig)  # `kill PID`: the coordinator only
+    _out, err = run.communicate(timeout=60)
+    assert run.returncode == code, err.decode()
+    stored = _stored(db)
+    assert 2 <= stored < 64
+    assert err.decode().strip().splitlines() == [
+        f"{why}: {stored} of 64 games stored in arena.db; run the same command again to resume."
+    ]
+    _whole_games(db)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("select status from tournaments").fetchone()[0] == "interrupted"
+    assert _group_gone(run.pid), "worker processes outlived the stopped coordinator"
+
+
+def _slow_then_done(specs):
+    """A chunk's games, the first after a pause (top-level: workers unpickle it)."""
+    time.sleep(2.0)
+    yield from ([f"record of {spec}" for spec in specs])
+
+
+def test_the_process_executor_yields_each_game_as_it_finishes_and_a_heartbeat_meanwhile():
+    pool = ProcessExecutor(1)
+    try:
+        batches = list(pool.map_unordered(_slow_then_done, [["a", "b"], ["c"]]))
+    finally:
+        pool.close()
+    assert batches[0] == []  # nothing finished yet: a heartbeat (the caller updates progress)
+    assert [r for batch in batches for r in batch] == ["record of a", "record of b", "record of c"]
+
+
+def test_progress_is_reported_per_game_not_per_chunk(tmp_path):
+    db = str(tmp_path / "p.db")
+    done_values = []
+    pool = ProcessExecutor(1)
+    try:
+        cfg = config(db, bots=[f"{SLEEPY}:stream=1", f"{SLEEPY}:stream=2"], games=16)  # chunks of 2
+        outcome = run_tournament(cfg, Store(db), pool,
+                                 progress=lambda done, total, seconds: done_values.append(done))
+    finally:
+        pool.close()
+    assert outcome.played == 16
+    assert 1 in done_values  # the first game shows before its chunk is done
+
