@@ -465,3 +465,28 @@ def test_progress_is_reported_per_game_not_per_chunk(tmp_path):
     assert outcome.played == 16
     assert 1 in done_values  # the first game shows before its chunk is done
 
+
+def test_the_default_tournament_scaled_down_gives_the_same_games_twice(tmp_path):
+    """config/default.toml's budgeted bots (playouts, nodes; no seconds) make the same
+    games for the same seed, whatever the load: two runs, two workers each."""
+    import tomllib
+
+    default = tomllib.loads((Path(__file__).parent.parent / "config" / "default.toml").read_text())
+    assert not [bot for bot in default["bots"] if "seconds" in bot]  # nothing stops on the clock
+    budgeted = [bot for bot in default["bots"] if bot.split(":")[0] in ("mcts", "solver")]
+    assert budgeted == ["mcts:playouts=500", "solver:nodes=60000"]
+    bots = [*budgeted, "minimax", "greedy"]
+    runs = []
+    for run in ("one", "two"):
+        db = str(tmp_path / f"{run}.db")
+        pool = ProcessExecutor(2)
+        try:
+            outcome = run_tournament(config(db, bots=bots, games=2, seed=1), Store(db), pool)
+        finally:
+            pool.close()
+        assert outcome.played == 12 and not outcome.interrupted
+        runs.append(snapshot(db))
+    assert runs[0] == runs[1]
+    with sqlite3.connect(tmp_path / "one.db") as conn:
+        infos = [json.loads(info) for (info,) in conn.execute("select info from moves where info is not null")]
+    assert any("not solved in 60000 nodes" in str(info.get("fallback", "")) for info in infos)
