@@ -735,10 +735,12 @@ TIME_RESERVE = 0.02
 class SolverBot(Bot):
     """Solver: perfect play by exact alpha-beta search, minimax when out of time.
 
-    Each move it tries to solve the position within its time (``seconds``, else
-    the referee's time_allowed, else 1 s; 60% of it goes to the exact search) and
-    plays a move that keeps the proven value: the quickest win, the slowest loss,
-    a draw when drawn. When the value cannot be proven in time it plays the
+    Each move it tries to solve the position within its budget and plays a move
+    that keeps the proven value: the quickest win, the slowest loss, a draw when
+    drawn. The budget is ``nodes`` search nodes if set (the same games for the
+    same seed, whatever the machine's load), else time (``seconds``, else the
+    referee's time_allowed, else 1 s; 60% of it goes to the exact search). When
+    the value cannot be proven within the budget it plays the
     minimax bot's choice at ``fallback_depth`` and says so in its info
     ("solved": false). Each bot has a solver of its own, whose transposition
     table is kept from move to move.
@@ -746,6 +748,7 @@ class SolverBot(Bot):
 
     name = "solver"
     seconds = Option(0.0, "seconds per move (0: the referee's time_allowed, else 1.0)")
+    nodes = Option(0, "search nodes per move, used instead of the clock when set (reproducible)")
     fallback_depth = Option(4, "minimax depth when the position is not solved in time")
     backend = Option("auto", "search back end: auto, numba or python")
 
@@ -753,6 +756,8 @@ class SolverBot(Bot):
         super().__init__(**options)
         if not self.seconds >= 0:
             raise BotOptionError(f"option seconds={self.seconds} must be 0 or more")
+        if self.nodes < 0:
+            raise BotOptionError(f"option nodes={self.nodes} must be 0 or more")
         if self.fallback_depth < 1:
             raise BotOptionError(f"option fallback_depth={self.fallback_depth} must be at least 1")
         if self.backend not in BACKENDS:
@@ -784,12 +789,17 @@ class SolverBot(Bot):
     def choose_move(self, board: Board) -> Choice:
         if not solvable(board.rules):
             return self._fallback(board, "the solver plays line scoring only", 0, None)
-        started = time.monotonic()
-        seconds = max(0.001, self.budget() * SOLVE_SHARE - TIME_RESERVE)
         solver = self._solver_for(board.rules)
-        found = solver.best_move(board, started + seconds)
+        if self.nodes:
+            found = solver.best_move(board, nodes=self.nodes)
+            why = f"not solved in {self.nodes} nodes"
+        else:
+            started = time.monotonic()
+            seconds = max(0.001, self.budget() * SOLVE_SHARE - TIME_RESERVE)
+            found = solver.best_move(board, started + seconds)
+            why = f"not solved in {seconds:.3f} s"
         if found is None:
-            return self._fallback(board, f"not solved in {seconds:.3f} s", solver.nodes, solver.backend)
+            return self._fallback(board, why, solver.nodes, solver.backend)
         move, score = found
         info = {
             "score": score,

@@ -297,3 +297,196 @@ def test_a_tournament_already_running_elsewhere_is_refused_and_nothing_stored(tm
         holder.kill()
         holder.wait()
     assert run_tournament(config, Store(db), SerialExecutor()).played == 2  # free once it is gone
+
+
+_BOT_FILE = (
+    "from arena.bot import Bot\n"
+    "class Mine(Bot):\n"
+    "    def choose_move(self, board):\n"
+    "        return board.legal_moves()[{index}]\n"
+)
+
+
+def test_resuming_after_a_bot_file_changed_is_refused_naming_the_bot_and_both_hashes(tmp_path):
+    from click.testing import CliRunner
+
+    from arena.cli.main import main
+    from arena.text import content_hash
+
+    bot = tmp_path / "mine.py"
+    bot.write_text(_BOT_FILE.format(index=0))
+    db = str(tmp_path / "arena.db")
+    old = content_hash(bot.read_text())
+
+    def stop_after_one(done, total, seconds):
+        if done >= 1:
+            raise KeyboardInterrupt
+
+    store = Store(db)
+    cfg = config(db, bots=[str(bot), "random"], games=4)
+    first = run_tournament(cfg, store, _OneByOne(), progress=stop_after_one)
+    assert first.interrupted and first.played == 1
+    store.close()
+    bot.write_text(_BOT_FILE.format(index=-1))  # other code, same file
+    new = content_hash(bot.read_text())
+    before = Path(db).read_bytes()
+    result = CliRunner().invoke(main, [
+        "tournament", "run", "--bots", f"{bot},random", "--games", "4", "--seed", "3",
+        "--name", "t", "--db", db, "--workers", "1",
+    ])
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.output
+    assert f"other code for bot {str(bot)!r}" in lines[0]
+    assert f"sha256 {old[:12]}, now {new[:12]}" in lines[0]
+    assert "restore the file" in lines[0] and "another --name" in lines[0]
+    assert Path(db).read_bytes() == before  # nothing stored changed
+    bot.write_text(_BOT_FILE.format(index=0))  # restored: the run resumes
+    again = run_tournament(config(db, bots=[str(bot), "random"], games=4), Store(db), SerialExecutor())
+    assert (again.already_stored, again.played) == (1, 3)
+
+
+def test_resuming_after_a_plugins_distribution_version_changed_is_refused(db_path):
+    from arena.engine.game import Rules
+    from arena.league.store import BotIdentity
+    from arena.records import GameSpec
+    from arena.referee.referee import play_game
+
+    def bots(version):
+        return [BotIdentity("greedy", "greedy", {}, f"connectk-arena {version}"),
+                BotIdentity("random", "random", {}, "connectk-arena 1.0")]
+
+    store = Store(db_path)
+    identity = {"rules": {}, "seed": 1}
+    tid = store.start_tournament("t", "round-robin", identity, {}, 1, bots("1.0"))
+    ids = {b.spec: store.bot_id(b) for b in bots("1.0")}
+    spec = GameSpec(key="g1", pairing="greedy-random", first="greedy", second="random", rules=Rules(), seed=1)
+    store.record_games(tid, [play_game(spec)], ids)
+    store.finish_tournament(tid, "interrupted")
+    with pytest.raises(StoreError, match=r"bot 'greedy' from connectk-arena 1.0, now from connectk-arena 2.0: "
+                                         r"reinstall connectk-arena 1.0 to resume it, or run under another --name"):
+        store.start_tournament("t", "round-robin", identity, {}, 1, bots("2.0"))
+    assert store.tournament("t").status == "interrupted"  # nothing changed
+    assert store.start_tournament("t", "round-robin", identity, {}, 1, bots("1.0")) == tid
+
+
+SLEEPY_PAIR = f"""
+name = "sleepy"
+bots = ["{SLEEPY}:stream=1", "{SLEEPY}:stream=2"]
+games = 64
+seed = 5
+workers = 1
+"""  # one worker, chunks of 8 games (64 // (1 * 8))
+
+
+def _whole_games(db: Path) -> None:
+    with sqlite3.connect(db) as conn:
+        for game_id, plies in conn.execute("select id, plies from games"):
+            moves = conn.execute("select count(*) from moves where game_id = ?", [game_id]).fetchone()[0]
+            assert moves == plies
+
+
+def test_ctrl_c_keeps_every_finished_game_not_only_whole_chunks(tmp_path):
+    (tmp_path / "t.toml").write_text(SLEEPY_PAIR)
+    db = tmp_path / "arena.db"
+    run = _arena("tournament", "run", "t.toml", cwd=tmp_path)
+    deadline = time.monotonic() + 120
+    while _stored(db) < 1 and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    os.killpg(run.pid, signal.SIGINT)
+    _out, err = run.communicate(timeout=60)
+    assert run.returncode == 130, err.decode()
+    stored = _stored(db)
+    # Each game is stored as it finishes: the first one is not held back until its
+    # chunk of 8 is done (a game takes at least 7 moves of 10 ms).
+    assert 1 <= stored < 8
+    assert err.decode().strip().splitlines() == [
+        f"Interrupted: {stored} of 64 games stored in arena.db; run the same command again to resume."
+    ]
+    _whole_games(db)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("select status from tournaments").fetchone()[0] == "interrupted"
+
+
+@pytest.mark.parametrize(("sig", "code", "why"), [
+    (signal.SIGTERM, 143, "Interrupted (SIGTERM)"),
+    (signal.SIGHUP, 129, "Interrupted (hang-up)"),
+])
+def test_sigterm_and_a_hang_up_end_like_ctrl_c(tmp_path, sig, code, why):
+    (tmp_path / "t.toml").write_text(SLEEPY_PAIR)
+    db = tmp_path / "arena.db"
+    run = _arena("tournament", "run", "t.toml", cwd=tmp_path)
+    deadline = time.monotonic() + 120
+    while _stored(db) < 2 and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    if sig == signal.SIGHUP:
+        os.killpg(run.pid, sig)  # a closed terminal hangs up its whole process group
+    else:
+        os.kill(run.pid, sig)  # `kill PID`: the coordinator only
+    _out, err = run.communicate(timeout=60)
+    assert run.returncode == code, err.decode()
+    stored = _stored(db)
+    assert 2 <= stored < 64
+    assert err.decode().strip().splitlines() == [
+        f"{why}: {stored} of 64 games stored in arena.db; run the same command again to resume."
+    ]
+    _whole_games(db)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("select status from tournaments").fetchone()[0] == "interrupted"
+    assert _group_gone(run.pid), "worker processes outlived the stopped coordinator"
+
+
+def _slow_then_done(specs):
+    """A chunk's games, the first after a pause (top-level: workers unpickle it)."""
+    time.sleep(2.0)
+    yield from ([f"record of {spec}" for spec in specs])
+
+
+def test_the_process_executor_yields_each_game_as_it_finishes_and_a_heartbeat_meanwhile():
+    pool = ProcessExecutor(1)
+    try:
+        batches = list(pool.map_unordered(_slow_then_done, [["a", "b"], ["c"]]))
+    finally:
+        pool.close()
+    assert batches[0] == []  # nothing finished yet: a heartbeat (the caller updates progress)
+    assert [r for batch in batches for r in batch] == ["record of a", "record of b", "record of c"]
+
+
+def test_progress_is_reported_per_game_not_per_chunk(tmp_path):
+    db = str(tmp_path / "p.db")
+    done_values = []
+    pool = ProcessExecutor(1)
+    try:
+        cfg = config(db, bots=[f"{SLEEPY}:stream=1", f"{SLEEPY}:stream=2"], games=16)  # chunks of 2
+        outcome = run_tournament(cfg, Store(db), pool,
+                                 progress=lambda done, total, seconds: done_values.append(done))
+    finally:
+        pool.close()
+    assert outcome.played == 16
+    assert 1 in done_values  # the first game shows before its chunk is done
+
+
+def test_the_default_tournament_scaled_down_gives_the_same_games_twice(tmp_path):
+    """config/default.toml's budgeted bots (playouts, nodes; no seconds) make the same
+    games for the same seed, whatever the load: two runs, two workers each."""
+    import tomllib
+
+    default = tomllib.loads((Path(__file__).parent.parent / "config" / "default.toml").read_text())
+    assert not [bot for bot in default["bots"] if "seconds" in bot]  # nothing stops on the clock
+    budgeted = [bot for bot in default["bots"] if bot.split(":")[0] in ("mcts", "solver")]
+    assert budgeted == ["mcts:playouts=500", "solver:nodes=60000"]
+    bots = [*budgeted, "minimax", "greedy"]
+    runs = []
+    for run in ("one", "two"):
+        db = str(tmp_path / f"{run}.db")
+        pool = ProcessExecutor(2)
+        try:
+            outcome = run_tournament(config(db, bots=bots, games=2, seed=1), Store(db), pool)
+        finally:
+            pool.close()
+        assert outcome.played == 12 and not outcome.interrupted
+        runs.append(snapshot(db))
+    assert runs[0] == runs[1]
+    with sqlite3.connect(tmp_path / "one.db") as conn:
+        infos = [json.loads(info) for (info,) in conn.execute("select info from moves where info is not null")]
+    assert any("not solved in 60000 nodes" in str(info.get("fallback", "")) for info in infos)

@@ -400,6 +400,24 @@ def test_bot_falls_back_to_minimax_when_out_of_time(backend):
     assert isinstance(info["score"], int) and info["nodes"] > 0
 
 
+def test_bot_with_a_node_budget_plays_the_same_move_whatever_the_clock(backend):
+    """nodes=N searches N nodes, never the clock: the same move, info and fallback
+    on any machine (a slow clock-bound search would stop elsewhere)."""
+    with pytest.raises(BotOptionError, match="nodes=-1"):
+        SolverBot(nodes=-1)
+    board = Board.from_moves("4")
+    choices = []
+    for _ in range(2):
+        bot = SolverBot(backend=backend, nodes=2000, fallback_depth=3)
+        bot.time_allowed = 1e-9  # ignored when a node budget is set
+        choices.append(ask(bot, board))
+    assert choices[0].move == choices[1].move and choices[0].info == choices[1].info
+    info = choices[0].info
+    assert info["solved"] is False and info["fallback"] == "minimax depth 3: not solved in 2000 nodes"
+    solved = ask(SolverBot(backend=backend, nodes=10**7), Board.from_moves("4455"  "4455" "33"))
+    assert solved.info["solved"] is True
+
+
 def test_bot_uses_time_allowed():
     bot = SolverBot()
     bot.new_game(C4, 1, 0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import click
@@ -63,15 +64,24 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
     bar = progress_bar.ProgressBar.for_stderr()
     outcome = run_tournament(cfg, store, progress=bar.update if bar else None)
     if bar:
-        bar.close()
+        try:
+            bar.close()
+        except OSError:
+            pass  # the terminal is gone (a hang-up)
     stored = outcome.already_stored + outcome.played
     if outcome.interrupted:
-        why = f"Stopped: {outcome.problem}" if outcome.problem else "Interrupted"
-        click.echo(
-            f"{why}: {stored} of {plural(outcome.scheduled, 'game')} stored in {cfg.db}; "
-            "run the same command again to resume.", err=True,
-        )
-        sys.exit(1 if outcome.problem else 130)
+        if outcome.problem:
+            why = f"Stopped: {outcome.problem}"
+        else:
+            why = "Interrupted" + _SIGNAL_NAMES.get(outcome.signal or signal.SIGINT, "")
+        try:
+            click.echo(
+                f"{why}: {stored} of {plural(outcome.scheduled, 'game')} stored in {cfg.db}; "
+                "run the same command again to resume.", err=True,
+            )
+        except OSError:
+            pass  # the terminal is gone (a hang-up): the database says it all
+        sys.exit(outcome.exit_code)
     already = outcome.already_stored
     resumed = f", {already} {'was' if already == 1 else 'were'} already stored" if already else ""
     rate = outcome.played / outcome.seconds if outcome.seconds else 0.0
@@ -81,6 +91,9 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
     )
     rows = standings(store.games(tournament=cfg.name), bots=cfg.entrants)
     click.echo(render_standings(rows))
+
+
+_SIGNAL_NAMES: dict[int, str] = {signal.SIGTERM: " (SIGTERM)", signal.SIGHUP: " (hang-up)"}
 
 
 def _split(text: str | None) -> list[str] | None:

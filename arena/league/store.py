@@ -362,12 +362,20 @@ class Store:
                 fcntl.lockf(lock, fcntl.LOCK_UN, 1, byte)
 
     def start_tournament(
-        self, name: str, fmt: str, identity: dict[str, Any], config: dict[str, Any], seed: int
+        self,
+        name: str,
+        fmt: str,
+        identity: dict[str, Any],
+        config: dict[str, Any],
+        seed: int,
+        bots: Iterable[BotIdentity] = (),
     ) -> int:
         """Create the tournament, or return the id of the stored one if it is the same.
 
         A stored tournament of that name with other settings is refused: resuming
-        it would mix games of two different tournaments under one name.
+        it would mix games of two different tournaments under one name. So is one
+        whose stored games were played by other code under a spec in ``bots`` (a
+        bot file edited, a plug-in's distribution upgraded); nothing is changed then.
         """
         identity_text = json.dumps(identity, sort_keys=True)
         existing = self.tournament(name)
@@ -378,6 +386,7 @@ class Store:
                     f"({_first_difference(json.loads(existing.identity), identity)}); "
                     "pick another --name or repeat the original settings to resume it"
                 )
+            self._check_same_code(existing, bots)
             self.db.table("tournaments").update(existing.id, {"status": "running", "finished_at": None})
             return existing.id
         row = {
@@ -386,6 +395,33 @@ class Store:
             "status": "running", "created_at": _now(), "finished_at": None,
         }
         return _insert(self.db.table("tournaments"), row)
+
+    def _check_same_code(self, tournament: StoredTournament, bots: Iterable[BotIdentity]) -> None:
+        """Refuse to resume ``tournament`` when a bot's stored games were played by
+        other code: a file bot with another hash, a plug-in from another
+        distribution version (its code may differ, and no hash says otherwise)."""
+        rows = self.db.execute(
+            "select distinct b.spec, b.source, b.content_hash from bots b join games g "
+            "on b.id = g.first_bot_id or b.id = g.second_bot_id where g.tournament_id = ?",
+            [tournament.id],
+        ).fetchall()
+        stored: dict[str, list[tuple[str, str]]] = {}
+        for spec, source, digest in rows:
+            stored.setdefault(spec, []).append((source, digest))
+        where = f"tournament {tournament.name!r} in {self.path}"
+        for bot in bots:
+            for source, digest in stored.get(bot.spec, []):
+                if digest != bot.content_hash:
+                    raise StoreError(
+                        f"{where} was played with other code for bot {bot.spec!r} "
+                        f"(sha256 {digest[:12] or 'none'}, now {bot.content_hash[:12] or 'none'}): "
+                        "restore the file to resume it, or run under another --name"
+                    )
+                if not digest and source != bot.source:
+                    raise StoreError(
+                        f"{where} was played with bot {bot.spec!r} from {source}, now from "
+                        f"{bot.source}: reinstall {source} to resume it, or run under another --name"
+                    )
 
     def finish_tournament(self, tournament_id: int, status: str) -> None:
         finished = _now() if status == "finished" else None

@@ -50,6 +50,7 @@ class _Leave(Exception):
 def main() -> None:
     control_fd, requester = int(sys.argv[1]), int(sys.argv[2])
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the requester's to handle
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # so is a hang-up (the terminal closed)
     signal.signal(signal.SIGTERM, _leave)
     process_control.die_with_parent(signal.SIGTERM)  # and then clean up
     if os.getppid() != requester:

@@ -1,5 +1,5 @@
 """Where a tournament's games are played: executors map a top-level function over
-chunks of game specs and yield each chunk's records as it completes.
+chunks of game specs and yield the records as the games finish, a few at a time.
 
 Workers only play; the coordinator that consumes the results is the only writer
 to the database. Anything with ``map_unordered`` and ``close`` serves: the
@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import os
 import pickle
+import queue
 import signal
+import threading
+import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
@@ -20,16 +23,30 @@ from arena.records import GameRecord, GameSpec
 from arena.sandbox import process_control
 from arena.sandbox.spawner import PROCESS_SPAWNER
 
+#: Seconds a ProcessExecutor gathers finished games before it hands them over (one
+#: transaction for many short games), and the longest it waits without yielding (an
+#: empty list: nothing finished, but the caller may update its progress).
+GATHER_SECONDS = 0.05
+HEARTBEAT_SECONDS = 0.25
+#: How long a stopped run waits for the games that just finished in the workers.
+DRAIN_SECONDS = 0.1
+
 
 class Executor(Protocol):
-    """Maps ``fn`` over ``chunks`` in any order, yielding each result as it completes.
+    """Maps ``fn`` over ``chunks`` in any order, yielding records as games finish.
 
-    ``chunks`` may be a lazy iterator: an executor takes only a few more than it
-    has workers at a time, so memory stays flat however long the tournament.
+    ``fn`` plays a chunk and yields each game's record as it finishes; the
+    executor yields lists of records (any grouping, possibly empty) as they come
+    in. ``chunks`` may be a lazy iterator: an executor takes only a few more than
+    it has workers at a time, so memory stays flat however long the tournament.
+
+    An executor may also have ``drain() -> list[GameRecord]``: after the iteration
+    stopped early (Ctrl-C, a lost worker), the records of games that finished but
+    were not yielded yet, without waiting for any game.
     """
 
     def map_unordered(
-        self, fn: Callable[[list[GameSpec]], list[GameRecord]], chunks: Iterable[list[GameSpec]]
+        self, fn: Callable[[list[GameSpec]], Iterable[GameRecord]], chunks: Iterable[list[GameSpec]]
     ) -> Iterator[list[GameRecord]]: ...
 
     def close(self, cancel: bool = False) -> None: ...
@@ -44,7 +61,11 @@ class SerialExecutor:
 
     def map_unordered(self, fn, chunks):  # type: ignore[no-untyped-def]
         for chunk in chunks:
-            yield fn(chunk)
+            for record in fn(chunk):
+                yield [record]
+
+    def drain(self) -> list[GameRecord]:
+        return []  # every finished game was yielded at once
 
     def close(self, cancel: bool = False) -> None:
         pass
@@ -53,12 +74,16 @@ class SerialExecutor:
 class ProcessExecutor:
     """Worker processes on this machine (``multiprocess``), one pipe each.
 
-    Each worker has one chunk at a time: it is sent a chunk, returns its games, and
-    is sent the next. Work crosses the pipes as bytes from the C pickler (dill,
-    multiprocess's own pickler, left workers idle half the time). A worker that
-    dies shows as the end of its pipe, so the run stops at once with WorkerLost
-    instead of waiting for games that will never come (a shared pool's locks can
-    even hang when a worker is killed mid-read).
+    Each worker has one chunk at a time: it is sent a chunk, sends back each game's
+    record as the game finishes, then says the chunk is done and is sent the next.
+    Records that arrive close together are yielded together (within
+    ``GATHER_SECONDS``), so short games do not cost a transaction each; while
+    nothing arrives an empty list is yielded every ``HEARTBEAT_SECONDS``. Work
+    crosses the pipes as bytes from the C pickler (dill, multiprocess's own
+    pickler, left workers idle half the time). A worker that dies shows as the end
+    of its pipe, so the run stops at once with WorkerLost instead of waiting for
+    games that will never come (a shared pool's locks can even hang when a worker
+    is killed mid-read).
     """
 
     def __init__(self, workers: int) -> None:
@@ -67,6 +92,7 @@ class ProcessExecutor:
         self.workers = workers
         self._processes = []
         self._pipes = []
+        self._received: list[GameRecord] = []  # finished games not yielded yet
         for _ in range(workers):
             ours, theirs = multiprocess.Pipe()
             process = multiprocess.Process(target=_worker_loop, args=(theirs,), daemon=True)
@@ -86,21 +112,63 @@ class ProcessExecutor:
         for pipe in self._pipes:
             if self._send_next(pipe, fn, source):
                 busy.add(pipe)
+        first_at = 0.0  # when the oldest record not yielded yet arrived
         while busy:
-            for pipe in wait(list(busy)):
-                try:
-                    data = pipe.recv_bytes()
-                except (EOFError, OSError):
-                    raise WorkerLost(
-                        "a worker process died (killed from outside?); games in flight were "
-                        "lost: run the same command again to resume"
-                    ) from None
-                if not self._send_next(pipe, fn, source):
+            waited = time.monotonic() - first_at
+            timeout = max(0.0, GATHER_SECONDS - waited) if self._received else HEARTBEAT_SECONDS
+            ready = wait(list(busy), timeout)
+            had = bool(self._received)
+            for pipe in ready:
+                if not self._read(pipe, fn, source, block=True):
                     busy.discard(pipe)
-                result = pickle.loads(data)
-                if isinstance(result, _WorkerError):
-                    raise RuntimeError(f"a worker failed: {result.text}")
-                yield result
+            if self._received and not had:
+                first_at = time.monotonic()
+            if not ready or not busy or (self._received and time.monotonic() - first_at >= GATHER_SECONDS):
+                batch, self._received = self._received, []
+                yield batch
+
+    def drain(self) -> list[GameRecord]:
+        """The games that finished but were not yielded: those received, and those
+        the workers send within ``DRAIN_SECONDS`` (a finished game is sent within
+        milliseconds); no game in play is waited for, a worker that died is skipped."""
+        from multiprocess.connection import wait
+
+        deadline = time.monotonic() + DRAIN_SECONDS
+        live = list(self._pipes)
+        while live:
+            ready = wait(live, max(0.0, deadline - time.monotonic()))
+            if not ready:
+                break
+            for pipe in ready:
+                try:
+                    self._read(pipe, None, iter(()), block=False)
+                except (WorkerLost, EOFError, OSError, RuntimeError):
+                    live.remove(pipe)
+        batch, self._received = self._received, []
+        return batch
+
+    def _read(self, pipe: Any, fn: Any, source: Iterator[Any], block: bool) -> bool:
+        """Read the messages ``pipe`` has (at least one if ``block``) into
+        ``_received``; False when its worker finished its chunk and there is no
+        other chunk to send."""
+        more = True
+        while block or pipe.poll(0):
+            block = False
+            try:
+                data = pipe.recv_bytes()
+            except (EOFError, OSError):
+                raise WorkerLost(
+                    "a worker process died (killed from outside?); games in flight were "
+                    "lost: run the same command again to resume"
+                ) from None
+            message = pickle.loads(data)
+            if message is None:  # the chunk is done
+                more = self._send_next(pipe, fn, source) if fn is not None else False
+            elif isinstance(message, _WorkerError):
+                raise RuntimeError(f"a worker failed: {message.text}")
+            else:
+                self._received.extend(message)  # the records that finished together
+        return more
 
     @staticmethod
     def _send_next(pipe: Any, fn: Callable[..., Any], source: Iterator[Any]) -> bool:
@@ -135,8 +203,17 @@ class _WorkerError:
 
 
 def _worker_loop(pipe: Any) -> None:
-    """A worker: play the chunks it is sent until the stop sign or the pipe closes."""
+    """A worker: play the chunks it is sent until the stop sign or the pipe closes.
+
+    Its main thread plays; a second thread sends each record back as soon as it
+    has the interpreter (within one switch interval, ~5 ms), together with any
+    others that finished meanwhile: short games cost one message per few dozen,
+    and a finished game is on its way at once.
+    """
     _init_worker()
+    outbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    sender = threading.Thread(target=_send_loop, args=(pipe, outbox), daemon=True)
+    sender.start()
     try:
         while True:
             try:
@@ -147,12 +224,51 @@ def _worker_loop(pipe: Any) -> None:
                 return
             fn, chunk = pickle.loads(data)
             try:
-                result: Any = fn(chunk)
+                for record in fn(chunk):  # each game as it finishes
+                    outbox.put(record)
+                outbox.put(_CHUNK_DONE)
             except Exception:
-                result = _WorkerError(traceback.format_exc(limit=5))
-            pipe.send_bytes(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+                outbox.put(_WorkerError(traceback.format_exc(limit=5)))
     finally:
+        outbox.put(_STOP)
+        sender.join(timeout=10)
         PROCESS_SPAWNER.close()  # the worker is done: its bot processes go with its spawner
+
+
+_CHUNK_DONE = object()  # the worker's main thread to its sender: the chunk is done
+_STOP = object()  # the worker is leaving
+
+
+def _send_loop(pipe: Any, outbox: queue.SimpleQueue[Any]) -> None:
+    """Send what the worker's main thread finished: the records that are waiting as
+    one list, then the end of a chunk (None) or an error, in the order they came."""
+    while True:
+        items = [outbox.get()]
+        while True:
+            try:
+                items.append(outbox.get_nowait())
+            except queue.Empty:
+                break
+        records: list[Any] = []
+        for item in items:
+            if item is not _CHUNK_DONE and item is not _STOP and not isinstance(item, _WorkerError):
+                records.append(item)
+                continue
+            if records:
+                _send(pipe, records)
+                records = []
+            if item is _STOP:
+                return
+            _send(pipe, None if item is _CHUNK_DONE else item)
+        if records:
+            _send(pipe, records)
+
+
+def _send(pipe: Any, message: Any) -> None:
+    try:
+        pipe.send_bytes(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
+    except OSError:
+        pass  # the coordinator is gone: the main thread sees the pipe close
 
 
 def make_executor(workers: int, games: int | None = None) -> Executor:
@@ -165,6 +281,9 @@ def make_executor(workers: int, games: int | None = None) -> Executor:
 
 
 def _init_worker() -> None:
-    # Ctrl-C is the coordinator's to handle: it stops the pool and keeps what is stored.
+    # Ctrl-C and a hang-up are the coordinator's to handle: it stores the games that
+    # finished, then stops the pool.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the coordinator's handler, if forked under it
     process_control.die_with_parent()  # not Linux: workers still exit when their task pipe closes

@@ -7,8 +7,11 @@ coordinator (this process) is the only writer to the database. The executor
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +37,17 @@ class RunOutcome:
     interrupted: bool = False
     seconds: float = 0.0
     problem: str | None = None  # why it stopped early, when not by Ctrl-C
+    signal: int | None = None  # the signal that stopped it: SIGINT (Ctrl-C), SIGTERM or SIGHUP
+
+    @property
+    def exit_code(self) -> int:
+        """The shell's convention for a stop by signal: 128 + its number (Ctrl-C 130,
+        a hang-up 129, SIGTERM 143); 1 for a problem, 0 when it finished."""
+        if not self.interrupted:
+            return 0
+        if self.problem:
+            return 1
+        return 128 + (self.signal or signal.SIGINT)
 
 
 def run_tournament(
@@ -58,49 +72,111 @@ def _run(
     config: TournamentConfig, store: Store, executor: Executor | None, progress: Progress | None
 ) -> RunOutcome:
     total = game_count(config)
-    tournament_id = store.start_tournament(
-        config.name, config.format, config.identity(), _as_given(config), config.seed
-    )
     submitted = dict(config.submitted)
-    bot_ids = {spec: store.bot_id(bot_identity(spec, submitted)) for spec in config.entrants}
+    identities = {spec: bot_identity(spec, submitted) for spec in config.entrants}
+    tournament_id = store.start_tournament(
+        config.name, config.format, config.identity(), _as_given(config), config.seed, identities.values()
+    )
+    bot_ids = {spec: store.bot_id(identity) for spec, identity in identities.items()}
     stored = store.stored_keys(tournament_id)
     todo_count = total - len(stored)
     todo = (spec for spec in iter_schedule(config) if spec.key not in stored)
     outcome = RunOutcome(tournament_id, total, len(stored), 0)
     started = time.perf_counter()
     own_executor = executor is None
-    if todo_count and executor is None:
-        executor = make_executor(config.workers, todo_count)
-    try:
-        if todo_count:
-            assert executor is not None
-            for records in executor.map_unordered(play_games, chunked(todo, todo_count, executor)):
-                outcome.played += store.record_games(tournament_id, records, bot_ids)
-                if progress is not None:
-                    progress(outcome.played, todo_count, time.perf_counter() - started)
-    except KeyboardInterrupt:
-        outcome.interrupted = True
-    except WorkerLost as lost:
-        outcome.interrupted = True
-        outcome.problem = str(lost)
-    finally:
-        if own_executor and executor is not None:
-            executor.close(cancel=outcome.interrupted)
-        outcome.seconds = time.perf_counter() - started
-        status = "interrupted" if outcome.interrupted else "finished"
-        store.finish_tournament(tournament_id, status)
+    pending: list[GameRecord] = []  # finished games not stored yet
+
+    def store_pending() -> None:
+        if pending:
+            with _signals_deferred():  # a stop comes after the games are stored, never between
+                outcome.played += store.record_games(tournament_id, pending, bot_ids)
+                pending.clear()
+
+    with _stop_signals(outcome) as hold:
+        try:
+            if todo_count and executor is None:
+                executor = make_executor(config.workers, todo_count)
+            if todo_count:
+                assert executor is not None
+                for records in executor.map_unordered(play_games, chunked(todo, todo_count, executor)):
+                    pending.extend(records)
+                    store_pending()
+                    if progress is not None:
+                        progress(outcome.played, todo_count, time.perf_counter() - started)
+        except KeyboardInterrupt:
+            outcome.interrupted = True
+        except WorkerLost as lost:
+            outcome.interrupted = True
+            outcome.problem = str(lost)
+        finally:
+            hold()  # from here on a stop signal changes nothing: what finished is stored
+            if outcome.interrupted and executor is not None:
+                drain = getattr(executor, "drain", None)
+                if drain is not None:
+                    pending.extend(drain())  # games that finished in the workers meanwhile
+            try:
+                store_pending()
+            finally:
+                if own_executor and executor is not None:
+                    executor.close(cancel=outcome.interrupted)
+                outcome.seconds = time.perf_counter() - started
+                status = "interrupted" if outcome.interrupted else "finished"
+                store.finish_tournament(tournament_id, status)
     return outcome
 
 
-def play_games(specs: list[GameSpec]) -> list[GameRecord]:
-    """Worker entry point: play a chunk of games (top-level, so it pickles)."""
-    return [play_game(spec) for spec in specs]
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold the stop signals back during the block; one that came meanwhile is
+    delivered when it ends."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+@contextmanager
+def _stop_signals(outcome: RunOutcome) -> Iterator[Callable[[], None]]:
+    """Ctrl-C, SIGTERM and a hang-up (the terminal closed) stop the run alike: each
+    raises KeyboardInterrupt, noting its signal in ``outcome``. The block calls the
+    function it is given once it is cleaning up; later signals are then ignored
+    until the block ends, so the finished games are stored and the status is set.
+    Only the main thread can take signals: elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: None
+        return
+
+    def stop(signum: int, _frame: object) -> None:
+        outcome.signal = signum
+        raise KeyboardInterrupt
+
+    def hold() -> None:
+        for sig in _STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+
+    previous = {sig: signal.signal(sig, stop) for sig in _STOP_SIGNALS}
+    try:
+        yield hold
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def play_games(specs: list[GameSpec]) -> Iterator[GameRecord]:
+    """Worker entry point: play a chunk of games, yielding each record as its game
+    finishes (top-level, so it pickles)."""
+    for spec in specs:
+        yield play_game(spec)
 
 
 def chunked(specs: Iterable[GameSpec], count: int, executor: Any) -> Iterator[list[GameSpec]]:
-    """Small chunks keep workers busy and losses on interruption small; larger ones
-    cut the per-message cost when games are short. Aim for ~8 chunks per worker,
-    at most 64 games each."""
+    """Small chunks keep workers busy to the end; larger ones cut the per-chunk cost
+    when games are short (each game's record comes back as it finishes, whatever the
+    chunk's size). Aim for ~8 chunks per worker, at most 64 games each."""
     workers = getattr(executor, "workers", 1)
     size = max(1, min(64, count // (workers * 8)))
     chunk: list[GameSpec] = []
