@@ -717,3 +717,9 @@ def test_file_that_is_not_a_database(cli, tmp_path, command, content):
     before = path.read_bytes()
     user_error(cli(*command, "--db", str(path)), "not an arena database")
     assert path.read_bytes() == before
+
+
+def test_a_league_of_only_unnamed_players_says_so_truly(cli, tmp_path):
+    (tmp_path / "game.txt").write_text("7x6c4 4455667\n")  # a finished game; a move line names no player
+    ok(cli("import", str(tmp_path / "game.txt")))
+    user_error(cli("standings", "--all"), "holds 1 finished game with a player its file did not name")

@@ -23,6 +23,7 @@ from typing import Any
 
 from arena.errors import ArenaError
 from arena.league.store import Store, StoredGame, StoredTournament, rules_of
+from arena.text import plural
 
 CASUAL = "casual"  # the format of the tournaments 'arena play' and 'arena import' store games in
 SHORT_HASH = 6  # hex digits of a code hash shown after a colliding name
@@ -92,7 +93,7 @@ def select(store: Store, tournament: str | None = None, league: bool = False) ->
     # their file did not name (no league entrant).
     games = [g for g in stored if g.finished and not g.has_unnamed_player]
     if not games:
-        raise SelectionError(_why_empty(store, chosen))
+        raise SelectionError(_why_empty(store, chosen, stored))
     names = {g.tournament for g in games}
     return Selection(entrant_names(games), chosen, [t for t in store.tournaments() if t.name in names])
 
@@ -145,18 +146,28 @@ def _labels(spec: str, hashes: set[str]) -> dict[str, str]:
     return {h: f"{spec}#{h[:length] or 'unknown'}" for h in hashes}
 
 
-def _why_empty(store: Store, chosen: StoredTournament | None) -> str:
-    """A true message for a selection with no finished game."""
+def _why_empty(store: Store, chosen: StoredTournament | None, selected: Sequence[StoredGame]) -> str:
+    """A true message for a selection with no game a table can show."""
+    unnamed = sum(1 for g in selected if g.finished and g.has_unnamed_player)
+    if unnamed:
+        where = "the whole league" if chosen is None else f"tournament {chosen.name!r}"
+        return (
+            f"{where} in {store.path} holds {plural(unnamed, 'finished game')} with a player its file did not "
+            "name ('unnamed'): such games count in no table; import them with their players named"
+        )
     stored = store.game_count()
     finished = store.game_count(finished_only=True)
     if chosen is None:
         if stored == 0:
             return f"no games stored in {store.path} yet: run 'arena tournament run' first"
-        return f"{store.path} holds {stored} games, none of them finished: no table to show yet"
+        return f"{store.path} holds {plural(stored, 'game')}, none of them finished: no table to show yet"
     here = store.game_count(tournament=chosen.name)
     what = f"tournament {chosen.name!r} ({chosen.status}) has no finished games"
     if here:
         what += f" ({here} unfinished)"
     if finished:
-        return f"{what}; {store.path} holds {finished} finished games in all: --all or --tournament NAME shows them"
+        return (
+            f"{what}; {store.path} holds {plural(finished, 'finished game')} in all: "
+            "--all or --tournament NAME shows them"
+        )
     return f"{what}, and {store.path} holds no finished games: run 'arena tournament run' first"
