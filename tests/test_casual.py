@@ -79,21 +79,22 @@ def test_export_and_import_round_trip(cli, tournament_db, tmp_path):
     line = cli("export", "3").output.strip()
     assert line.startswith("7x6c4 ")
     (tmp_path / "game.txt").write_text(line + "\n")
+    # The line is game 3 again (whoever played it): refused here...
     imported = cli("import", str(tmp_path / "game.txt"))
-    assert imported.exit_code == 0, imported.output
+    assert imported.exit_code == 2 and "already stored as game 3" in imported.output
     as_json = cli("export", "3", "--format", "json").output
     (tmp_path / "game.json").write_text(as_json)
-    # The JSON names the players: the very game stored as game 3, refused here...
+    # ...and so is the JSON, which names the players...
     again = cli("import", str(tmp_path / "game.json"))
     assert again.exit_code == 2 and "already stored as game 3" in again.output
-    # ...and stored in another database.
-    other = str(tmp_path / "other.db")
+    # ...while both are stored in other databases.
+    lines_db, other = str(tmp_path / "lines.db"), str(tmp_path / "other.db")
+    assert cli("import", str(tmp_path / "game.txt"), "--db", lines_db).exit_code == 0
     assert cli("import", str(tmp_path / "game.json"), "--db", other).exit_code == 0
-    games = Store(tournament_db).games()
-    original = next(g for g in games if g.id == 3)
-    copies = [g for g in games if g.tournament == "casual 7x6c4"]
-    assert [g.moves for g in copies] == [original.moves]
-    assert (copies[0].first, copies[0].second) == ("unnamed", "unnamed")  # a move line names no player
+    original = next(g for g in Store(tournament_db).games() if g.id == 3)
+    from_line = Store(lines_db).games()[0]
+    assert from_line.moves == original.moves
+    assert (from_line.first, from_line.second) == ("unnamed", "unnamed")  # a move line names no player
     copy = Store(other).games()[0]
     assert (copy.first, copy.moves, copy.result) == (original.first, original.moves, original.result)
 
@@ -174,13 +175,13 @@ def test_count_scoring_games_keep_their_rules_through_play_export_and_import(cli
     line = cli("export", str(counted.id)).output.strip()
     assert line == "3x3c3nw a1b1c1a2b2c2a3b3c3"
     (tmp_path / "game.txt").write_text(line)
-    assert cli("import", str(tmp_path / "game.txt")).exit_code == 0
+    assert cli("import", str(tmp_path / "game.txt")).exit_code == 2  # the played game itself: stored already
     (tmp_path / "game.json").write_text(cli("export", str(counted.id), "--format", "json").output)
-    assert cli("import", str(tmp_path / "game.json")).exit_code == 2  # the played game itself: stored already
-    assert cli("import", str(tmp_path / "game.json"), "--db", str(tmp_path / "other.db")).exit_code == 0
-    copies = [g for g in stored_games(tmp_path) if g.tournament == "casual 3x3c3nw"]
-    assert [g.result for g in copies] == ["1-0"] * 2
-    assert [g.rules for g in Store(tmp_path / "other.db").games()] == [counted.rules]
+    assert cli("import", str(tmp_path / "game.json")).exit_code == 2
+    for name, file in (("lines.db", "game.txt"), ("other.db", "game.json")):
+        assert cli("import", str(tmp_path / file), "--db", str(tmp_path / name)).exit_code == 0
+        copy = Store(tmp_path / name).games()[0]
+        assert (copy.rules, copy.result) == (counted.rules, "1-0")
 
 
 def test_a_player_the_file_leaves_out_is_stored_as_unnamed(cli, tmp_path):

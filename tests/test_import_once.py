@@ -70,9 +70,16 @@ def test_an_exported_tournament_game_imported_back_is_the_stored_game(cli, leagu
     assert standings_rows(cli, league) == {"random": 2, "greedy": 2}  # not 3: the re-import counts nowhere
 
 
-def test_a_move_line_records_unnamed_players_not_people(cli, league: Path, tmp_path: Path) -> None:
+def test_an_exported_line_of_a_stored_game_is_that_game_whoever_played_it(cli, league: Path, tmp_path: Path) -> None:
     line = cli("export", "2", "--db", league).output.strip()  # names no player
     (tmp_path / "game.txt").write_text(line + "\n")
+    before = games_of(league)
+    one_line_error(cli("import", tmp_path / "game.txt", "--db", league), "already stored as game 2")
+    assert games_of(league) == before
+
+
+def test_a_move_line_records_unnamed_players_not_people(cli, league: Path, tmp_path: Path) -> None:
+    (tmp_path / "game.txt").write_text("7x6c4 1122334\n")  # names no player; not a stored game
     result = cli("import", tmp_path / "game.txt", "--db", league)
     assert result.exit_code == 0, result.output
     game_id, tournament, first, second, _ = games_of(league)[-1]

@@ -234,4 +234,4 @@ def check_command(path: str, seconds: float, width: int | None, height: int | No
 def _echo_checks(report: CheckReport) -> None:
     """One line per submission check: ok or FAIL, its name and what it found."""
     for check in report.checks:
-        click.echo(f"  {'ok' if check.passed else 'FAIL'}  {check.name}: {check.detail}")
+        click.echo(f"  {'ok' if check.passed else 'FAIL':4}  {check.name}: {check.detail}")

@@ -531,14 +531,15 @@ class Store:
         conn.executemany(_INSERT_MOVE, _move_rows(game_id, record))
         return game_id
 
-    def find_game(self, rules: Rules, moves: str, first: str, second: str) -> int | None:
+    def find_game(self, rules: Rules, moves: str, first: str | None, second: str | None) -> int | None:
         """The id of the first stored game with these rules, this move string
-        (openings included) and these players (bot specs), or None: the same game."""
+        (openings included) and these players (bot specs; None matches any player),
+        or None: the same game."""
         rows = self.db.execute(
             "select g.id, t.rules from games g join tournaments t on t.id = g.tournament_id "
             "join bots b1 on b1.id = g.first_bot_id join bots b2 on b2.id = g.second_bot_id "
-            "where g.moves = ? and b1.spec = ? and b2.spec = ? order by g.id",
-            [moves, first, second],
+            "where g.moves = ? and (? is null or b1.spec = ?) and (? is null or b2.spec = ?) order by g.id",
+            [moves, first, first, second, second],
         ).fetchall()
         return next((game_id for game_id, stored in rows if Rules(**json.loads(stored)) == rules), None)
 

@@ -38,7 +38,9 @@ def import_into(store: Store, game: ImportedGame) -> int:
     board = game.board()
     players = game.players or (None, None)
     named = (players[0] or UNNAMED, players[1] or UNNAMED)
-    stored = store.find_game(game.rules, game.moves_string, *named)
+    # A player the file does not name may be anyone: a move line exported from a
+    # stored game is that game again, whoever played it.
+    stored = store.find_game(game.rules, game.moves_string, players[0], players[1])
     if stored is not None:
         raise DuplicateGameError(
             f"this game ({named[0]} vs {named[1]}, {rules_prefix(game.rules)} {clip(game.moves_string, 24)}) "
