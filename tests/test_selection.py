@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from arena.engine.game import Board, Rules
-from arena.league.selection import SelectionError, latest_tournament, select, select_games
+from arena.league.selection import SelectionError, latest_tournament, select
 from arena.league.standings import standings
 from arena.league.store import BotIdentity, Store, StoredGame, StoredMove, StoredTournament, StoreError
 from arena.records import GameSpec
@@ -49,14 +49,14 @@ def test_the_latest_tournament_by_default(store):
     play(store, "old", 2)
     play(store, "new", 3)
     assert latest_tournament(store).name == "new"
-    assert [g.tournament for g in select_games(store)] == ["new"] * 3
-    assert [g.tournament for g in select_games(store, "old")] == ["old"] * 2
+    assert [g.tournament for g in select(store).games] == ["new"] * 3
+    assert [g.tournament for g in select(store, "old").games] == ["old"] * 2
 
 
 def test_the_whole_league(store):
     play(store, "old", 2)
     play(store, "new", 3)
-    assert [g.tournament for g in select_games(store, league=True)] == ["old"] * 2 + ["new"] * 3
+    assert [g.tournament for g in select(store, league=True).games] == ["old"] * 2 + ["new"] * 3
 
 
 def test_unfinished_games_count_in_no_table(store):
@@ -65,11 +65,11 @@ def test_unfinished_games_count_in_no_table(store):
     board.play(3)
     save_game(store, Rules(), (HUMAN, HUMAN), board, [(None, None)])  # saved mid-game
     assert len(store.games()) == 3
-    assert len(select_games(store, league=True)) == 2
-    assert [g.tournament for g in select_games(store)] == ["t"] * 2  # a casual tournament is never the default
+    assert len(select(store, league=True).games) == 2
+    assert [g.tournament for g in select(store).games] == ["t"] * 2  # a casual tournament is never the default
     with pytest.raises(SelectionError, match=r"tournament 'casual 7x6c4' \(finished\) has no finished games "
                                              r"\(1 unfinished\); .* holds 2 finished games in all"):
-        select_games(store, "casual 7x6c4")
+        select(store, "casual 7x6c4")
 
 
 def test_casual_games_are_never_the_default(store):
@@ -79,7 +79,7 @@ def test_casual_games_are_never_the_default(store):
     assert chosen.tournament is not None and chosen.tournament.name == "t"
     assert {g.tournament for g in chosen.games} == {"t"}
     assert len(select(store, league=True).games) == 3
-    assert [g.tournament for g in select_games(store, "casual 7x6c4")] == ["casual 7x6c4"]
+    assert [g.tournament for g in select(store, "casual 7x6c4").games] == ["casual 7x6c4"]
 
 
 def test_only_casual_games_say_so(store):
@@ -135,13 +135,13 @@ def test_colliding_short_hashes_grow_until_they_differ(store):
 
 def test_selection_errors_are_value_errors_for_any_front_end(store):
     with pytest.raises(SelectionError, match="no tournaments in .* yet") as info:
-        select_games(store)
+        select(store)
     assert isinstance(info.value, ValueError)
     play(store, "t", 1)
     with pytest.raises(SelectionError, match="not both"):
-        select_games(store, "t", league=True)
+        select(store, "t", league=True)
     with pytest.raises(StoreError, match="no tournament named 'nope'"):
-        select_games(store, "nope")
+        select(store, "nope")
 
 
 def test_the_store_returns_frozen_typed_rows(store):

@@ -98,11 +98,6 @@ def select(store: Store, tournament: str | None = None, league: bool = False) ->
     return Selection(entrant_names(games), chosen, [t for t in store.tournaments() if t.name in names])
 
 
-def select_games(store: Store, tournament: str | None = None, league: bool = False) -> list[StoredGame]:
-    """The games of ``select``, without saying what they are."""
-    return select(store, tournament, league).games
-
-
 def latest_tournament(store: Store) -> StoredTournament:
     """The tournament stored last that is not casual; SelectionError if there is none."""
     tournaments = store.tournaments()
