@@ -85,11 +85,12 @@ class TimeControl:
 class Limits:
     """What a sandboxed bot process may use."""
 
-    memory_mb: int = 1024  # address space of the bot process
+    memory_mb: int = 1024  # memory of the bot: all its processes together where cgroups count it
     output_kb: int = 1024  # what it may print (stdout and stderr together)
     cpu_seconds: int = 600  # processor time for a whole game (a backstop: moves have clocks)
     start_seconds: float = 10.0  # to load the code and start a game
     move_seconds: float = 60.0  # hard cap per move when the tournament sets none
+    processes: int = 64  # processes and threads of the bot at once (where cgroups count them)
 
 
 @dataclass(frozen=True)

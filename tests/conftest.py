@@ -47,6 +47,19 @@ def process_alive(pid: int) -> bool:
     return state != "Z"
 
 
+def processes_named(name: str) -> list[int]:
+    """Live processes whose name (``comm``, 15 characters at most) is ``name``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "comm").read_text().strip() == name[:15] and process_alive(int(entry.name)):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
 @pytest.fixture
 def db_path(tmp_path: Path) -> str:
     return str(tmp_path / "arena.db")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from arena.tournament.config import load_config
 from arena.tournament.entrants import resolve_bots
 from arena.tournament.executors import ProcessExecutor
 from arena.tournament.runner import run_tournament
-from tests.conftest import TEST_BOTS, process_alive
+from tests.conftest import TEST_BOTS, processes_named
 
 HOSTILE = TEST_BOTS / "hostile.py"
 FORFEITS = {
@@ -43,6 +44,9 @@ def tournament(tmp_path_factory):
     db = str(folder / "arena.db")
     challengers = [f"{HOSTILE}:{name}" for name in [*FORFEITS, *HARMLESS]]
     challengers[challengers.index(f"{HOSTILE}:OpensDatabase")] = f"{HOSTILE}:OpensDatabase:path={db}"
+    for name in ("PeeksAtItsParent", "KillsItsParent"):  # at this process: the workers' parent
+        if f"{HOSTILE}:{name}" in challengers:
+            challengers[challengers.index(f"{HOSTILE}:{name}")] = f"{HOSTILE}:{name}:target={os.getpid()}"
     challengers.append(str(TEST_BOTS / "missing_import.py"))
     # Every game starts with column 1 full, so FullColumn's answer is illegal at once.
     (folder / "openings.txt").write_text("111111\n")
@@ -147,18 +151,20 @@ def test_every_game_gets_a_fresh_process_and_folder(tournament):
 
 @pytest.mark.skipif(LANDLOCK < 6, reason="signal scoping needs Landlock ABI 6")
 def test_a_bot_cannot_kill_its_referee(tournament):
-    assert all(info["kill"] == "PermissionError" for info in infos_of(tournament[1], "KillsItsParent"))
+    # Outside its PID namespace the number names nothing it can reach; Landlock refuses it too.
+    outcomes = {info["kill"] for info in infos_of(tournament[1], "KillsItsParent")}
+    assert outcomes <= {"PermissionError", "ProcessLookupError"}, outcomes
 
 
 def test_children_of_bots_do_not_outlive_the_game(tournament):
     _, store, _ = tournament
-    children = []
+    tags = []
     for game in games_of(store, "ForksChildren"):
         for move in store.moves(game.id):
             if move.info:
-                children += json.loads(move.info)["children"]
-    assert len(children) >= 4
+                tags.append(json.loads(move.info)["children"])
+    assert len(tags) >= 2
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and any(process_alive(pid) for pid in children):
+    while time.monotonic() < deadline and any(processes_named(tag) for tag in tags):
         time.sleep(0.05)
-    assert not [pid for pid in children if process_alive(pid)], "a bot's child outlived its game"
+    assert not [tag for tag in tags if processes_named(tag)], "a bot's child outlived its game"

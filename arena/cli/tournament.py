@@ -35,6 +35,7 @@ def tournament_group() -> None:
 @click.option("--isolate", is_flag=True, default=None, help="Run installed bots sandboxed too (bot files always are).")
 @click.option("--memory-mb", type=int, help="Memory limit of a sandboxed bot, MB (default 1024).")
 @click.option("--output-kb", type=int, help="Output limit of a sandboxed bot, KB (default 1024).")
+@click.option("--processes", type=int, help="Processes and threads a sandboxed bot may have at once (default 64).")
 @click.option("--seed", type=int, help="Tournament seed: the same seed gives the same games.")
 @click.option("--db", help="League database (default: the file's db, relative to the file; or ARENA_DB; or arena.db).")
 @click.option("--name", help="Tournament name (default: the file's name key, else the file's name, else "
@@ -43,7 +44,8 @@ def tournament_group() -> None:
 def tournament_run(config: str | None, bots: str | None, challengers: str | None, fmt: str | None,
                    games: int | None, opening_plies: int | None, openings_file: str | None,
                    move_seconds: float | None, bank_seconds: float | None, workers: int | None,
-                   isolate: bool | None, memory_mb: int | None, output_kb: int | None, seed: int | None,
+                   isolate: bool | None, memory_mb: int | None, output_kb: int | None, processes: int | None,
+                   seed: int | None,
                    db: str | None, name: str | None, width: int | None, height: int | None, connect: int | None,
                    no_gravity: bool, scoring: str | None) -> None:
     """Play a tournament defined by CONFIG (a TOML file) and flags, then print standings.
@@ -56,6 +58,7 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
         "openings.plies": opening_plies, "openings.file": openings_file,
         "time.move_seconds": move_seconds, "time.bank_seconds": bank_seconds, "workers": workers,
         "isolate": isolate, "limits.memory_mb": memory_mb, "limits.output_kb": output_kb,
+        "limits.processes": processes,
         "seed": seed, "db": db, "name": name, "rules.width": width, "rules.height": height,
         "rules.connect": connect, "rules.gravity": False if no_gravity else None, "rules.scoring": scoring,
     }

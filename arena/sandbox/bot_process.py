@@ -13,13 +13,14 @@ import json
 import os
 import pickle
 import resource
-from typing import Any
+import select
+from typing import Any, NamedTuple
 
 from arena.bot import Bot, describe_non_move, split_answer
 from arena.engine.game import Board, Rules
 from arena.errors import ArenaError
 from arena.records import BotCode, Limits
-from arena.sandbox import connectx, landlock
+from arena.sandbox import cgroups, connectx, landlock, namespaces
 from arena.sandbox.process_control import die_with_parent, drop_capabilities
 from arena.sandbox.wire import OUTPUT_NAME, read_message
 
@@ -28,23 +29,39 @@ class BotFileError(ArenaError):
     """A bot file that defines no bot to play, or several without saying which."""
 
 
-def run_bot_process(workdir: str, user: tuple[int, int] | None, ruleset: int | None, channel: int) -> None:
+class Confinement(NamedTuple):
+    """What the spawner prepared for one bot process."""
+
+    folder: str  # its working directory
+    user: tuple[int, int] | None  # (uid, gid) to become, if any
+    ruleset: int | None  # Landlock ruleset to enforce
+    channel: int  # its end of the socket to the referee
+    lifeline: int  # read end of a pipe only the spawner writes to: readable (EOF) once it is gone
+    group: cgroups.BotGroup | None  # its control groups
+    private_ipc: bool  # make an IPC namespace of its own
+
+
+def run_bot_process(confinement: Confinement) -> None:
     """Confine this process, wait for the bot to run, load it, and serve requests on
-    ``channel`` (a socket) until the referee closes it.
+    its channel (a socket) until the referee closes it.
 
     The spawner forks bot processes ahead of need: a process confines itself and
     rehearses while an earlier game is still being played, then waits for its
     job (the bot's code, options and limits), the first message on the channel.
     """
+    channel = confinement.channel
     try:
         inherited = _address_space()  # what the memory limit comes on top of
-        _confine(workdir, user, ruleset, keep=channel)
+        joined = _confine(confinement)
         _rehearse()
         job = read_message(channel)
         if job is None:
             return  # not needed after all
         code, options, limits = job
-        _limit(limits, inherited)
+        _limit(limits, inherited, joined)
+        # As the first process of its PID namespace it would ignore the kernel's
+        # SIGXCPU (only SIGKILL, a second later, would end it): say why, and leave.
+        _signal.signal(_signal.SIGXCPU, lambda signum, frame: _out_of_processor_time(channel, limits))
         try:
             bot = _load(code, options)
         except _Failed as exc:
@@ -62,24 +79,29 @@ def run_bot_process(workdir: str, user: tuple[int, int] | None, ruleset: int | N
         os._exit(0)
 
 
-def _confine(workdir: str, user: tuple[int, int] | None, ruleset: int | None, keep: int) -> None:
-    """Everything that does not depend on the bot: a session of its own, its
-    folder, its output file, no inherited files, its user and its Landlock
-    domain (``ruleset``, prepared by the spawner)."""
-    spawner = os.getppid()
+def _confine(c: Confinement) -> cgroups.Joined | None:
+    """Everything that does not depend on the bot: its control groups (first, so
+    they count all it does), an IPC namespace of its own, a session of its own,
+    its folder, its output file, no inherited files, its user, no capabilities,
+    and its Landlock domain (prepared by the spawner). Returns the open limit
+    files of its groups."""
+    joined = cgroups.join(c.group) if c.group is not None else None
+    if c.private_ipc:
+        namespaces.make_private_ipc()
     os.setsid()
     # The C module's own call: signal.signal's enum conversions alone write to
     # some sixty pages, each one copied into this process.
     _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
     _signal.signal(_signal.SIGTERM, _signal.SIG_DFL)
     _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)  # over the output cap: write errors, not death
-    os.chdir(workdir)
+    os.chdir(c.folder)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     out = os.open(OUTPUT_NAME, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(out, 1)
     os.dup2(out, 2)
-    kept = sorted({keep, *([ruleset] if ruleset is not None else [])})
+    opened = [fd for fd in (joined[:3] if joined is not None else ()) if fd is not None]
+    kept = sorted({c.channel, c.lifeline, *opened, *([c.ruleset] if c.ruleset is not None else [])})
     low = 3
     for fd in kept:  # close everything inherited but the channel and the ruleset
         os.closerange(low, fd)
@@ -88,20 +110,24 @@ def _confine(workdir: str, user: tuple[int, int] | None, ruleset: int | None, ke
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     # sys.stdout and sys.stderr (the spawner's, empty: it never prints) now write to
     # the output file, through the descriptors just replaced.
-    if user is not None:
+    if c.user is not None:
         os.setgroups([])
-        os.setgid(user[1])
-        os.setuid(user[0])
-    elif os.geteuid() == 0:
+        os.setgid(c.user[1])
+        os.setuid(c.user[0])
+    else:
+        # Root keeps uid 0 but none of root's powers; an unprivileged arena's
+        # spawner has capabilities inside its own user namespace: none either.
         drop_capabilities()
     die_with_parent()  # here: changing credentials (above) cancels it
-    if os.getppid() != spawner:
-        raise SystemExit("the spawner is gone")
-    if ruleset is not None:
-        landlock.allow_reading(ruleset, "/proc/self")  # this process's own, resolved here
-        if not landlock.enforce(ruleset):
+    if select.select([c.lifeline], [], [], 0)[0]:
+        raise SystemExit("the spawner is gone")  # died before the line above could tell
+    os.close(c.lifeline)
+    if c.ruleset is not None:
+        landlock.allow_reading(c.ruleset, "/proc/self")  # this process's own, resolved here
+        if not landlock.enforce(c.ruleset):
             raise RuntimeError("sandbox: Landlock could not be enforced")  # never run a bot unconfined
-        os.close(ruleset)
+        os.close(c.ruleset)
+    return joined
 
 
 class _Rehearsal:
@@ -127,13 +153,22 @@ def _rehearse() -> None:
         _encode(_answer(bot, json.loads(json.dumps(request)), Limits()))
 
 
-def _limit(limits: Limits, inherited: int) -> None:
+def _limit(limits: Limits, inherited: int, joined: cgroups.Joined | None) -> None:
+    if joined is not None:  # the bot as a whole: all its processes, every kind of memory
+        cgroups.apply_limits(joined, limits.memory_mb * 1024 * 1024, limits.processes)
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits.output_kb * 1024,) * 2)
     # The limit is on top of what the process inherited from the spawner: the
     # bot itself gets memory_mb.
     memory = inherited + limits.memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
+
+
+def _out_of_processor_time(channel: int, limits: Limits) -> None:
+    try:
+        _send(channel, {"error": f"cpu: used its {limits.cpu_seconds} s of processor time for the game"})
+    finally:
+        os._exit(0)
 
 
 def _address_space() -> int:

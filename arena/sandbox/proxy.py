@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import time
 from typing import Any
@@ -33,8 +34,8 @@ from typing import Any
 from arena.bot import Bot, BotFailure, Choice
 from arena.engine.game import Board, Rules
 from arena.records import BotCode, Limits
-from arena.sandbox import process_control, spawner
-from arena.sandbox.wire import wait_readable, write_message
+from arena.sandbox import cgroups, process_control, spawner
+from arena.sandbox.wire import encode, wait_readable
 
 MAX_MESSAGE = 64 * 1024  # bytes of one answer from the bot process
 
@@ -63,6 +64,7 @@ class SandboxedBot(Bot):
         self._pid: int | None = None
         self._channel: int | None = None  # a socket: requests go down it, answers come up
         self._ended = False  # the bot process is gone (its group may live on)
+        self._freezer: cgroups.Freezer | None = None  # stops the bot while it is not on move
         self._buffer = b""
         self.kind = "bot"  # or "connectx", known once a game has started
 
@@ -83,13 +85,20 @@ class SandboxedBot(Bot):
     def finish_start(self) -> None:
         """Wait for the bot process to say it is ready (or why it never will be)."""
         reply = self._reply(self.limits.start_seconds)
+        self._freeze()
         if "error" in reply:
             raise BotFailure(str(reply["error"]))
         self.kind = str(reply.get("kind", "bot"))
 
     def choose_move(self, board: Board) -> int | Choice:
         allowed = self.time_allowed if self.time_allowed is not None else self.limits.move_seconds
-        reply = self._ask({"op": "move", "moves": board.history, "time": allowed}, allowed)
+        started = time.monotonic()
+        self._thaw()
+        try:
+            self._request({"op": "move", "moves": board.history, "time": allowed}, allowed)
+            reply = self._reply(allowed, started)
+        finally:
+            self._freeze()
         if "error" in reply:
             raise BotFailure(str(reply["error"]))
         if "not_a_move" in reply:
@@ -101,6 +110,9 @@ class SandboxedBot(Bot):
 
     def close(self) -> None:
         """Kill the bot process and everything it started (the spawner collects them)."""
+        if self._freezer is not None:
+            self._freezer.close()  # thaws: a process frozen in a v1 group would not die
+            self._freezer = None
         if self._pid is not None:
             process_control.kill_group(self._pid, leader_gone=self._ended)
             self._pid = None
@@ -115,34 +127,74 @@ class SandboxedBot(Bot):
         """Take a spare bot process from the spawner and give it this bot's job."""
         for attempt in range(3):
             try:
-                spare = self.spawners.get().take(self.code.entry_point, self.limits.start_seconds)
+                source = self.spawners.get()
+                _require_isolation(source.containment(self.limits.start_seconds))
+                spare = source.take(self.code.entry_point, self.limits.start_seconds)
             except spawner.SpawnerError as exc:
                 if attempt:
                     raise BotFailure(f"sandbox: could not start the bot process: {exc}") from None
                 self.spawners.replace()
                 continue
             self._pid, self._channel, self._ended = spare.pid, spare.channel, False
+            # Never blocked on the bot: every write waits only as long as the bot has.
+            os.set_blocking(spare.channel, False)
+            if spare.freezer is not None:
+                try:
+                    self._freezer = cgroups.Freezer(*spare.freezer)
+                except OSError:
+                    pass  # not ours to freeze (another user's arena): it runs unfrozen
             try:
-                write_message(spare.channel, (self.code, self.bot_options, self.limits))
+                self._send(encode((self.code, self.bot_options, self.limits)), self.limits.start_seconds)
                 return
+            except BotTimeout:
+                self.close()
+                raise
             except OSError:  # it died waiting (killed from outside): take another
                 self.close()
         raise BotFailure("sandbox: could not start the bot process")
 
-    def _ask(self, request: dict[str, Any], seconds: float) -> dict[str, Any]:
-        self._request(request)
-        return self._reply(seconds)
-
-    def _request(self, request: dict[str, Any]) -> None:
-        assert self._channel is not None
+    def _request(self, request: dict[str, Any], seconds: float | None = None) -> None:
         try:
-            os.write(self._channel, json.dumps(request).encode() + b"\n")
+            self._send(json.dumps(request).encode() + b"\n", self.limits.start_seconds if seconds is None else seconds)
+        except BotTimeout:
+            raise
         except OSError:
             pass  # it may have said why before leaving: read on, EOF tells the rest
 
-    def _reply(self, seconds: float) -> dict[str, Any]:
+    def _send(self, data: bytes, seconds: float) -> None:
+        """Write all of ``data`` to the bot process within ``seconds``: a bot that
+        stops reading loses on time, never hangs the referee."""
         assert self._channel is not None
         deadline = time.monotonic() + seconds
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(self._channel, view):]
+                continue
+            except BlockingIOError:
+                pass
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [self._channel], [], left)[1]:
+                raise BotTimeout(f"time: did not take the arena's message within {seconds:.3g} s")
+
+    def _freeze(self) -> None:
+        if self._freezer is not None:
+            try:
+                self._freezer.freeze()
+            except OSError:
+                pass
+
+    def _thaw(self) -> None:
+        if self._freezer is not None:
+            try:
+                self._freezer.thaw()
+            except OSError:
+                pass
+
+    def _reply(self, seconds: float, since: float | None = None) -> dict[str, Any]:
+        """The bot's next answer, within ``seconds`` of ``since`` (now if not given)."""
+        assert self._channel is not None
+        deadline = (time.monotonic() if since is None else since) + seconds
         while b"\n" not in self._buffer:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -151,6 +203,8 @@ class SandboxedBot(Bot):
                 continue
             try:
                 chunk = os.read(self._channel, 65536)
+            except BlockingIOError:
+                continue
             except ConnectionResetError:  # it left with our request unread
                 chunk = b""
             if not chunk:
@@ -183,3 +237,26 @@ class SandboxedBot(Bot):
             return f"exited: killed by {name}{hint}"
         return f"exited with code {os.WEXITSTATUS(status)}"
 
+
+
+WEAK_SANDBOX_VARIABLE = "ARENA_WEAK_SANDBOX"  # set (to 1) by ``arena --weak-sandbox``
+
+
+class SandboxUnavailable(BotFailure):
+    """This machine cannot isolate untrusted bots, and weaker containment was not accepted."""
+
+
+def weak_sandbox_accepted() -> bool:
+    return os.environ.get(WEAK_SANDBOX_VARIABLE, "") not in ("", "0")
+
+
+def _require_isolation(report: dict[str, Any]) -> None:
+    """Fail closed: no untrusted bot runs without its own PID and network
+    namespaces unless whoever runs the arena said so."""
+    missing = report.get("missing") or []
+    if missing and not weak_sandbox_accepted():
+        raise SandboxUnavailable(
+            f"sandbox: cannot isolate bots here: {'; '.join(missing)}; run the arena as root or where unprivileged "
+            "user namespaces are allowed (see 'arena doctor'), or pass --weak-sandbox to run them with rlimits "
+            "and Landlock only"
+        )

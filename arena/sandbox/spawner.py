@@ -37,8 +37,9 @@ class SpawnerError(Exception):
 class Spare(NamedTuple):
     """A bot process forked ahead of need, confined, waiting for its job."""
 
-    pid: int  # leader of its own process group
+    pid: int  # leader of its own process group (and first process of its PID namespace)
     channel: int  # our end of its socket: the job goes down it, then the game's requests
+    freezer: tuple[str, int] | None  # the file that freezes its control group, and the cgroup version
 
 
 class Spawner:
@@ -74,6 +75,19 @@ class Spawner:
         self._generation = 0  # spares forked before the last preload lack installed bots
         self._preloaded: set[str] = set()  # installed bots the spawner has loaded
         self._statuses: dict[int, int | None] = {}  # answers to status requests, by pid
+        self.report: dict[str, Any] | None = None  # what holds in its bot processes: its first message
+
+    def containment(self, seconds: float = 10.0) -> dict[str, Any]:
+        """What the spawner could set up for its bot processes (its first message):
+        ``missing`` (core isolation it could not have, with why), ``controllers``
+        (cgroup controllers), ``landlock`` (ABI version), ``seccomp``, ``user``."""
+        try:
+            deadline = time.monotonic() + seconds
+            while self.report is None:
+                self._read(block=True, deadline=deadline)
+        except OSError as exc:
+            raise SpawnerError(f"the spawner is gone ({exc})") from None
+        return self.report
 
     @property
     def pid(self) -> int:
@@ -161,15 +175,17 @@ class Spawner:
 
     def _file(self, answer: tuple[Any, ...]) -> None:
         if answer[0] == "spare":
-            _, pid, generation = answer
+            _, pid, generation, freezer = answer
             self._asked -= 1
             channel = self._fds.popleft()
             if generation == self._generation:
-                self._stock.append(Spare(pid, channel))
+                self._stock.append(Spare(pid, channel, freezer))
             else:
                 os.close(channel)  # it leaves when its channel closes
         elif answer[0] == "status":
             self._statuses = {answer[1]: answer[2]}  # an answer that came too late is dropped
+        elif answer[0] == "hello":
+            self.report = answer[1]
         elif answer[0] == "no spare":
             self._asked -= 1
             raise SpawnerError(str(answer[1]))

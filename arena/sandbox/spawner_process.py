@@ -31,10 +31,10 @@ import stat
 import sys
 import time
 from collections import OrderedDict
-from typing import Any
+from typing import Any, NamedTuple
 
-from arena.sandbox import landlock, process_control
-from arena.sandbox.bot_process import load_installed, run_bot_process
+from arena.sandbox import cgroups, landlock, namespaces, process_control
+from arena.sandbox.bot_process import Confinement, load_installed, run_bot_process
 from arena.sandbox.wire import encode, read_message
 
 SWEEP_SECONDS = 0.25  # how long an orphan of a bot process may live, at most
@@ -45,6 +45,14 @@ KEPT_STATUSES = 256  # wait statuses of ended bot processes not yet asked about
 
 class _Leave(Exception):
     pass
+
+
+class _Prepared(NamedTuple):
+    folder: str
+    ruleset: int | None  # Landlock
+    theirs: socket.socket  # the bot process's end of its channel
+    ours: socket.socket  # the requester's
+    group: cgroups.BotGroup | None
 
 
 def main() -> None:
@@ -60,6 +68,7 @@ def main() -> None:
     readable = process_control.readable_paths(tuple(sys.argv[3:]))  # plug-ins, from the requester
     control = socket.socket(fileno=control_fd)
     spawner = _Spawner(control, readable)
+    control.sendall(encode(("hello", spawner.report)))
     # Everything loaded so far goes to the permanent generation: the collector
     # never walks it, so bot processes do not copy the pages it sits on.
     gc.freeze()
@@ -89,10 +98,31 @@ class _Spawner:
         # The bots' folders live in one of this spawner's own, named after it, so
         # whatever a spawner killed outright leaves behind, the next one removes.
         self.base = _new_folder(_root(), f"{BASE_PREFIX}{os.getpid()}-", 0o711)
-        self.running: dict[int, str] = {}  # bot process -> its working directory
+        self.running: dict[int, tuple[str, cgroups.BotGroup | None]] = {}  # bot process -> folder, groups
         self.ended: OrderedDict[int, int] = OrderedDict()  # bot process -> wait status
         self.user = process_control.unprivileged_user()
         self.landlock = landlock.abi_version() >= 1
+        # Closed by the kernel when this process dies, however it dies: a bot
+        # process that finds it closed knows it has no spawner (it cannot ask
+        # for its parent's id: that lies outside its PID namespace).
+        self.lifeline, self._lifeline_kept = os.pipe()
+        missing = []
+        network = namespaces.enter_spawner_namespaces()
+        if network is not None:
+            missing.append(network)
+        self.namespaces = namespaces.Namespaces()
+        pid_namespace = self.namespaces.probe()
+        if pid_namespace is not None:
+            missing.append(pid_namespace)
+        self.groups = cgroups.GroupPool()
+        # What holds here, for the requester (and ``arena doctor``).
+        self.report = {
+            "missing": missing,
+            "controllers": self.groups.controllers,
+            "landlock": landlock.abi_version(),
+            "user": "nobody" if self.user is not None else ("root, without capabilities" if os.geteuid() == 0
+                                                             else "the arena's own user"),
+        }
         self.spares_asked = 0
         self.generation = 0  # goes up when more code is loaded here (installed bots)
         self.orphans = 0  # killed in the last sweep: while there are some, keep sweeping
@@ -102,7 +132,7 @@ class _Spawner:
             if self.spares_asked:
                 timeout: float | None = IDLE_SECONDS
             else:
-                timeout = SWEEP_SECONDS if self.running or self.orphans else None
+                timeout = SWEEP_SECONDS if self.running or self.orphans or self.groups.draining else None
             if select.select([self.control], [], [], timeout)[0]:
                 request = read_message(self.control.fileno())
                 if request is None:
@@ -112,6 +142,7 @@ class _Spawner:
                 self.fork_spares()
                 self.collect()
                 self.kill_orphans()
+                self.groups.sweep()
 
     def answer(self, request: tuple[Any, ...]) -> None:
         if request[0] == "spare":
@@ -143,25 +174,22 @@ class _Spawner:
         forked = []
         for prepared in ready:
             try:
-                forked.append((self.fork_bot_process(*prepared), prepared[3]))
+                forked.append((self.fork_bot_process(prepared), prepared))
             except OSError as exc:  # out of processes or memory
-                folder, ruleset, theirs, ours = prepared
-                theirs.close()
-                ours.close()
-                if ruleset is not None:
-                    os.close(ruleset)
-                _remove(folder)
+                self.abandon(prepared)
                 self.control.sendall(encode(("no spare", f"could not start a bot process: {exc}")))
-        for pid, channel in forked:
+        for pid, prepared in forked:
+            freezer = prepared.group.freezer() if prepared.group is not None else None
             try:
-                data = encode(("spare", pid, self.generation))
-                sent = socket.send_fds(self.control, [data], [channel.fileno()])
+                data = encode(("spare", pid, self.generation, freezer))
+                sent = socket.send_fds(self.control, [data], [prepared.ours.fileno()])
                 self.control.sendall(data[sent:])
             finally:
-                channel.close()
+                prepared.ours.close()
 
-    def prepare_bot_process(self) -> tuple[str, int | None, socket.socket, socket.socket]:
-        """(folder, Landlock ruleset, its end of the channel, ours) for a bot process."""
+    def prepare_bot_process(self) -> _Prepared:
+        """What a bot process needs before the fork: its folder, Landlock ruleset,
+        groups, and the two ends of its channel."""
         folder = _new_folder(self.base, "bot-", 0o700)
         if self.user is not None:
             os.chown(folder, *self.user)
@@ -171,17 +199,30 @@ class _Spawner:
             _remove(folder)
             raise OSError("the Landlock ruleset could not be built")  # never run a bot unconfined
         ours, theirs = socket.socketpair()
-        return folder, ruleset, theirs, ours
+        return _Prepared(folder, ruleset, theirs, ours, self.groups.take())
 
-    def fork_bot_process(self, folder: str, ruleset: int | None, theirs: socket.socket, ours: socket.socket) -> int:
-        pid = os.fork()
+    def fork_bot_process(self, prepared: _Prepared) -> int:
+        pid = self.namespaces.fork()
         if pid == 0:  # the bot process: never returns
-            run_bot_process(folder, self.user, ruleset, theirs.fileno())
-        theirs.close()
-        if ruleset is not None:
-            os.close(ruleset)
-        self.running[pid] = folder
+            run_bot_process(Confinement(
+                prepared.folder, self.user, prepared.ruleset, prepared.theirs.fileno(), self.lifeline,
+                prepared.group, private_ipc=self.namespaces.missing is None,
+            ))
+        prepared.theirs.close()
+        if prepared.ruleset is not None:
+            os.close(prepared.ruleset)
+        self.running[pid] = (prepared.folder, prepared.group)
         return pid
+
+    def abandon(self, prepared: _Prepared) -> None:
+        """Undo :meth:`prepare_bot_process` for a fork that failed."""
+        prepared.theirs.close()
+        prepared.ours.close()
+        if prepared.ruleset is not None:
+            os.close(prepared.ruleset)
+        _remove(prepared.folder)
+        if prepared.group is not None:
+            self.groups.give_back(prepared.group)
 
     # --- collecting bot processes and their orphans --------------------------------------
 
@@ -199,7 +240,10 @@ class _Spawner:
     def _ended(self, pid: int, status: int) -> None:
         if pid not in self.running:
             return  # an orphan we killed
-        _remove(self.running.pop(pid))
+        folder, group = self.running.pop(pid)
+        _remove(folder)
+        if group is not None:
+            self.groups.give_back(group)  # once all its processes are gone
         self.ended[pid] = status
         while len(self.ended) > KEPT_STATUSES:
             self.ended.popitem(last=False)
@@ -229,7 +273,9 @@ class _Spawner:
         self.collect()
 
     def shut_down(self) -> None:
-        for pid in list(self.running):
+        for pid, (_, group) in list(self.running.items()):
+            if group is not None:
+                cgroups.kill_all(group)  # thawed first: a frozen process would not die
             process_control.kill_group(pid)
         deadline = time.monotonic() + 2.0
         while self.running and time.monotonic() < deadline:
@@ -237,6 +283,7 @@ class _Spawner:
             if self.running:
                 time.sleep(0.001)
         self.kill_orphans()
+        self.groups.shut_down()
         _remove(self.base)
 
 

@@ -84,7 +84,9 @@ class TournamentConfig:
             },
             "seed": self.seed,
             "isolate": self.isolate,
-            "limits": {"memory_mb": self.limits.memory_mb, "output_kb": self.limits.output_kb},
+            "limits": {"memory_mb": self.limits.memory_mb, "output_kb": self.limits.output_kb,
+                       # only when set: names given before the limit existed stay the same
+                       **({"processes": self.limits.processes} if self.limits.processes != Limits.processes else {})},
         }
 
     def default_name(self) -> str:
@@ -100,7 +102,7 @@ _TOP_KEYS = {
     "seed": int, "workers": int, "db": str, "isolate": bool, "rules": dict, "openings": dict,
     "time": dict, "limits": dict,
 }
-_LIMITS_KEYS = {"memory_mb": int, "output_kb": int}
+_LIMITS_KEYS = {"memory_mb": int, "output_kb": int, "processes": int}
 _RULES_KEYS = {"width": int, "height": int, "connect": int, "gravity": bool, "scoring": str}
 _OPENINGS_KEYS = {"plies": int, "file": str}
 _TIME_KEYS = {"move_seconds": (int, float), "bank_seconds": (int, float)}
@@ -276,9 +278,12 @@ def _limits(raw: dict[str, Any], fail: Any) -> Limits:
     output = raw.get("output_kb", defaults.output_kb)
     if memory < 64:
         raise fail(f"limits.memory_mb must be at least 64 (Python needs room to start), got {memory}")
+    processes = raw.get("processes", defaults.processes)
     if output < 1:
         raise fail(f"limits.output_kb must be at least 1, got {output}")
-    return Limits(memory_mb=memory, output_kb=output)
+    if processes < 1:
+        raise fail(f"limits.processes must be at least 1 (the bot itself), got {processes}")
+    return Limits(memory_mb=memory, output_kb=output, processes=processes)
 
 
 def _time_control(raw: dict[str, Any], fail: Any) -> TimeControl:

@@ -1,6 +1,7 @@
 """Hostile bots: each tries one way to break the arena. Every one must lose its own
 games (or play them harmlessly) while the tournament completes around it."""
 
+import ctypes
 import os
 import signal
 import sqlite3
@@ -65,19 +66,20 @@ class ExitsAbruptly(Bot):
 
 class ForksChildren(Bot):
     """Starts children that would outlive it (one even leaves the process group),
-    then plays legally."""
+    then plays legally. Its process ids mean nothing outside its PID namespace, so
+    the children take a name of their own (the process "comm") for tests to look for."""
 
     def choose_move(self, board):
-        children = []
+        tag = "fc" + os.urandom(6).hex()
         for escape in (False, True):
             pid = os.fork()
             if pid == 0:
                 if escape:
                     os.setsid()
+                ctypes.CDLL(None).prctl(15, tag.encode(), 0, 0, 0)  # PR_SET_NAME
                 time.sleep(10**6)
                 os._exit(0)
-            children.append(pid)
-        return Choice(board.legal_moves()[0], {"children": children})
+        return Choice(board.legal_moves()[0], {"children": tag})
 
 
 class PrintsTooMuch(Bot):
@@ -138,12 +140,15 @@ class OpensDatabase(Bot):
 
 
 class KillsItsParent(Bot):
-    """Tries to kill the process that referees it, then plays legally."""
+    """Tries to kill a process of the arena's (``target``, as the arena sees it: from
+    inside its PID namespace the bot cannot even name its parent), then plays legally."""
+
+    target = Option(0)
 
     def choose_move(self, board):
         outcome = "done"
         try:
-            os.kill(os.getppid(), signal.SIGKILL)
+            os.kill(self.target or os.getppid(), signal.SIGKILL)
         except Exception as exc:
             outcome = type(exc).__name__
         return Choice(board.legal_moves()[0], {"kill": outcome})
@@ -228,8 +233,10 @@ class ClaimsRootPowers(Bot):
 
 
 class PeeksAtItsParent(Bot):
-    """Reads its own /proc entry (allowed) and the environment of the process
-    that forked it (not allowed), and reports its memory limit and size."""
+    """Reads its own /proc entry (allowed) and the environment of a process of the
+    arena's (``target``: not allowed), and reports its memory limit and size."""
+
+    target = Option(0)
 
     def choose_move(self, board):
         import resource
@@ -237,7 +244,7 @@ class PeeksAtItsParent(Bot):
         with open("/proc/self/statm") as statm:
             size = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
         try:
-            with open(f"/proc/{os.getppid()}/environ", "rb") as environ:
+            with open(f"/proc/{self.target or os.getppid()}/environ", "rb") as environ:
                 environ.read()
             parent = "done"
         except Exception as exc:

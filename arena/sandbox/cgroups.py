@@ -1,0 +1,379 @@
+"""Control groups for bot processes: limits on a bot as a whole, and a freezer.
+
+Resource limits (rlimits) hold per process: a bot that forks three children
+gets three memory allowances, and memory that is not mapped (a ``memfd``,
+System V shared memory) escapes RLIMIT_AS altogether. A control group counts
+every page charged to any of its processes, of every kind, and every task.
+Each bot process gets a group of its own in each hierarchy that has the
+controller (cgroup v1, as on machines that mount memory, pids and freezer
+separately, or v2):
+
+- ``memory``: everything the bot's processes use, together; over it, the
+  kernel's out-of-memory killer kills one of them;
+- ``pids``: how many processes and threads the bot may have at once;
+- ``freezer``: the referee freezes the bot that is not on move, so it cannot
+  think (or burn the processor) during its opponent's time.
+
+Groups are made by the spawner, below the group it runs in, and used again
+game after game (making and removing a memory group costs more than a move).
+A bot process moves itself into its groups first thing after the fork, while it
+still may, and keeps the limit files open until its job says what the limits
+are; then it closes them and never sees them again.
+
+Kept light: the spawner imports it (see :mod:`arena.sandbox.wire`).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from typing import NamedTuple
+
+_MOUNTINFO = "/proc/self/mountinfo"
+BASE_PREFIX = "arena-"
+
+
+class Hierarchy(NamedTuple):
+    """Where one controller is: the folder of this process's own group in its hierarchy."""
+
+    controller: str  # memory, pids or freezer
+    version: int  # 1 or 2
+    folder: str
+
+
+def find_hierarchies() -> dict[str, Hierarchy]:
+    """The controllers this process could use for its children, by name."""
+    try:
+        with open(_MOUNTINFO) as f:
+            mounts = [line.split() for line in f]
+        with open("/proc/self/cgroup") as f:
+            own = [line.rstrip("\n").split(":", 2) for line in f]
+    except OSError:
+        return {}
+    paths = {}  # controllers ("" for v2) -> this process's group in that hierarchy
+    for _, names, path in own:
+        for name in names.split(",") if names else [""]:
+            paths[name] = path
+    found: dict[str, Hierarchy] = {}
+    for fields in mounts:
+        try:
+            separator = fields.index("-")
+        except ValueError:
+            continue
+        fstype, options = fields[separator + 1], fields[separator + 3].split(",")
+        root, mountpoint = fields[3], _unescape(fields[4])
+        if fstype == "cgroup":
+            for controller in ("memory", "pids", "freezer"):
+                if controller in options and controller in paths and controller not in found:
+                    folder = _inside(mountpoint, root, paths[controller])
+                    if folder is not None and os.access(folder, os.W_OK):
+                        found[controller] = Hierarchy(controller, 1, folder)
+        elif fstype == "cgroup2" and "" in paths:
+            folder = _inside(mountpoint, root, paths[""])
+            if folder is not None and os.access(folder, os.W_OK):
+                for controller in _v2_controllers(folder):
+                    found.setdefault(controller, Hierarchy(controller, 2, folder))
+    return found
+
+
+def _unescape(path: str) -> str:
+    return path.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
+
+
+def _inside(mountpoint: str, root: str, path: str) -> str | None:
+    """The folder of group ``path`` under a mount of the hierarchy's ``root``."""
+    if root != "/" and not (path == root or path.startswith(root + "/")):
+        return None  # our group is not visible through this mount
+    relative = path[len(root):] if root != "/" else path
+    folder = mountpoint + relative.rstrip("/") if relative != "/" else mountpoint
+    return folder if os.path.isdir(folder) else None
+
+
+def _v2_controllers(folder: str) -> list[str]:
+    """Controllers a v2 group below ``folder`` can have. The freezer is built into
+    every v2 group but the root; memory and pids must be enabled for children,
+    which the kernel allows only where ``folder`` has no processes of its own
+    (or is the root)."""
+    usable = ["freezer"]
+    try:
+        with open(os.path.join(folder, "cgroup.controllers")) as f:
+            available = f.read().split()
+        with open(os.path.join(folder, "cgroup.subtree_control")) as f:
+            enabled = set(f.read().split())
+    except OSError:
+        return usable
+    for controller in ("memory", "pids"):
+        if controller not in available:
+            continue
+        if controller not in enabled:
+            try:
+                _write(os.path.join(folder, "cgroup.subtree_control"), f"+{controller}")
+            except OSError:
+                continue
+        usable.append(controller)
+    return usable
+
+
+# --- the spawner's side: a pool of groups ------------------------------------------------------
+
+
+class BotGroup(NamedTuple):
+    """One bot's groups: a folder per controller."""
+
+    name: str
+    folders: tuple[Hierarchy, ...]  # each with its own folder, not its parent's
+
+    def folder(self, controller: str) -> str | None:
+        for h in self.folders:
+            if h.controller == controller:
+                return h.folder
+        return None
+
+    def freezer(self) -> tuple[str, int] | None:
+        """(the file that freezes it, the cgroup version), for the referee."""
+        for h in self.folders:
+            if h.controller == "freezer":
+                return os.path.join(h.folder, "cgroup.freeze" if h.version == 2 else "freezer.state"), h.version
+        return None
+
+
+class GroupPool:
+    """The spawner's bot groups: made on demand below a folder of its own in each
+    hierarchy, handed out one per bot process, used again once empty."""
+
+    def __init__(self, hierarchies: dict[str, Hierarchy] | None = None) -> None:
+        found = find_hierarchies() if hierarchies is None else hierarchies
+        self.bases: list[Hierarchy] = []
+        for hierarchy in found.values():
+            _remove_stale_bases(hierarchy.folder)
+            base = os.path.join(hierarchy.folder, f"{BASE_PREFIX}{os.getpid()}")
+            try:
+                os.mkdir(base, 0o755)
+            except FileExistsError:
+                pass
+            except OSError:
+                continue
+            self.bases.append(hierarchy._replace(folder=base))
+            if hierarchy.version == 2 and hierarchy.controller in ("memory", "pids"):
+                try:  # v2 groups below ours need the controller enabled in ours
+                    _write(os.path.join(base, "cgroup.subtree_control"), f"+{hierarchy.controller}")
+                except OSError:
+                    self.bases.pop()
+        self.free: list[BotGroup] = []
+        self.draining: list[BotGroup] = []  # their bot process is gone; some of its processes may not be
+        self.made = 0
+
+    @property
+    def controllers(self) -> list[str]:
+        return sorted(h.controller for h in self.bases)
+
+    def take(self) -> BotGroup | None:
+        """A group for a new bot process (None without any controller)."""
+        if not self.bases:
+            return None
+        if self.free:
+            return self.free.pop()
+        self.made += 1
+        name = f"bot-{self.made}"
+        folders = []
+        for base in self.bases:
+            folder = os.path.join(base.folder, name)
+            try:
+                os.mkdir(folder, 0o755)
+            except FileExistsError:
+                pass
+            folders.append(base._replace(folder=folder))
+        return BotGroup(name, tuple(folders))
+
+    def give_back(self, group: BotGroup) -> None:
+        """The group's bot process has ended: once nothing is left in it, it can
+        be used again. Until then it is killed on every :meth:`sweep`."""
+        self.draining.append(group)
+        self.sweep()
+
+    def sweep(self) -> None:
+        still = []
+        for group in self.draining:
+            if empty(group):
+                self.free.append(group)
+            else:
+                kill_all(group)
+                still.append(group)
+        self.draining = still
+
+    def shut_down(self, seconds: float = 2.0) -> None:
+        """Kill whatever is left in any group and remove them all."""
+        groups = [*self.free, *self.draining]
+        deadline = time.monotonic() + seconds
+        while True:
+            busy = [g for g in groups if not empty(g)]
+            if not busy or time.monotonic() > deadline:
+                break
+            for group in busy:
+                kill_all(group)
+            time.sleep(0.005)
+        for group in groups:
+            for h in group.folders:
+                _rmdir(h.folder)
+        for base in self.bases:
+            _rmdir(base.folder)
+        self.free, self.draining = [], []
+
+
+def empty(group: BotGroup) -> bool:
+    return not any(members(h.folder) for h in group.folders)
+
+
+def members(folder: str) -> list[int]:
+    try:
+        with open(os.path.join(folder, "cgroup.procs")) as f:
+            return [int(pid) for pid in f.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def kill_all(group: BotGroup) -> None:
+    """SIGKILL every process in the group, frozen or not."""
+    thaw_file = group.freezer()
+    if thaw_file is not None:
+        try:
+            _write(thaw_file[0], "0" if thaw_file[1] == 2 else "THAWED")  # v1 kills nothing frozen
+        except OSError:
+            pass
+    for h in group.folders:
+        if h.version == 2:
+            try:
+                _write(os.path.join(h.folder, "cgroup.kill"), "1")
+                continue
+            except OSError:
+                pass
+        for pid in members(h.folder):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def _remove_stale_bases(parent: str) -> None:
+    """Remove the groups of spawners that are gone (killed outright)."""
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(BASE_PREFIX) or not name[len(BASE_PREFIX):].isdigit():
+            continue
+        try:
+            os.kill(int(name[len(BASE_PREFIX):]), 0)
+            continue  # its spawner lives
+        except ProcessLookupError:
+            pass
+        except OSError:
+            continue
+        base = os.path.join(parent, name)
+        for child in _subfolders(base):
+            kill_all(BotGroup(child, (Hierarchy("", 1, os.path.join(base, child)),)))
+            _rmdir(os.path.join(base, child))
+        _rmdir(base)
+
+
+def _subfolders(folder: str) -> list[str]:
+    try:
+        return [e.name for e in os.scandir(folder) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
+def _rmdir(folder: str) -> None:
+    try:
+        os.rmdir(folder)
+    except OSError:
+        pass
+
+
+def _write(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+# --- the bot process's side -------------------------------------------------------------------
+
+
+class Joined(NamedTuple):
+    """The limit files a bot process holds open from joining until its job comes."""
+
+    memory_limit: int | None
+    memory_usage: int | None
+    pids_limit: int | None
+    version: int
+
+
+def join(group: BotGroup) -> Joined:
+    """Move the calling process into its groups and open their limit files (called
+    in the bot process while it still has its privileges)."""
+    memory = pids = usage = None
+    version = 1
+    for h in group.folders:
+        _write(os.path.join(h.folder, "cgroup.procs"), "0")  # 0: the writer itself
+        if h.controller == "memory":
+            version = h.version
+            limit_name, usage_name = ("memory.max", "memory.current") if h.version == 2 else (
+                "memory.limit_in_bytes", "memory.usage_in_bytes")
+            memory = os.open(os.path.join(h.folder, limit_name), os.O_WRONLY)
+            usage = os.open(os.path.join(h.folder, usage_name), os.O_RDONLY)
+        elif h.controller == "pids":
+            pids = os.open(os.path.join(h.folder, "pids.max"), os.O_WRONLY)
+    return Joined(memory, usage, pids, version)
+
+
+def apply_limits(joined: Joined, memory_bytes: int, processes: int) -> None:
+    """Set the bot's limits through the files opened by :func:`join`, and close them.
+    The memory limit comes on top of what the process already uses (its share of
+    what it was forked with, and its rehearsal)."""
+    if joined.memory_limit is not None and joined.memory_usage is not None:
+        try:
+            used = int(os.pread(joined.memory_usage, 64, 0))
+        except (OSError, ValueError):
+            used = 0
+        os.write(joined.memory_limit, str(used + memory_bytes).encode())
+    if joined.pids_limit is not None:
+        os.write(joined.pids_limit, str(processes).encode())
+    for fd in joined[:3]:
+        if fd is not None:
+            os.close(fd)
+
+
+# --- the referee's side ---------------------------------------------------------------------
+
+
+class Freezer:
+    """Freezes and thaws one bot's group: every process and thread in it stops
+    where it is, and goes on when thawed."""
+
+    def __init__(self, path: str, version: int) -> None:
+        self._fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+        self._frozen, self._thawed = (b"1", b"0") if version == 2 else (b"FROZEN", b"THAWED")
+        self.frozen = False
+
+    def freeze(self) -> None:
+        if not self.frozen:
+            os.write(self._fd, self._frozen)
+            self.frozen = True
+
+    def thaw(self) -> None:
+        if self.frozen:
+            os.write(self._fd, self._thawed)
+            self.frozen = False
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            try:
+                self.thaw()  # a v1-frozen process would not die of the kill that follows
+            except OSError:
+                pass
+            os.close(self._fd)
+            self._fd = -1

@@ -1,0 +1,121 @@
+"""Linux namespaces for bot processes: what a bot can see and reach.
+
+The spawner (:mod:`arena.sandbox.spawner_process`) calls :func:`enter_spawner_namespaces`
+once when it starts: it moves into a network namespace of its own, with no
+interface but a loopback that is down, so no bot process it forks can reach any
+network, listen where anyone outside could connect, or find an abstract Unix
+socket outside it. Where the arena does not run as root it first makes a user
+namespace (mapping only its own user), which lets an unprivileged user make the
+others, on kernels that allow it.
+
+Each bot process then gets a PID namespace and an IPC namespace of its own
+(:meth:`Namespaces.fork`): it is process 1 of its namespace, sees and signals
+only its own descendants, and when it is killed the kernel kills every one of
+them, whatever they did with ``setsid`` or death signals. Its System V objects
+and POSIX message queues are private and vanish with it.
+
+A game still costs one ``fork`` from the warm spawner: the spawner makes a
+new PID namespace for its next child (``unshare``), forks, and goes back to its
+own (``setns``); the child makes its IPC namespace itself, before it gives up
+its privileges.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+
+from arena.sandbox import landlock
+
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+
+
+class NamespaceError(OSError):
+    """A namespace could not be made or entered."""
+
+
+def unshare(flags: int) -> None:
+    c = landlock.libc()
+    if c is None or c.unshare(ctypes.c_int(flags)) != 0:
+        errno = ctypes.get_errno() if c is not None else 38
+        raise NamespaceError(errno, f"unshare: {os.strerror(errno)}")
+
+
+def setns(fd: int, kind: int) -> None:
+    c = landlock.libc()
+    if c is None or c.setns(ctypes.c_int(fd), ctypes.c_int(kind)) != 0:
+        errno = ctypes.get_errno() if c is not None else 38
+        raise NamespaceError(errno, f"setns: {os.strerror(errno)}")
+
+
+def enter_spawner_namespaces() -> str | None:
+    """Move this process (the spawner) into a network namespace of its own, in a
+    user namespace of its own first where it is not root. None when done, else
+    why not (the kernel's refusal, for the report)."""
+    try:
+        if os.geteuid() == 0:
+            unshare(CLONE_NEWNET)
+            return None
+        uid, gid = os.geteuid(), os.getegid()
+        unshare(CLONE_NEWUSER | CLONE_NEWNET)
+        # Map only this user onto itself: files the spawner makes stay its own.
+        _write("/proc/self/setgroups", "deny")
+        _write("/proc/self/uid_map", f"{uid} {uid} 1")
+        _write("/proc/self/gid_map", f"{gid} {gid} 1")
+        return None
+    except OSError as exc:
+        return f"no network namespace ({exc.strerror or exc})"
+
+
+def _write(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+class Namespaces:
+    """Forks processes into a PID namespace of their own, each its own."""
+
+    def __init__(self) -> None:
+        self._home = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+        self.missing: str | None = None
+
+    def probe(self) -> str | None:
+        """Try it once; None if it works, else why not. Afterwards :meth:`fork`
+        falls back to a plain fork when it does not."""
+        try:
+            pid = self.fork()
+        except OSError as exc:
+            self.missing = f"no PID namespace ({exc.strerror or exc})"
+            return self.missing
+        if pid == 0:
+            os._exit(0 if os.getpid() == 1 else 1)
+        _, status = os.waitpid(pid, 0)
+        if status != 0:
+            self.missing = "no PID namespace (the child was not its namespace's first process)"
+        return self.missing
+
+    def fork(self) -> int:
+        """``os.fork``, the child the first process of a new PID namespace."""
+        if self.missing is not None:
+            return os.fork()
+        unshare(CLONE_NEWPID)  # applies to this process's next child only
+        try:
+            pid = os.fork()
+        except BaseException:
+            setns(self._home, CLONE_NEWPID)
+            raise
+        if pid:
+            setns(self._home, CLONE_NEWPID)  # later children: their own, not this one
+        return pid
+
+
+def make_private_ipc() -> None:
+    """Give the calling process an IPC namespace of its own (called by each bot
+    process before it drops its privileges)."""
+    unshare(CLONE_NEWIPC)
