@@ -53,6 +53,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                    "Print every pair's head-to-head score (points/games), bots in standings order."),
     "colours": ("arena.cli.league", "Print how each bot does moving first and moving second."),
     "tournament": ("arena.cli.tournament", "Run tournaments (round robin or gauntlet) and store every move."),
+    "doctor": ("arena.cli.doctor",
+               "Show which sandbox mechanisms hold on this machine, and whether untrusted bots can run."),
 }
 
 
@@ -201,9 +203,19 @@ class ArenaGroup(HelpGroup):
 
 @click.group(cls=ArenaGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="connectk-arena")
-def main() -> None:
+@click.option("--weak-sandbox", is_flag=True,
+              help="Run untrusted bots even where they cannot be isolated (no PID or network namespace): "
+                   "with rlimits and Landlock only.")
+def main(weak_sandbox: bool) -> None:
     """A bot arena for Connect Four and its relatives."""
+    if weak_sandbox:
+        # An environment variable, so that worker processes and their spawners see it too.
+        os.environ[WEAK_SANDBOX_VARIABLE] = "1"
     click.get_current_context().call_on_close(_close_spawner)
+
+
+#: Read by :func:`arena.sandbox.proxy.weak_sandbox_accepted` (not imported here: it would slow every command).
+WEAK_SANDBOX_VARIABLE = "ARENA_WEAK_SANDBOX"
 
 
 def _close_spawner() -> None:

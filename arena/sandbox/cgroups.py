@@ -32,6 +32,7 @@ from typing import NamedTuple
 
 _MOUNTINFO = "/proc/self/mountinfo"
 BASE_PREFIX = "arena-"
+RECLAIM_FROM = 8 * 1024 * 1024  # bytes charged to an empty group that are worth reclaiming
 
 
 class Hierarchy(NamedTuple):
@@ -73,7 +74,12 @@ def find_hierarchies() -> dict[str, Hierarchy]:
             folder = _inside(mountpoint, root, paths[""])
             if folder is not None and os.access(folder, os.W_OK):
                 for controller in _v2_controllers(folder):
-                    found.setdefault(controller, Hierarchy(controller, 2, folder))
+                    if controller == "freezer":
+                        # v2's freezer over v1's: a process frozen in a v1 group cannot even be
+                        # killed, so if its referee and spawner died it would stay frozen for good.
+                        found[controller] = Hierarchy(controller, 2, folder)
+                    else:
+                        found.setdefault(controller, Hierarchy(controller, 2, folder))
     return found
 
 
@@ -130,11 +136,16 @@ class BotGroup(NamedTuple):
                 return h.folder
         return None
 
-    def freezer(self) -> tuple[str, int] | None:
-        """(the file that freezes it, the cgroup version), for the referee."""
+    def freezer(self) -> tuple[str, int, str] | None:
+        """(the file that freezes it, the cgroup version, a file that counts its
+        tasks), for the referee."""
         for h in self.folders:
             if h.controller == "freezer":
-                return os.path.join(h.folder, "cgroup.freeze" if h.version == 2 else "freezer.state"), h.version
+                freeze = os.path.join(h.folder, "cgroup.freeze" if h.version == 2 else "freezer.state")
+                pids = self.folder("pids")
+                tasks = os.path.join(pids, "pids.current") if pids is not None else os.path.join(
+                    h.folder, "cgroup.threads" if h.version == 2 else "tasks")
+                return freeze, h.version, tasks
         return None
 
 
@@ -196,6 +207,7 @@ class GroupPool:
         still = []
         for group in self.draining:
             if empty(group):
+                _reclaim(group)
                 self.free.append(group)
             else:
                 kill_all(group)
@@ -221,8 +233,36 @@ class GroupPool:
         self.free, self.draining = [], []
 
 
+def _reclaim(group: BotGroup) -> None:
+    """Uncharge what the last bot left charged to an empty group (the page cache of
+    files it read): the next bot's memory limit is set on top of what its group is
+    charged, and must not count the last one's files."""
+    for h in group.folders:
+        if h.controller == "memory":
+            try:
+                with open(os.path.join(h.folder, "memory.usage_in_bytes" if h.version == 1 else "memory.current")) as f:
+                    charged = int(f.read())
+                if charged < RECLAIM_FROM:
+                    continue  # not worth it: reclaiming costs a millisecond even with nothing to do
+                if h.version == 1:
+                    _write(os.path.join(h.folder, "memory.force_empty"), "0")
+                else:
+                    _write(os.path.join(h.folder, "memory.reclaim"), str(charged))
+            except (OSError, ValueError):
+                pass
+
+
 def empty(group: BotGroup) -> bool:
-    return not any(members(h.folder) for h in group.folders)
+    # A task leaves all its groups as it exits: one hierarchy tells. The pids
+    # controller's count is the cheapest to read (a list of members costs more).
+    pids = group.folder("pids")
+    if pids is not None:
+        try:
+            with open(os.path.join(pids, "pids.current")) as f:
+                return int(f.read()) == 0
+        except (OSError, ValueError):
+            pass
+    return not members(group.folders[0].folder)
 
 
 def members(folder: str) -> list[int]:
@@ -351,29 +391,49 @@ def apply_limits(joined: Joined, memory_bytes: int, processes: int) -> None:
 
 
 class Freezer:
-    """Freezes and thaws one bot's group: every process and thread in it stops
-    where it is, and goes on when thawed."""
+    """Stops one bot while it is not on move: every process and thread in its
+    group stops where it is, and goes on when thawed.
 
-    def __init__(self, path: str, version: int) -> None:
+    A bot of a single process, between moves, is blocked reading the referee's
+    next request: it cannot run (the seccomp filter denies the timers that could
+    wake it), so it is not frozen, which would cost a few hundred microseconds a
+    move. Only a bot with more than one task (a child process or a thread, which
+    it can only have started on its own move) is frozen, from then on.
+    """
+
+    def __init__(self, path: str, version: int, tasks: str) -> None:
         self._fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+        self._tasks = os.open(tasks, os.O_RDONLY | os.O_CLOEXEC)
+        self._counted = tasks.endswith(".current")  # a number; otherwise one task per line
         self._frozen, self._thawed = (b"1", b"0") if version == 2 else (b"FROZEN", b"THAWED")
         self.frozen = False
+        self.busy = False  # it has had more than one task: freeze it from now on
 
-    def freeze(self) -> None:
-        if not self.frozen:
+    def rest(self) -> None:
+        """Its move is over (or it has started): freeze it if it could run."""
+        if not self.busy:
+            self.busy = self._task_count() > 1
+        if self.busy and not self.frozen:
             os.write(self._fd, self._frozen)
             self.frozen = True
 
-    def thaw(self) -> None:
+    def wake(self) -> None:
         if self.frozen:
             os.write(self._fd, self._thawed)
             self.frozen = False
 
+    def _task_count(self) -> int:
+        data = os.pread(self._tasks, 65536, 0)
+        if self._counted:
+            return int(data)
+        return data.count(b"\n")
+
     def close(self) -> None:
         if self._fd >= 0:
             try:
-                self.thaw()  # a v1-frozen process would not die of the kill that follows
+                self.wake()  # a v1-frozen process would not die of the kill that follows
             except OSError:
                 pass
             os.close(self._fd)
+            os.close(self._tasks)
             self._fd = -1

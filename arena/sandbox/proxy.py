@@ -180,14 +180,14 @@ class SandboxedBot(Bot):
     def _freeze(self) -> None:
         if self._freezer is not None:
             try:
-                self._freezer.freeze()
+                self._freezer.rest()
             except OSError:
                 pass
 
     def _thaw(self) -> None:
         if self._freezer is not None:
             try:
-                self._freezer.thaw()
+                self._freezer.wake()
             except OSError:
                 pass
 

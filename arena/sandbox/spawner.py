@@ -39,7 +39,7 @@ class Spare(NamedTuple):
 
     pid: int  # leader of its own process group (and first process of its PID namespace)
     channel: int  # our end of its socket: the job goes down it, then the game's requests
-    freezer: tuple[str, int] | None  # the file that freezes its control group, and the cgroup version
+    freezer: tuple[str, int, str] | None  # see arena.sandbox.cgroups.BotGroup.freezer
 
 
 class Spawner:

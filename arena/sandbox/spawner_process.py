@@ -118,7 +118,7 @@ class _Spawner:
         # What holds here, for the requester (and ``arena doctor``).
         self.report = {
             "missing": missing,
-            "controllers": self.groups.controllers,
+            "controllers": {h.controller: h.version for h in self.groups.bases},
             "landlock": landlock.abi_version(),
             "user": "nobody" if self.user is not None else ("root, without capabilities" if os.geteuid() == 0
                                                              else "the arena's own user"),
