@@ -1,0 +1,362 @@
+"""Seccomp: system calls a bot process is refused, whatever its code does.
+
+Landlock decides which files a bot process may open; it does not govern changing
+a file's mode, owner, times or extended attributes, nor sockets other than TCP,
+nor other processes' resource limits, nor the kernel's less travelled corners
+(namespaces, io_uring, BPF, keyrings). This filter refuses those system calls
+outright. Refused calls fail with EPERM, so the bot sees an ordinary
+PermissionError and the game goes on; only a call made under another
+architecture's numbers (the 32-bit ABIs) kills the process.
+
+``prepare()`` builds the filter once, in the spawner; ``install(filter)`` applies
+it in a bot process, for good, with two prctl calls and nothing else. The
+program is classic BPF packed with ``struct`` and loaded through ctypes, not
+libseccomp: there is no system library to install, the filter is a binary search
+of about a hundred instructions, and it is built once in the spawner, where every
+module loaded is copied into every bot process. ``DENIED`` names the refused calls,
+grouped by what each group stops; docs/seccomp.md has the same table.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import struct
+import sys
+from typing import TYPE_CHECKING
+
+from arena.sandbox import landlock
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+# Each row: name -> (x86_64 number, aarch64 number), the kernel's own. None where
+# aarch64 has no such call: it never had the legacy forms (chmod, chown, alarm,
+# ...), its C library makes the *at calls, which are refused there instead.
+_Numbers = dict[str, tuple[int, int | None]]
+
+# Keyrings are kernel state shared by every process of a user, across games:
+# a place to leave notes for a later bot, and a regular source of kernel bugs.
+_KEYRINGS: _Numbers = {"add_key": (248, 217), "request_key": (249, 218), "keyctl": (250, 219)}
+
+# Reading or steering another process: the opponent's memory, its resource limits
+# (another bot of the same user could be given no CPU time), its pages. The calls
+# that name a process by pid are refused only for another one: pid 0 is the caller
+# itself (resource.setrlimit asks prlimit64 about pid 0).
+_OTHER_PROCESSES: _Numbers = {
+    "ptrace": (101, 117), "process_vm_readv": (310, 270), "process_vm_writev": (311, 271),
+    "kcmp": (312, 272), "pidfd_open": (434, 434), "pidfd_getfd": (438, 438), "process_madvise": (440, 440),
+    "prlimit64": (302, 261), "migrate_pages": (256, 238), "move_pages": (279, 239),
+}
+
+# New sockets of any family: UDP, TCP where Landlock cannot stop connections,
+# Unix sockets to local services, netlink to the kernel. Sockets the process
+# already has (its channel to the referee) keep working.
+_SOCKETS: _Numbers = {"socket": (41, 198), "socketpair": (53, 199)}
+
+# Watching files: would tell a bot when other processes read or change files it
+# can name (the opponent's folder, the arena's database), a side channel on them.
+_FILE_WATCHES: _Numbers = {
+    "inotify_init": (253, None), "inotify_init1": (294, 26), "inotify_add_watch": (254, 27),
+    "fanotify_init": (300, 262), "fanotify_mark": (301, 263),
+}
+
+# Extended attributes: data and security labels stored beside a file, which
+# Landlock's rights do not govern. A bot process that stays root (capabilities
+# dropped) still owns every file root owns, the Python installation included.
+_XATTR_WRITES: _Numbers = {
+    "setxattr": (188, 5), "lsetxattr": (189, 6), "fsetxattr": (190, 7),
+    "removexattr": (197, 14), "lremovexattr": (198, 15), "fremovexattr": (199, 16),
+    "setxattrat": (463, 463), "removexattrat": (466, 466),
+}
+
+# Modes, owners, times and inode flags, also outside Landlock's rights: the same
+# owner could make the installation writable, or hide what it touched.
+_FILE_METADATA: _Numbers = {
+    "chmod": (90, None), "fchmod": (91, 52), "fchmodat": (268, 53), "fchmodat2": (452, 452),
+    "chown": (92, None), "fchown": (93, 55), "lchown": (94, None), "fchownat": (260, 54),
+    "utime": (132, None), "utimes": (235, None), "utimensat": (280, 88), "futimesat": (261, None),
+    "file_setattr": (469, 469),
+}
+
+# Mounts and namespaces: a new user namespace hands a process every capability
+# inside it, and with them the kernel code (filesystems, netfilter) behind many
+# privilege escalations; mounts change what the paths Landlock allows mean.
+# clone is refused only with a CLONE_NEW* flag; clone3 passes its flags in memory,
+# which a filter cannot read, so it answers ENOSYS and the C library falls back to
+# clone (threads and fork keep working).
+_NAMESPACES: _Numbers = {
+    "mount": (165, 40), "umount2": (166, 39), "pivot_root": (155, 41), "chroot": (161, 51),
+    "move_mount": (429, 429), "open_tree": (428, 428), "open_tree_attr": (467, 467), "fsopen": (430, 430),
+    "fsmount": (432, 432), "fsconfig": (431, 431), "fspick": (433, 433), "mount_setattr": (442, 442),
+    "unshare": (272, 97), "setns": (308, 268), "clone": (56, 220), "clone3": (435, 435),
+}
+
+# Kernel interfaces no bot needs, each a large attack surface: BPF programs and
+# performance counters (also timing side channels), userfaultfd (stalls the kernel
+# at a chosen page fault: the usual way to win a race in a kernel exploit),
+# io_uring (its operations open files and sockets without the system calls this
+# filter sees), and lookup_dcookie (an old profiler's, gone from Linux 6.10).
+_KERNEL_SURFACE: _Numbers = {
+    "bpf": (321, 280), "perf_event_open": (298, 241), "userfaultfd": (323, 282),
+    "io_uring_setup": (425, 425), "io_uring_enter": (426, 426), "io_uring_register": (427, 427),
+    "lookup_dcookie": (212, 18),
+}
+
+# The machine itself: modules, a new kernel, rebooting, swap, accounting, quotas,
+# the kernel log (kernel addresses, other processes' messages), the host's names.
+# All but syslog need capabilities a bot process has dropped; refused here too.
+_MACHINE: _Numbers = {
+    "init_module": (175, 105), "finit_module": (313, 273), "delete_module": (176, 106),
+    "kexec_load": (246, 104), "kexec_file_load": (320, 294), "reboot": (169, 142),
+    "swapon": (167, 224), "swapoff": (168, 225), "acct": (163, 89), "quotactl": (179, 60),
+    "quotactl_fd": (443, 443), "syslog": (103, 116), "sethostname": (170, 161), "setdomainname": (171, 162),
+}
+
+# The clock the referee times every move with.
+_CLOCK: _Numbers = {
+    "settimeofday": (164, 170), "clock_settime": (227, 112), "clock_adjtime": (305, 266), "adjtimex": (159, 171),
+}
+
+# Files by handle: open_by_handle_at opens a file with no path lookup at all
+# (the classic container escape); name_to_handle_at makes the handles.
+_HANDLES: _Numbers = {"open_by_handle_at": (304, 265), "name_to_handle_at": (303, 264)}
+
+# Execution domains: flags that change how the kernel treats the process and what
+# it runs (ADDR_NO_RANDOMIZE turns off address randomisation, READ_IMPLIES_EXEC
+# makes every readable mapping executable). Only 0 (Linux) and the query pass.
+_PERSONALITY: _Numbers = {"personality": (135, 92)}
+
+# Timers that deliver a signal: a handler would run the bot's code on a schedule
+# of its own, while its process should be waiting for the referee (during the
+# opponent's turn, taking its CPU on a shared machine), and in the middle of the
+# arena's own code in the bot process.
+_TIMERS: _Numbers = {
+    "setitimer": (38, 103), "alarm": (37, None), "timer_create": (222, 107), "timerfd_create": (283, 85),
+}
+
+_GROUPS: dict[str, _Numbers] = {
+    "kernel keyrings": _KEYRINGS,
+    "other processes": _OTHER_PROCESSES,
+    "new sockets": _SOCKETS,
+    "watching files": _FILE_WATCHES,
+    "extended attributes": _XATTR_WRITES,
+    "file modes, owners and times": _FILE_METADATA,
+    "mounts and namespaces": _NAMESPACES,
+    "kernel attack surface": _KERNEL_SURFACE,
+    "the machine": _MACHINE,
+    "the clock": _CLOCK,
+    "files by handle": _HANDLES,
+    "execution domain": _PERSONALITY,
+    "signal timers": _TIMERS,
+}
+
+DENIED: dict[str, tuple[str, ...]] = {reason: tuple(calls) for reason, calls in _GROUPS.items()}
+"""The refused system calls, by what refusing them stops. Some only in part:
+``ONLY_WHEN`` says when, and clone3 answers ENOSYS, so that the C library
+falls back to clone."""
+
+ONLY_WHEN: dict[str, str] = {
+    "prlimit64": "naming another process (pid 0 is the caller)",
+    "migrate_pages": "naming another process (pid 0 is the caller)",
+    "move_pages": "naming another process (pid 0 is the caller)",
+    "clone": "with a CLONE_NEW* flag",
+    "personality": "with anything but 0 (Linux) or 0xffffffff (the query)",
+}
+
+# Architecture: AUDIT_ARCH_* (what seccomp_data.arch holds), the column of the
+# table above, and the seccomp system call (for asking the kernel what it supports).
+_ARCHES = {"x86_64": (0xC000003E, 0, 317), "aarch64": (0xC00000B7, 1, 277)}
+_X32_SYSCALL_BIT = 0x40000000  # x86_64's x32 ABI: the same calls under other numbers
+
+# Classic BPF over struct seccomp_data {int nr; u32 arch; u64 ip; u64 args[6]}.
+_LOAD = 0x20  # BPF_LD | BPF_W | BPF_ABS
+_JEQ = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
+_JSET = 0x45  # BPF_JMP | BPF_JSET | BPF_K
+_JGE = 0x35  # BPF_JMP | BPF_JGE | BPF_K (unsigned, as are all comparisons)
+_JGT = 0x25  # BPF_JMP | BPF_JGT | BPF_K
+_RET = 0x06  # BPF_RET | BPF_K
+_NR, _ARCH, _ARG0_LOW = 0, 4, 16  # offsets; both architectures are little-endian
+_ALLOW = 0x7FFF0000
+_KILL_PROCESS = 0x80000000
+_ERRNO = 0x00050000
+_EPERM, _ENOSYS = 1, 38
+# CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET (NEWTIME is
+# clone3's and unshare's only: in clone's flags its bit is the exit signal's).
+_CLONE_NEW = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
+
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
+_SECCOMP_GET_ACTION_AVAIL = 2
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+class Filter:
+    """A filter for this machine's architecture, ready to install: the program,
+    the structure that points at it and the prctl function, all kept alive here."""
+
+    __slots__ = ("_address", "_code", "_fprog", "_prctl", "instructions", "machine")
+
+    def __init__(self, machine: str, code: bytes, prctl: Callable[..., int]) -> None:
+        self.machine = machine
+        self.instructions = len(code) // 8
+        self._code = ctypes.create_string_buffer(code, len(code))
+        self._fprog = _SockFprog(self.instructions, ctypes.addressof(self._code))
+        self._address = ctypes.addressof(self._fprog)
+        self._prctl = prctl
+
+
+def prepare() -> Filter | None:
+    """The filter for this machine, built once (in the spawner: a bot process
+    only installs it). None where it cannot work: not Linux, an architecture
+    with no table here, a 32-bit Python, a kernel without seccomp filters."""
+    if _unsupported() is not None:
+        return None
+    return _build(os.uname().machine)
+
+
+def install(program: Filter) -> bool:
+    """Apply ``program`` to the calling thread and everything it starts later, for
+    good (call it before any thread starts). Sets no_new_privs first, as the
+    kernel requires of a process without CAP_SYS_ADMIN (a no-op where Landlock
+    set it already). False where the kernel refused."""
+    prctl = program._prctl
+    if prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        return False
+    return bool(prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, program._address, 0, 0) == 0)
+
+
+def supported() -> bool:
+    """Whether bot processes here can have the filter."""
+    return _unsupported() is None
+
+
+def describe() -> str:
+    """One line for a report on the sandbox."""
+    reason = _unsupported()
+    if reason is not None:
+        return f"seccomp: not used ({reason})"
+    machine = os.uname().machine
+    column = _ARCHES[machine][1]
+    refused = sum(numbers[column] is not None for calls in _GROUPS.values() for numbers in calls.values())
+    return f"seccomp: {refused} system calls refused to bot processes ({machine})"
+
+
+def _unsupported() -> str | None:
+    """Why the filter cannot be used here, or None."""
+    if sys.platform != "linux":
+        return "not Linux"
+    machine = os.uname().machine
+    if machine not in _ARCHES:
+        return f"no system call table for {machine}"
+    if ctypes.sizeof(ctypes.c_void_p) != 8:
+        return "a 32-bit Python: its calls are another architecture's"
+    c = landlock.libc()
+    if c is None:
+        return "no C library"
+    # Asks whether the kernel knows SECCOMP_RET_KILL_PROCESS (Linux 4.14): the
+    # newest action this filter uses, and a question only a kernel with seccomp
+    # filters answers.
+    action = ctypes.c_uint32(_KILL_PROCESS)
+    if c.syscall(_ARCHES[machine][2], _SECCOMP_GET_ACTION_AVAIL, 0, ctypes.byref(action)) != 0:
+        return f"the kernel refuses seccomp filters: {os.strerror(ctypes.get_errno())}"
+    return None
+
+
+def _build(machine: str) -> Filter | None:
+    """The filter for ``machine``'s table, or None where there is none."""
+    if machine not in _ARCHES:
+        return None
+    c = landlock.libc()
+    if c is None:
+        return None
+    # A function object of its own (indexing makes a new one), typed so that the
+    # filter's address goes through whole: landlock.prctl passes C ints.
+    prctl = c["prctl"]
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    prctl.restype = ctypes.c_int
+    return Filter(machine, _program(machine), prctl)
+
+
+# An instruction before assembly: (code, k, if true, if false). A jump's target
+# is the number of instructions to skip, or the name of a return at the end.
+_Op = tuple[int, int, int | str, int | str]
+_RETURNS = {"allow": _ALLOW, "refuse": _ERRNO | _EPERM, "kill": _KILL_PROCESS}
+
+
+def _program(machine: str) -> bytes:
+    audit_arch, column, _ = _ARCHES[machine]
+    # Another architecture's numbers mean other calls (i386's 5 is open, not
+    # x86_64's fstat): a process that makes them is killed.
+    ops: list[_Op] = [(_LOAD, _ARCH, 0, 0), (_JEQ, audit_arch, 0, "kill"), (_LOAD, _NR, 0, 0)]
+    if machine == "x86_64":
+        ops.append((_JSET, _X32_SYSCALL_BIT, "kill", 0))
+    return _assemble(ops + _search(_segments(column), lower_bound_known=False))
+
+
+def _segments(column: int) -> list[tuple[int, int, list[_Op] | None]]:
+    """The refused numbers in order, as (first, last, the instructions that decide,
+    or None where all are refused): consecutive numbers refused outright are one."""
+    rows = []
+    for calls in _GROUPS.values():
+        for name, numbers in calls.items():
+            number = numbers[column]
+            if number is not None:
+                rows.append((number, name))
+    segments: list[tuple[int, int, list[_Op] | None]] = []
+    for number, name in sorted(rows):
+        rule = _RULES.get(name)
+        if rule is None and segments and segments[-1][2] is None and segments[-1][1] == number - 1:
+            segments[-1] = (segments[-1][0], number, None)
+        else:
+            segments.append((number, number, rule() if rule is not None else None))
+    return segments
+
+
+def _search(segments: list[tuple[int, int, list[_Op] | None]], lower_bound_known: bool) -> list[_Op]:
+    """A binary search for the call's number (in the accumulator) among
+    ``segments``, allowing what falls between them. A search, not a list of
+    comparisons: when the filter is installed the kernel runs it for every
+    system call number, to find those it may let through without running it,
+    and the time that takes (in every bot process) grows with both the steps
+    to an answer and the instructions."""
+    if len(segments) == 1:
+        first, last, decide = segments[0]
+        ops: list[_Op] = [] if lower_bound_known else [(_JGE, first, 0, "allow")]
+        if decide is None:
+            return [*ops, (_JGT, last, "allow", "refuse")]
+        return [*ops, (_JGT, last, "allow", 0), *decide]
+    middle = len(segments) // 2
+    below = _search(segments[:middle], lower_bound_known)
+    return [(_JGE, segments[middle][0], len(below), 0), *below, *_search(segments[middle:], True)]
+
+
+def _assemble(ops: list[_Op]) -> bytes:
+    """The program: ``ops`` and the shared returns after them. A jump goes at
+    most 255 instructions forward: struct.pack refuses more."""
+    ends = list(_RETURNS)
+    code = []
+    for at, (op, k, if_true, if_false) in enumerate(ops):
+        jumps = [to if isinstance(to, int) else len(ops) + ends.index(to) - at - 1 for to in (if_true, if_false)]
+        code.append(struct.pack("=HBBI", op, *jumps, k))
+    code += [struct.pack("=HBBI", _RET, 0, 0, action) for action in _RETURNS.values()]
+    return b"".join(code)
+
+
+# How the calls refused only in part decide, the call's first argument loaded:
+# its low half, all the kernel reads of a pid, a personality or clone's flags.
+_ARGUMENT: _Op = (_LOAD, _ARG0_LOW, 0, 0)
+_RULES: dict[str, Callable[[], list[_Op]]] = {
+    # pid 0 is the caller.
+    "prlimit64": lambda: [_ARGUMENT, (_JEQ, 0, "allow", "refuse")],
+    "migrate_pages": lambda: [_ARGUMENT, (_JEQ, 0, "allow", "refuse")],
+    "move_pages": lambda: [_ARGUMENT, (_JEQ, 0, "allow", "refuse")],
+    "clone": lambda: [_ARGUMENT, (_JSET, _CLONE_NEW, "refuse", "allow")],
+    # 0 is Linux; 0xffffffff asks, changing nothing.
+    "personality": lambda: [_ARGUMENT, (_JEQ, 0, "allow", 0), (_JEQ, 0xFFFFFFFF, "allow", "refuse")],
+    "clone3": lambda: [(_RET, _ERRNO | _ENOSYS, 0, 0)],
+}
