@@ -244,7 +244,7 @@ def test_a_bots_children_do_not_run_during_its_opponents_time(write_bot):
 
         class Thinker(Bot):
             def choose_move(self, board):
-                end = time.monotonic() + 0.1  # thinks hard for 0.1 s
+                end = time.monotonic() + 0.25  # thinks hard for a quarter of a second
                 while time.monotonic() < end:
                     pass
                 return board.legal_moves()[-1]
@@ -252,10 +252,11 @@ def test_a_bots_children_do_not_run_during_its_opponents_time(write_bot):
     record = game(path, second=thinker, seed=3)
     reports = [r for r in infos(record) if "idle" in r]
     assert len(reports) >= 3, record.reason
-    idle, expected = sum(r["idle"] for r in reports), sum(r["expected"] for r in reports)
-    assert expected > 1000, reports  # they do spin, fast, while the bot is on move
-    # What is left is the moment between its answer and the freeze, and between the thaw and its next move.
-    assert idle < 0.1 * expected, reports
+    assert all(r["expected"] > 1000 for r in reports), reports  # they do spin, fast, while the bot is on move
+    # What is left is the moment between its answer and the freeze, and between the thaw and its
+    # next move: a few milliseconds, more on a loaded machine (the median ignores one slow gap).
+    ran = sorted(r["idle"] / r["expected"] for r in reports)
+    assert ran[len(ran) // 2] < 0.1, reports
     assert record.reason is None or "time" not in record.reason  # the opponent kept its clock
 
 

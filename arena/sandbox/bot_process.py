@@ -20,7 +20,7 @@ from arena.bot import Bot, describe_non_move, split_answer
 from arena.engine.game import Board, Rules
 from arena.errors import ArenaError
 from arena.records import BotCode, Limits
-from arena.sandbox import cgroups, connectx, landlock, namespaces
+from arena.sandbox import cgroups, connectx, landlock, namespaces, seccomp
 from arena.sandbox.process_control import die_with_parent, drop_capabilities
 from arena.sandbox.wire import OUTPUT_NAME, read_message
 
@@ -39,6 +39,7 @@ class Confinement(NamedTuple):
     lifeline: int  # read end of a pipe only the spawner writes to: readable (EOF) once it is gone
     group: cgroups.BotGroup | None  # its control groups
     private_ipc: bool  # make an IPC namespace of its own
+    filter: seccomp.Filter | None  # system calls it is refused (None: no filter on this machine)
 
 
 def run_bot_process(confinement: Confinement) -> None:
@@ -127,6 +128,9 @@ def _confine(c: Confinement) -> cgroups.Joined | None:
         if not landlock.enforce(c.ruleset):
             raise RuntimeError("sandbox: Landlock could not be enforced")  # never run a bot unconfined
         os.close(c.ruleset)
+    # Last: it refuses calls the steps above make (unshare, chmod).
+    if c.filter is not None and not seccomp.install(c.filter):
+        raise RuntimeError("sandbox: the seccomp filter could not be installed")  # never run a bot unconfined
     return joined
 
 

@@ -224,7 +224,7 @@ class SandboxedBot(Bot):
     def _death_reason(self) -> str:
         assert self._pid is not None
         try:
-            status = self.spawners.get().exit_status(self._pid, 1.0)
+            status = self.spawners.get().exit_status(self._pid, 3.0)  # a loaded machine: the spawner is slow
         except spawner.SpawnerError:
             status = None
         self._ended = status is not None

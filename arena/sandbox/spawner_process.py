@@ -33,7 +33,7 @@ import time
 from collections import OrderedDict
 from typing import Any, NamedTuple
 
-from arena.sandbox import cgroups, landlock, namespaces, process_control
+from arena.sandbox import cgroups, landlock, namespaces, process_control, seccomp
 from arena.sandbox.bot_process import Confinement, load_installed, run_bot_process
 from arena.sandbox.wire import encode, read_message
 
@@ -115,11 +115,13 @@ class _Spawner:
         if pid_namespace is not None:
             missing.append(pid_namespace)
         self.groups = cgroups.GroupPool()
+        self.filter = seccomp.prepare()  # built once here; each bot process only installs it
         # What holds here, for the requester (and ``arena doctor``).
         self.report = {
             "missing": missing,
             "controllers": {h.controller: h.version for h in self.groups.bases},
             "landlock": landlock.abi_version(),
+            "seccomp": self.filter is not None,
             "user": "nobody" if self.user is not None else ("root, without capabilities" if os.geteuid() == 0
                                                              else "the arena's own user"),
         }
@@ -206,7 +208,7 @@ class _Spawner:
         if pid == 0:  # the bot process: never returns
             run_bot_process(Confinement(
                 prepared.folder, self.user, prepared.ruleset, prepared.theirs.fileno(), self.lifeline,
-                prepared.group, private_ipc=self.namespaces.missing is None,
+                prepared.group, private_ipc=self.namespaces.missing is None, filter=self.filter,
             ))
         prepared.theirs.close()
         if prepared.ruleset is not None:
