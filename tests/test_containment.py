@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from arena.records import GameSpec, Limits, TimeControl
 from arena.referee.referee import play_game
 from arena.sandbox import cgroups
 from arena.sandbox.spawner import PROCESS_SPAWNER
+from tests.conftest import processes_named
 
 REPORT = PROCESS_SPAWNER.get().containment()
 CONTROLLERS = REPORT["controllers"]
@@ -390,3 +392,28 @@ def test_frozen_groups_stop_their_processes_and_thaw():
 
 def test_a_spawner_reports_json_safe_containment():
     assert json.loads(json.dumps(REPORT)) == REPORT
+
+
+def test_an_arena_that_is_not_root_still_isolates_its_bots(tmp_path):
+    # The arena as uid 1000, without privileges on the machine (a user namespace made by the
+    # test maps it; the files it needs look like its own). Its spawner makes a user namespace
+    # of its own, and each bot a PID namespace from there.
+    probe = subprocess.run(["unshare", "--user", "--map-user=1000", "--map-group=1000", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("this kernel allows no user namespace to run the arena as another user")
+    arena = str(Path(sys.executable).with_name("arena"))
+    bot = f"{Path(__file__).parent / 'bots' / 'hostile.py'}:ForksChildren"
+    db = tmp_path / "arena.db"
+    ran = subprocess.run(["unshare", "--user", "--map-user=1000", "--map-group=1000", "sh", "-c",
+                          f'id -u && "{arena}" doctor && "{arena}" tournament run --bots "{bot},random" --games 4 '
+                          f'--db "{db}" && "{arena}" show 1 --db "{db}"'],
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.startswith("1000\n")
+    assert "PID namespace       yes" in ran.stdout and "run fully isolated" in ran.stdout, ran.stdout
+    tags = re.findall(r"fc[0-9a-f]{12}", ran.stdout)
+    assert tags, ran.stdout  # the bot's children's name, from its move info
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline and any(processes_named(tag) for tag in tags):
+        time.sleep(0.05)
+    assert not [tag for tag in tags if processes_named(tag)]

@@ -17,7 +17,11 @@ and POSIX message queues are private and vanish with it.
 A game still costs one ``fork`` from the warm spawner: the spawner makes a
 new PID namespace for its next child (``unshare``), forks, and goes back to its
 own (``setns``); the child makes its IPC namespace itself, before it gives up
-its privileges.
+its privileges. Going back needs privileges over the spawner's own PID
+namespace, which a spawner that is not root lacks (its namespace belongs to the
+machine's user namespace, not to the one it made): there the child makes the
+PID namespace and forks the bot process into it, and stays as its parent, a
+process that only waits (one more fork a game).
 """
 
 from __future__ import annotations
@@ -81,9 +85,12 @@ def _write(path: str, text: str) -> None:
 class Namespaces:
     """Forks processes into a PID namespace of their own, each its own."""
 
-    def __init__(self) -> None:
+    def __init__(self, nested: bool) -> None:
+        """``nested``: the child makes the namespace and forks again (for a spawner
+        that is not root, which could not go back to its own namespace)."""
         self._home = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
         self.missing: str | None = None
+        self.nested = nested
 
     def probe(self) -> str | None:
         """Try it once; None if it works, else why not. Afterwards :meth:`fork`
@@ -104,6 +111,8 @@ class Namespaces:
         """``os.fork``, the child the first process of a new PID namespace."""
         if self.missing is not None:
             return os.fork()
+        if self.nested:
+            return _fork_nested()
         unshare(CLONE_NEWPID)  # applies to this process's next child only
         try:
             pid = os.fork()
@@ -113,6 +122,40 @@ class Namespaces:
         if pid:
             setns(self._home, CLONE_NEWPID)  # later children: their own, not this one
         return pid
+
+
+def _fork_nested() -> int:
+    """Fork a child that makes a PID namespace, forks the bot process into it, and
+    only waits for it; its exit status is the bot process's. Returns 0 in the bot
+    process, the child's id in the spawner."""
+    pid = os.fork()
+    if pid:
+        return pid
+    try:
+        unshare(CLONE_NEWPID)
+        bot = os.fork()
+    except BaseException:
+        os._exit(70)
+    if bot == 0:
+        landlock.prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL: the bot dies if this one is killed
+        return 0
+    # The waiting parent: holds nothing of the bot's (its channel, the lifeline),
+    # so the bot's end of them closes when the bot does.
+    os.closerange(3, max(os.sysconf("SC_OPEN_MAX"), 1024))
+    while True:
+        try:
+            _, status = os.waitpid(bot, 0)
+            break
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            os._exit(70)
+    if os.WIFSIGNALED(status):  # end the same way, for the forfeit reason
+        import signal
+
+        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+        os.kill(os.getpid(), os.WTERMSIG(status))
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 70)
 
 
 def make_private_ipc() -> None:

@@ -3,23 +3,20 @@
 The bot process is forked by this process's spawner (:mod:`arena.sandbox.spawner`), a
 small interpreter with Python and the engine already loaded, ahead of need: a
 game takes one that is ready and gives it its job. Before any of the bot's code
-runs, it (:mod:`arena.sandbox.bot_process`):
-
-- leads a new session and process group, so everything it spawns can be killed;
-- gets a new, private working directory, stdin from /dev/null, and stdout and
-  stderr in a file there capped by RLIMIT_FSIZE (a bot that prints megabytes gets
-  write errors, not a full disk);
-- gets resource limits: address space (memory), file size, no core dumps;
-- where the kernel has Landlock: may create no files, write only its output,
-  read only the Python installation and the arena's packages (not the database),
-  make no TCP connections and signal no process outside its own sandbox;
-- where the arena runs as root and the Python installation is readable by
-  ``nobody``: switches to that unprivileged user.
+runs, it (:mod:`arena.sandbox.bot_process`) is the first process of a PID namespace
+of its own, in the spawner's network namespace (no network), with an IPC
+namespace of its own; it has joined its control groups (memory and processes
+counted for the bot as a whole, a freezer); it leads a new session, has a
+private working directory, its output capped, resource limits, no capabilities,
+Landlock rules and a seccomp filter. The README's sandbox table says what each
+gives and where it holds; :mod:`arena.sandbox.doctor` reports it for this machine.
 
 It speaks JSON lines over a socket (never stdin/stdout, which the bot may use or
-abuse). This side enforces a wall-clock limit on every answer and kills the whole
-process group at the end of the game. Orphans that escaped the group are killed
-by the spawner, which is their subreaper.
+abuse). This side enforces a deadline on every write to it and every answer,
+freezes it while it is not on move (when it could run), and kills it at the end
+of the game, which ends every process in its namespace. It refuses to start an
+untrusted bot where the namespaces could not be made, unless the weak sandbox
+was accepted (``arena --weak-sandbox``).
 """
 
 from __future__ import annotations

@@ -110,7 +110,7 @@ class _Spawner:
         network = namespaces.enter_spawner_namespaces()
         if network is not None:
             missing.append(network)
-        self.namespaces = namespaces.Namespaces()
+        self.namespaces = namespaces.Namespaces(nested=os.geteuid() != 0)
         pid_namespace = self.namespaces.probe()
         if pid_namespace is not None:
             missing.append(pid_namespace)
