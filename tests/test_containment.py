@@ -417,3 +417,30 @@ def test_an_arena_that_is_not_root_still_isolates_its_bots(tmp_path):
     while time.monotonic() < deadline and any(processes_named(tag) for tag in tags):
         time.sleep(0.05)
     assert not [tag for tag in tags if processes_named(tag)]
+
+
+def test_a_bot_cannot_even_see_files_outside_what_it_may_read(write_bot, tmp_path):
+    secret = tmp_path / "league.db"
+    secret.write_text("not for bots")
+    path = write_bot("looker", f"""
+        import os
+        from arena.bot import Bot, Choice
+
+        class Looker(Bot):
+            def choose_move(self, board):
+                seen = {{}}
+                for path in ({str(secret)!r}, "/etc/passwd", "/etc", "/home", "/var/log"):
+                    try:
+                        os.stat(path)
+                        seen[path] = "there"
+                    except OSError as exc:
+                        seen[path] = type(exc).__name__
+                return Choice(board.legal_moves()[0], seen)
+    """)
+    if REPORT.get("file_system") is not None:
+        pytest.skip(f"no private file system here: {REPORT['file_system']}")
+    reports = infos(game(path))
+    assert reports
+    for report in reports:
+        assert report[str(secret)] == "FileNotFoundError"
+        assert report["/etc/passwd"] == report["/home"] == report["/var/log"] == "FileNotFoundError"

@@ -126,7 +126,8 @@ def test_the_database_cannot_be_touched_by_a_bot(tournament):
 @pytest.mark.skipif(LANDLOCK < 1, reason="no Landlock on this kernel: bots run as the arena's user")
 def test_a_bot_cannot_create_files(tournament):
     for info in infos_of(tournament[1], "FillsItsFolder"):
-        assert info == {"file": "PermissionError", "folder": "PermissionError", "tmp": "PermissionError"}
+        assert info["file"] == info["folder"] == "PermissionError"
+        assert info["tmp"] in ("PermissionError", "FileNotFoundError")  # where /tmp is not even there
 
 
 def test_a_bot_has_no_capabilities_even_as_root(tournament):

@@ -13,7 +13,7 @@ from arena.engine.game import Rules
 from arena.records import GameSpec
 from arena.referee.referee import play_game
 from arena.sandbox import spawner
-from arena.sandbox.spawner_process import BASE_PREFIX, _root
+from arena.sandbox.spawner_process import BASE_PREFIX, LOCK_NAME, _root
 from tests.conftest import TEST_BOTS, process_alive, processes_named
 
 HOSTILE = TEST_BOTS / "hostile.py"
@@ -58,13 +58,26 @@ def test_children_that_escape_their_group_die_even_if_no_game_follows():
     assert not [tag for tag in tags if processes_named(tag)]
 
 
-def test_folders_of_spawners_that_were_killed_are_removed_by_the_next():
-    stale = Path(_root(), f"{BASE_PREFIX}{2**30}-feedfacecafe")  # no such process
+def test_folders_of_spawners_that_were_killed_are_removed_by_the_next(tmp_path):
+    import fcntl
+
+    stale = Path(_root(), f"{BASE_PREFIX}{os.getpid()}-feedfacecafe")  # a live pid: pids do not tell
     (stale / "bot-1").mkdir(parents=True)
     (stale / "bot-1" / "output.txt").write_text("left behind")
-    spawner.PROCESS_SPAWNER.replace()
-    assert sandboxed_game(seed=5).termination in ("win", "draw")
-    assert not stale.exists()
+    (stale / LOCK_NAME).write_text("")  # its spawner's lock, released when it died
+    alive = Path(_root(), f"{BASE_PREFIX}{2**30}-0123456789ab")  # no such pid here, but its lock is held
+    alive.mkdir()
+    held = os.open(alive / LOCK_NAME, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    try:
+        spawner.PROCESS_SPAWNER.replace()
+        assert sandboxed_game(seed=5).termination in ("win", "draw")
+        assert not stale.exists()
+        assert alive.exists()  # another arena's spawner, in a PID namespace of its own
+    finally:
+        os.close(held)
+        (alive / LOCK_NAME).unlink()
+        alive.rmdir()
 
 
 def _wait_until(condition, seconds: float = 5.0) -> None:

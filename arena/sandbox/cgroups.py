@@ -32,6 +32,7 @@ from typing import NamedTuple
 
 _MOUNTINFO = "/proc/self/mountinfo"
 BASE_PREFIX = "arena-"
+STALE_AFTER = 10.0  # seconds: a younger base may be a spawner's that has not moved in yet
 RECLAIM_FROM = 8 * 1024 * 1024  # bytes charged to an empty group that are worth reclaiming
 
 
@@ -156,21 +157,24 @@ class GroupPool:
     def __init__(self, hierarchies: dict[str, Hierarchy] | None = None) -> None:
         found = find_hierarchies() if hierarchies is None else hierarchies
         self.bases: list[Hierarchy] = []
+        name = f"{BASE_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"  # pids repeat across PID namespaces
         for hierarchy in found.values():
             _remove_stale_bases(hierarchy.folder)
-            base = os.path.join(hierarchy.folder, f"{BASE_PREFIX}{os.getpid()}")
+            base = os.path.join(hierarchy.folder, name)
             try:
                 os.mkdir(base, 0o755)
-            except FileExistsError:
-                pass
+                if hierarchy.version == 2 and hierarchy.controller in ("memory", "pids"):
+                    # v2 groups below ours need the controller enabled in ours
+                    _write(os.path.join(base, "cgroup.subtree_control"), f"+{hierarchy.controller}")
+                # The spawner lives in a group of its own below its base: a base with no
+                # process anywhere in it is one whose spawner is gone, whoever looks.
+                os.mkdir(os.path.join(base, "spawner"), 0o755)
+                _write(os.path.join(base, "spawner", "cgroup.procs"), "0")
             except OSError:
+                _rmdir(os.path.join(base, "spawner"))
+                _rmdir(base)
                 continue
             self.bases.append(hierarchy._replace(folder=base))
-            if hierarchy.version == 2 and hierarchy.controller in ("memory", "pids"):
-                try:  # v2 groups below ours need the controller enabled in ours
-                    _write(os.path.join(base, "cgroup.subtree_control"), f"+{hierarchy.controller}")
-                except OSError:
-                    self.bases.pop()
         self.free: list[BotGroup] = []
         self.draining: list[BotGroup] = []  # their bot process is gone; some of its processes may not be
         self.made = 0
@@ -229,6 +233,11 @@ class GroupPool:
             for h in group.folders:
                 _rmdir(h.folder)
         for base in self.bases:
+            try:  # back where it came from: a group with a process in it cannot be removed
+                _write(os.path.join(os.path.dirname(base.folder), "cgroup.procs"), "0")
+            except OSError:
+                pass
+            _rmdir(os.path.join(base.folder, "spawner"))
             _rmdir(base.folder)
         self.free, self.draining = [], []
 
@@ -266,11 +275,22 @@ def empty(group: BotGroup) -> bool:
 
 
 def members(folder: str) -> list[int]:
+    """Ids of the processes in a group. A process outside this one's PID namespace
+    is listed as 0: it is left out (``kill(0)`` would be this process's own group)."""
     try:
         with open(os.path.join(folder, "cgroup.procs")) as f:
-            return [int(pid) for pid in f.read().split()]
+            return [pid for pid in map(int, f.read().split()) if pid > 0]
     except (OSError, ValueError):
         return []
+
+
+def _occupied(folder: str) -> bool:
+    """Any process in the group, seen from this PID namespace or not."""
+    try:
+        with open(os.path.join(folder, "cgroup.procs")) as f:
+            return bool(f.read().split())
+    except OSError:
+        return True  # cannot tell: leave it be
 
 
 def kill_all(group: BotGroup) -> None:
@@ -296,25 +316,27 @@ def kill_all(group: BotGroup) -> None:
 
 
 def _remove_stale_bases(parent: str) -> None:
-    """Remove the groups of spawners that are gone (killed outright)."""
+    """Remove the groups of spawners that are gone (killed outright): bases with no
+    process left in any of their groups. Not by process id: another arena, in
+    another PID namespace, may have a spawner of the same number."""
     try:
         names = os.listdir(parent)
     except OSError:
         return
     for name in names:
-        if not name.startswith(BASE_PREFIX) or not name[len(BASE_PREFIX):].isdigit():
-            continue
-        try:
-            os.kill(int(name[len(BASE_PREFIX):]), 0)
-            continue  # its spawner lives
-        except ProcessLookupError:
-            pass
-        except OSError:
+        if not name.startswith(BASE_PREFIX):
             continue
         base = os.path.join(parent, name)
-        for child in _subfolders(base):
-            kill_all(BotGroup(child, (Hierarchy("", 1, os.path.join(base, child)),)))
-            _rmdir(os.path.join(base, child))
+        try:
+            if time.time() - os.stat(base).st_mtime < STALE_AFTER:
+                continue  # a spawner may be moving into it right now
+        except OSError:
+            continue
+        groups = [os.path.join(base, child) for child in _subfolders(base)]
+        if any(_occupied(folder) for folder in groups) or _occupied(base):
+            continue
+        for folder in groups:
+            _rmdir(folder)
         _rmdir(base)
 
 

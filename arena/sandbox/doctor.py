@@ -52,6 +52,9 @@ def containment(spawners: spawner.ProcessSpawner | None = None) -> tuple[list[Me
               "only RLIMIT_AS, per process (anonymous memory; not memfd or shared memory)"),
         group("pids", "a limit on the bot's processes and threads", "no limit on the number of processes"),
         group("freezer", "the bot not on move is frozen", "a bot's children may run during its opponent's time"),
+        Mechanism("mount namespace", report.get("file_system") is None,
+                  report.get("file_system") or "a file system of only Python, the arena and its own folder: "
+                                               "nothing else can even be seen"),
         Mechanism("seccomp", bool(report.get("seccomp")),
                   "system calls a bot never needs are refused (see the README)" if report.get("seccomp")
                   else "no filter on this architecture"),

@@ -31,6 +31,7 @@ import os
 
 from arena.sandbox import landlock
 
+CLONE_NEWNS = 0x00020000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
@@ -72,6 +73,82 @@ def enter_spawner_namespaces() -> str | None:
         return None
     except OSError as exc:
         return f"no network namespace ({exc.strerror or exc})"
+
+
+_MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 2, 4, 4096, 16384, 1 << 18
+_MNT_DETACH = 2
+_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
+
+
+def enter_spawner_filesystem(readable: list[str], writable: list[str]) -> str | None:
+    """Move this process (the spawner) into a mount namespace of its own whose root
+    holds only ``readable`` and ``writable`` (bound at the same paths) and ``/proc``:
+    its bot processes cannot even learn which other files exist (Landlock decides
+    what they may open, not what they may ``stat``). None when done, else why not;
+    nothing outside this process changes either way."""
+    c = landlock.libc()
+    pivot = _PIVOT_ROOT.get(os.uname().machine)
+    paths = sorted({"/proc", *writable, *readable}, key=lambda p: (p.count("/"), p))  # parents first
+    # The new root is built on a folder nothing here needs: mounted over in this
+    # namespace only, it leaves nothing behind on the machine.
+    base = next((d for d in ("/mnt", "/srv", "/media", "/opt", "/tmp") if os.path.isdir(d) and not os.path.islink(d)
+                 and not any(p == d or p.startswith(d + "/") for p in paths)), None)
+    if c is None or pivot is None or base is None:
+        return "no private file system (not on this machine)"
+    try:
+        unshare(CLONE_NEWNS)
+        # Private first: no mount made below may reach the machine's own namespace.
+        _mount(c, None, "/", None, _MS_REC | _MS_PRIVATE)
+    except OSError as exc:
+        return f"no private file system ({exc.strerror or exc})"
+    try:
+        _mount(c, "arena-root", base, "tmpfs", _MS_NOSUID | _MS_NODEV, b"mode=0755,size=1m")
+        bound: set[str] = set()
+        for path in paths:
+            _bind(c, base, path, bound)
+        os.mkdir(base + "/.old", 0o700)
+        if c.syscall(ctypes.c_long(pivot), base.encode(), (base + "/.old").encode()) != 0:
+            raise OSError(ctypes.get_errno(), f"pivot_root: {os.strerror(ctypes.get_errno())}")
+        os.chdir("/")
+        if c.umount2(b"/.old", _MNT_DETACH) != 0:
+            raise OSError(ctypes.get_errno(), f"umount: {os.strerror(ctypes.get_errno())}")
+        os.rmdir("/.old")
+    except OSError as exc:
+        return f"no private file system ({exc.strerror or exc})"
+    return None
+
+
+def _bind(c: ctypes.CDLL, base: str, path: str, bound: set[str]) -> None:
+    """Make ``path`` in the new root what it is outside: a link as a link, else bound."""
+    if not os.path.lexists(path) or any(path == b or path.startswith(b.rstrip("/") + "/") for b in bound):
+        return  # gone, or within something bound already
+    target = base + path
+    parent = os.path.dirname(path)
+    if parent != "/" and not os.path.lexists(base + parent):
+        if os.path.islink(parent):
+            _bind(c, base, parent, bound)
+        os.makedirs(base + parent, 0o755, exist_ok=True)
+    if os.path.islink(path):
+        link = os.readlink(path)
+        if not os.path.lexists(target):
+            os.symlink(link, target)
+        _bind(c, base, os.path.normpath(os.path.join(parent, link)), bound)  # and what it leads to
+        return
+    if not os.path.lexists(target):
+        if os.path.isdir(path):
+            os.mkdir(target, 0o755)
+        else:
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT, 0o644))
+    _mount(c, path, target, None, _MS_BIND | _MS_REC)
+    bound.add(path)
+
+
+def _mount(c: ctypes.CDLL, source: str | None, target: str, fstype: str | None, flags: int,
+           data: bytes | None = None) -> None:
+    encoded = [None if x is None else x.encode() for x in (source, target, fstype)]
+    if c.mount(*encoded, ctypes.c_ulong(flags), data) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"mount {target}: {os.strerror(errno)}")
 
 
 def _write(path: str, text: str) -> None:

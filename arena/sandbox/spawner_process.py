@@ -21,6 +21,7 @@ removes the directories and exits.
 
 from __future__ import annotations
 
+import fcntl
 import gc
 import os
 import select
@@ -41,6 +42,8 @@ SWEEP_SECONDS = 0.25  # how long an orphan of a bot process may live, at most
 BASE_PREFIX = "arena-bots-"
 IDLE_SECONDS = 0.001  # no request for this long: time to fork the spares asked for
 KEPT_STATUSES = 256  # wait statuses of ended bot processes not yet asked about
+LOCK_NAME = "spawner.lock"  # in a spawner's folder: locked while the spawner lives
+STALE_AFTER = 10.0  # seconds: an unlocked folder younger than this may be a spawner's just made
 
 
 class _Leave(Exception):
@@ -98,6 +101,7 @@ class _Spawner:
         # The bots' folders live in one of this spawner's own, named after it, so
         # whatever a spawner killed outright leaves behind, the next one removes.
         self.base = _new_folder(_root(), f"{BASE_PREFIX}{os.getpid()}-", 0o711)
+        self._lock = _hold_lock(self.base)
         self.running: dict[int, tuple[str, cgroups.BotGroup | None]] = {}  # bot process -> folder, groups
         self.ended: OrderedDict[int, int] = OrderedDict()  # bot process -> wait status
         self.user = process_control.unprivileged_user()
@@ -115,6 +119,12 @@ class _Spawner:
         if pid_namespace is not None:
             missing.append(pid_namespace)
         self.groups = cgroups.GroupPool()
+        # Last, once nothing outside is needed: from here on the file system holds only
+        # what bot processes may read, and the folders that hold this spawner's folder
+        # and its control groups (not those themselves: a mount point cannot be
+        # removed, and the spawner removes them when it leaves).
+        self.file_system = namespaces.enter_spawner_filesystem(
+            readable, [os.path.dirname(self.base), *(os.path.dirname(h.folder) for h in self.groups.bases)])
         self.filter = seccomp.prepare()  # built once here; each bot process only installs it
         # What holds here, for the requester (and ``arena doctor``).
         self.report = {
@@ -122,6 +132,7 @@ class _Spawner:
             "controllers": {h.controller: h.version for h in self.groups.bases},
             "landlock": landlock.abi_version(),
             "seccomp": self.filter is not None,
+            "file_system": self.file_system,  # None: private
             "user": "nobody" if self.user is not None else ("root, without capabilities" if os.geteuid() == 0
                                                              else "the arena's own user"),
         }
@@ -312,7 +323,9 @@ def _new_folder(parent: str, prefix: str, mode: int) -> str:
 
 
 def _remove_stale_folders() -> None:
-    """Remove the folders of spawners that are gone (killed outright)."""
+    """Remove the folders of spawners that are gone (killed outright): a spawner
+    holds a lock on a file in its folder as long as it lives. Not by process id:
+    another arena, in another PID namespace, may have a spawner of the same number."""
     parent = _root()
     try:
         names = os.listdir(parent)
@@ -323,13 +336,31 @@ def _remove_stale_folders() -> None:
         if not name.startswith(BASE_PREFIX) or not _ours(path):
             continue
         try:
-            os.kill(int(name[len(BASE_PREFIX):].split("-")[0]), 0)
-        except ValueError:
+            lock = os.open(os.path.join(path, LOCK_NAME), os.O_RDONLY | os.O_NOFOLLOW)
+        except FileNotFoundError:  # a spawner that has not locked it yet, or an old one's
+            try:
+                if time.time() - os.lstat(path).st_mtime > STALE_AFTER:
+                    _remove(path)
+            except OSError:
+                pass
             continue
-        except ProcessLookupError:
-            _remove(path)
-        except PermissionError:
-            pass  # alive, someone else's
+        except OSError:
+            continue
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # held: its spawner lives
+        finally:
+            os.close(lock)
+        _remove(path)
+
+
+def _hold_lock(folder: str) -> int:
+    """Lock a file in this spawner's folder for as long as it lives (released by
+    the kernel when it dies, however it dies)."""
+    fd = os.open(os.path.join(folder, LOCK_NAME), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
 
 
 def _ours(path: str) -> bool:
