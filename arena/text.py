@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 
 def clip(text: str, limit: int = 60) -> str:
     """``text``, cut to at most ``limit`` characters, ending in "..." if it was cut:
@@ -24,3 +27,63 @@ def plural(count: int, noun: str, nouns: str | None = None) -> str:
     """``count`` and the noun it counts, singular for one: "1 game", "2 games",
     "1 ply", "3 plies" (``nouns`` for a plural that is not ``noun`` + "s")."""
     return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+
+
+# What printable() escapes: every C0 control character, DEL and every C1 control
+# character (a terminal acts on them: ESC starts the sequences that set the window
+# title, write the clipboard (OSC 52) or clear the screen; 0x9b is a one-byte CSI
+# to some terminals), and the characters that reorder what follows them on the
+# line (bidi embeddings, overrides and isolates, the directional marks, and the
+# line and paragraph separators, which some terminals break lines on), so that
+# text cannot show other than it reads.
+_UNSAFE = [*range(0x20), *range(0x7F, 0xA0), 0x061C, 0x200E, 0x200F, 0x2028, 0x2029,
+           *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+_ESCAPES = {code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" for code in _UNSAFE}
+
+
+def printable(text: str) -> str:
+    """``text`` safe to write to a terminal: each control character, DEL and bidi
+    control as a visible escape (``\\x1b``, ``\\u202e``); all other Unicode as it is.
+
+    For everything a bot (or a bot file, or an imported game) wrote that a
+    command shows in a terminal. Exports (JSON, CSV) carry the text as it is.
+    """
+    if text.isprintable():  # nearly always: nothing to escape, nothing to copy
+        return text
+    return text.translate(_ESCAPES)
+
+
+_QUOTED = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})
+
+
+def quote(text: str, limit: int = 200) -> str:
+    """``text`` as a quoted string, clipped to ``limit`` characters and escaped
+    (backslashes, quotes and what :func:`printable` escapes): how a message of
+    the arena quotes a bot's own words, which can then never read as the arena's."""
+    return f'"{printable(clip(text, limit).translate(_QUOTED))}"'
+
+
+def json_text(value: Any) -> str:
+    """``value`` as JSON that every JSON parser reads.
+
+    ``json.dumps`` writes a float that is not finite as ``NaN`` or ``Infinity``,
+    which strict parsers (and the JSON standard) refuse: such a number is written
+    as ``null`` instead. Raises TypeError for what is not JSON at all.
+    """
+    import json  # here: loaded on first use, never by a command that does not need it
+
+    try:
+        return json.dumps(value, allow_nan=False)
+    except ValueError:  # a non-finite float (or a circular structure, which fails again below)
+        return json.dumps(_finite(value), allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every float that is not finite (in keys too) as None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {_finite(key): _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value

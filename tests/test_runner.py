@@ -138,7 +138,7 @@ def test_a_misbehaving_bot_loses_its_games_and_the_tournament_goes_on(db_path):
     for game in games:
         if bad in (game.first, game.second):
             assert game.termination == "forfeit"
-            assert game.reason == "crashed: RuntimeError: hostile raise"
+            assert game.reason == 'crashed: RuntimeError: "hostile raise"'
             assert (game.first == bad) == (game.winner == 1)
         else:
             assert game.termination in ("win", "draw")
@@ -255,11 +255,11 @@ def test_a_worker_killed_from_outside_stops_the_run_instead_of_hanging(tmp_path)
     sleepy = [f"{SLEEPY}:stream=1", f"{SLEEPY}:stream=2", "greedy"]
     store = Store(db)
     pool = ProcessExecutor(2)
-    victims = sorted(pool.worker_pids())
+    victims = sorted(pool.worker_pids())[:1]
 
     def kill_a_worker(done, total, seconds):
-        if done == 1:
-            os.kill(victims[0], signal.SIGKILL)
+        if done and victims:  # once, when the first games are back (two may come back together)
+            os.kill(victims.pop(), signal.SIGKILL)
 
     try:
         outcome = run_tournament(config(db, bots=sleepy, games=6), store, pool, progress=kill_a_worker)

@@ -21,7 +21,7 @@ from arena.cli.main import (
     rules_options,
 )
 from arena.plugins import BotSpecError, check_spec, discover, file_code, parse_spec, spec_text
-from arena.text import plural
+from arena.text import plural, printable
 
 if TYPE_CHECKING:
     from arena.league.store import Submission
@@ -60,6 +60,8 @@ def bots_command(as_json: bool, db: str) -> None:
         details = f"a {sub.kind}, sha256 {sub.content_hash[:12]}, {sub.submitted_at}"
         about = f"{sub.description} ({details})" if sub.description else details
         rows.append([sub.spec, f"submitted to {db}", about, "-"])
+    # Descriptions are docstrings of bot files, errors a plug-in's: escaped for the terminal.
+    rows = [[printable(str(cell)) for cell in row] for row in rows]
     click.echo(tabulate(rows, headers=["bot", "source", "description", "options"]))
 
 
@@ -137,7 +139,7 @@ def match_command(
         return
     tallies = result.tally()
     rows = [
-        [bot, t.games, t.wins, t.draws, t.losses, t.forfeits, f"{100 * t.score / t.games:.1f}"]
+        [printable(bot), t.games, t.wins, t.draws, t.losses, t.forfeits, f"{100 * t.score / t.games:.1f}"]
         for bot, t in tallies.items()
     ]
     clock_text = f", {clock.describe()}" if move_seconds is not None else ""
@@ -146,7 +148,8 @@ def match_command(
     for bot, t in tallies.items():
         for line in _forfeit_lines(bot, t.forfeits, t.reasons):
             click.echo(line)
-    click.echo(f"Elo difference ({label_a} - {label_b}): {elo:+.1f}, 95% interval {low:+.1f} .. {high:+.1f}")
+    click.echo(f"Elo difference ({printable(label_a)} - {printable(label_b)}): {elo:+.1f}, "
+               f"95% interval {low:+.1f} .. {high:+.1f}")
     if test is not None and decision is not None:
         llr = test.llr(tally.wins, tally.draws, tally.losses)
         lower, upper = test.bounds
@@ -161,12 +164,13 @@ def match_command(
 
 
 def _forfeit_lines(bot: str, forfeits: int, reasons: Counter[str], shown: int = 5) -> list[str]:
-    """``BOT forfeited N games:`` and its reasons, most frequent first, each counted."""
+    """``BOT forfeited N games:`` and its reasons, most frequent first, each counted
+    (escaped for the terminal: a reason may quote the bot)."""
     if not forfeits:
         return []
-    lines = [f"{bot} forfeited {forfeits} game{'s' if forfeits != 1 else ''}:"]
+    lines = [f"{printable(bot)} forfeited {forfeits} game{'s' if forfeits != 1 else ''}:"]
     common = reasons.most_common()
-    lines += [f"  {count} x {reason}" for reason, count in common[:shown]]
+    lines += [f"  {count} x {printable(reason)}" for reason, count in common[:shown]]
     if len(common) > shown:
         rest = sum(count for _, count in common[shown:])
         lines.append(f"  {rest} x {len(common) - shown} other reasons (--json lists them all)")
@@ -226,12 +230,13 @@ def check_command(path: str, seconds: float, width: int | None, height: int | No
     report = check_code(file_code(spec), spec.options, rules_list=(rules,), seconds=seconds)
     _echo_checks(report)
     if not report.passed:
-        click.echo(f"{path}: not ready to submit ({report.first_failure()})")
+        click.echo(printable(f"{path}: not ready to submit ({report.first_failure()})"))
         sys.exit(1)
     click.echo(f"{path}: all checks passed (a {report.kind})")
 
 
 def _echo_checks(report: CheckReport) -> None:
-    """One line per submission check: ok or FAIL, its name and what it found."""
+    """One line per submission check: ok or FAIL, its name and what it found (what
+    the bot said, escaped: one line, and nothing that acts on the terminal)."""
     for check in report.checks:
-        click.echo(f"  {'ok' if check.passed else 'FAIL':4}  {check.name}: {check.detail}")
+        click.echo(f"  {'ok' if check.passed else 'FAIL':4}  {printable(check.name)}: {printable(check.detail)}")

@@ -32,7 +32,7 @@ from arena.terminal.casual import HUMAN, import_into, save_game
 from arena.terminal.play import PlaySession
 from arena.terminal.replay import ReplaySession
 from arena.terminal.ticker import Ticker
-from arena.text import plural
+from arena.text import plural, printable
 
 GAMES_SHOWN = 50  # what 'arena games' lists without --limit
 
@@ -58,9 +58,10 @@ def games_command(db: str, tournament: str | None, bot: str | None, limit: int, 
                 "plies", "opening", "moves", "duration", "seed", "finished_at")
         click.echo(json.dumps([{k: getattr(g, k) for k in keep} for g in games], indent=2))
     else:
+        # Names and reasons may be a bot's own words (a crash message): escaped for the terminal.
         rows = [
-            [g.id, g.tournament, g.key, g.first, g.second, g.result,
-             g.termination + (f" ({g.reason})" if g.reason else ""), g.plies]
+            [g.id, printable(g.tournament), printable(g.key), printable(g.first), printable(g.second), g.result,
+             printable(g.termination + (f" ({g.reason})" if g.reason else "")), g.plies]
             for g in games
         ]
         click.echo(tabulate(rows, headers=["id", "tournament", "key", "first", "second", "result", "termination",
@@ -78,16 +79,17 @@ def show_command(game_id: int, db: str) -> None:
     game = store.game(game_id)
     rules = rules_of(game)
     moves = store.moves(game_id)
-    click.echo(f"Game {game_id} ({game.tournament} {game.key}), {rules.describe()}")
-    click.echo(f"X (first): {game.first}\nO (second): {game.second}")
-    how = game.termination + (f": {game.reason}" if game.reason else "")
+    # What a bot wrote (its name, a crash message it caused, its info) is escaped for the terminal.
+    click.echo(f"Game {game_id} ({printable(game.tournament)} {printable(game.key)}), {rules.describe()}")
+    click.echo(f"X (first): {printable(game.first)}\nO (second): {printable(game.second)}")
+    how = printable(game.termination + (f": {game.reason}" if game.reason else ""))
     click.echo(f"Result {game.result} ({how}), {plural(game.plies or 0, 'ply', 'plies')}; moves {game.moves}")
     analysed = {p.ply: p for p in analyse_stored(store, game_id, None)}
     rows = []
     for m in moves:
         who = "opening" if m.ply < (game.opening_plies or 0) else ("X" if m.ply % 2 == 0 else "O")
         ms = "" if m.ms is None else f"{m.ms:.2f}"
-        row = [m.ply + 1, who, m.move, ms, m.info or ""]
+        row = [m.ply + 1, who, m.move, ms, printable(m.info or "")]
         if analysed:
             ply = analysed.get(m.ply)
             row += [describe(rules, m.ply, ply.before if ply else None), (ply.mark or "") if ply else ""]
@@ -184,7 +186,7 @@ def analyse_command(game_id: int | None, tournament: str | None, budget: float, 
         plies = analyse_stored(store, game_id, budget)
         rows = [[p.ply + 1, "X" if p.ply % 2 == 0 else "O", format_move(p.move, rules),
                  describe(rules, p.ply, p.before), p.mark or ""] for p in plies]
-        click.echo(f"Game {game_id}: {game.first} (X) vs {game.second} (O), {game.result}")
+        click.echo(f"Game {game_id}: {printable(game.first)} (X) vs {printable(game.second)} (O), {game.result}")
         click.echo(tabulate(rows, headers=["ply", "by", "move", "before the move", "mark"]))
         return
     games = store.games(tournament=tournament)
@@ -207,7 +209,7 @@ def analyse_command(game_id: int | None, tournament: str | None, budget: float, 
             bar.update(done, len(games), time.perf_counter() - started)
     if bar:
         bar.close()
-    rows = [[r.bot, r.moves, r.won_positions, r.lost_wins, r.lost_draws, r.unknown]
+    rows = [[printable(r.bot), r.moves, r.won_positions, r.lost_wins, r.lost_draws, r.unknown]
             for r in slips_by_bot(games, analyses)]
     click.echo(f"Tournament {tournament!r}: {plural(len(games), 'game')} analysed, {budget:g} s per position")
     click.echo(tabulate(rows, headers=["bot", "moves", "from won positions", "wins let slip", "draws lost", "unknown"]))

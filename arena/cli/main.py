@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from arena.errors import ArenaError
+from arena.text import printable
 
 if TYPE_CHECKING:
     from arena.engine.game import Rules
@@ -177,14 +178,16 @@ class ArenaGroup(HelpGroup):
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.UsageError as exc:
-            message = exc.format_message().rstrip(".")
+            message = printable(exc.format_message()).rstrip(".")
             # "Did you mean 'run'?" ends a sentence of its own: no "?;" before the pointer to --help.
             joint = " See" if message.endswith("?") else "; see"
             where = f"{joint} '{exc.ctx.command_path} --help'" if exc.ctx is not None else ""
             click.echo(f"Error: {message}{where}", err=True)
             sys.exit(2)
         except click.ClickException as exc:
-            exc.show()
+            # One line, whatever it quotes: a mistake's message may carry a bot's words
+            # (why its check failed), which must not act on the terminal.
+            click.echo(f"Error: {printable(exc.format_message())}", err=True)
             sys.exit(exc.exit_code)
         except (click.Abort, KeyboardInterrupt, SystemError) as exc:
             if not _interrupted(exc):

@@ -10,7 +10,7 @@ import click
 from arena.cli.main import main, open_store, rules_options
 from arena.league.standings import render_standings, standings
 from arena.terminal import progress as progress_bar
-from arena.text import plural
+from arena.text import plural, printable
 from arena.tournament.config import load_config
 from arena.tournament.entrants import resolve_bots_in_database
 from arena.tournament.runner import run_tournament
@@ -74,7 +74,7 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
     stored = outcome.already_stored + outcome.played
     if outcome.interrupted:
         if outcome.problem:
-            why = f"Stopped: {outcome.problem}"
+            why = f"Stopped: {printable(outcome.problem)}"
         else:
             why = "Interrupted" + _SIGNAL_NAMES.get(outcome.signal or signal.SIGINT, "")
         try:

@@ -11,6 +11,7 @@ from tabulate import tabulate
 
 from arena.league.standings import csv_text, first_player_score, selection_field
 from arena.league.store import StoredGame
+from arena.text import printable
 
 
 def crosstable(games: Iterable[StoredGame], order: Sequence[str]) -> dict[str, dict[str, list[float]]]:
@@ -58,9 +59,9 @@ def render_crosstable(
             cells.append("" if opp == bot or not n else f"{points:g}/{n}")
         total_points = sum(p for p, _ in table[bot].values())
         total_games = sum(n for _, n in table[bot].values())
-        rows.append([short[i], bot, *cells, f"{total_points:g}/{total_games}"])
+        rows.append([short[i], printable(bot), *cells, f"{total_points:g}/{total_games}"])
     headers = ["#", "bot", *short, "total"]
-    if fmt == "csv":
+    if fmt == "csv":  # data, names as stored (see render_standings)
         return csv_text(["bot", *bots], [[bot, *row[2:-1]] for bot, row in zip(bots, rows)])
     return tabulate(rows, headers=headers, tablefmt="github" if fmt == "github" else "simple",
                     disable_numparse=True)
@@ -84,7 +85,8 @@ def render_colours(
             n = wins + draws + losses
             row += [f"{wins}-{draws}-{losses}", f"{100 * (wins + draws / 2) / n:.1f}" if n else ""]
         rows.append(row)
-    if fmt == "csv":
+    if fmt == "csv":  # data, names as stored (see render_standings)
         return csv_text(headers, rows)
+    rows = [[printable(row[0]), *row[1:]] for row in rows]
     return tabulate(rows, headers=headers, tablefmt="github" if fmt == "github" else "simple",
                     disable_numparse=True)

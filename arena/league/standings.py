@@ -17,6 +17,7 @@ from tabulate import tabulate
 from arena.league.ratings import Result, fit_ratings, incremental_elo
 from arena.league.store import StoredGame
 from arena.records import Termination
+from arena.text import printable
 
 OUTPUT_FORMATS = ("table", "github", "csv", "json")
 
@@ -82,7 +83,13 @@ def standings(
 
 def render_standings(rows: list[Standing], fmt: str = "table", selection: dict[str, Any] | None = None) -> str:
     """The standings in one of OUTPUT_FORMATS; JSON starts with ``selection`` (what the
-    table shows, see arena.league.selection) when one is given."""
+    table shows, see arena.league.selection) when one is given.
+
+    The tables (``table``, ``github``) are for people: a bot's name is escaped
+    (:func:`arena.text.printable`), as every command escapes what a bot may have
+    written. CSV and JSON are data and carry names exactly as stored: JSON escapes
+    control characters itself; CSV quotes what needs quoting and leaves the rest
+    to the program that reads it, as a spreadsheet expects."""
     if fmt == "json":
         return json.dumps({**selection_field(selection), "standings": [asdict(r) for r in rows]}, indent=2)
     if fmt == "csv":
@@ -92,7 +99,7 @@ def render_standings(rows: list[Standing], fmt: str = "table", selection: dict[s
     ]
     table = [
         [
-            r.rank, r.bot, r.games, r.wins, r.draws, r.losses, f"{r.score_pct:.1f}", f"{r.elo:.0f}",
+            r.rank, printable(r.bot), r.games, r.wins, r.draws, r.losses, f"{r.score_pct:.1f}", f"{r.elo:.0f}",
             f"{r.elo_minus:.0f}", f"{r.incremental_elo:.0f}", r.forfeits,
             "" if r.los_next is None else f"{100 * r.los_next:.0f}%",
         ]

@@ -25,7 +25,7 @@ from sqlite_utils.migrations import Migrations
 from arena.engine.game import Rules, format_moves, move_names
 from arena.errors import ArenaError
 from arena.records import GameRecord, Termination
-from arena.text import content_hash
+from arena.text import content_hash, json_text
 
 migrations = Migrations("arena")
 _MIGRATION_NAMES: list[str] = []  # ours, in order: sqlite-utils keeps its own list private
@@ -652,12 +652,11 @@ def _game_row(tournament_id: int, record: GameRecord, bot_ids: dict[str, int]) -
 
 def _move_rows(game_id: int, record: GameRecord) -> list[tuple[Any, ...]]:
     names = move_names(record.spec.rules)
-    dumps = json.dumps
     return [
         (
             game_id, ply, names[move],
             ms,
-            None if info is None else dumps(info),
+            None if info is None else json_text(info),  # strict JSON: a NaN a bot reported is null
         )
         for ply, move, ms, info in record.moves
     ]
@@ -680,7 +679,7 @@ def code_description(source: str, kind: str, class_name: str | None = None) -> s
 
     try:
         module = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # the parser's word for nested too deep
         return ""
     body = module.body
     node: ast.AST | None = None

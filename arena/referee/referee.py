@@ -8,7 +8,7 @@ forfeit, with the reason recorded; its opponent wins.
 
 from __future__ import annotations
 
-import json
+import hashlib
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,7 +18,7 @@ from arena.bot import Bot, BotFailure, describe_non_move, split_answer
 from arena.engine.game import Board, format_move
 from arena.plugins import make_bot
 from arena.records import GameRecord, GameSpec, MoveRecord, Outcome, Termination, TimeControl
-from arena.text import clip
+from arena.text import clip, json_text, printable, quote
 
 
 class _Forfeit(Exception):
@@ -136,12 +136,13 @@ def _illegal(board: Board, move: object) -> str:
 
 
 def _clean_info(info: dict[str, Any]) -> dict[str, Any] | None:
-    """Keep a bot's info only if it can be stored as JSON (and is not huge)."""
+    """Keep a bot's info only if it can be stored as JSON (and is not huge). A float
+    that is not finite is no JSON: the store writes it as null (see json_text)."""
     if not info:
         return None
     try:
-        text = json.dumps(info)
-    except (TypeError, ValueError):
+        text = json_text(info)
+    except Exception:  # not JSON: an object, a circular or a too deeply nested structure
         return {"error": "info was not JSON-serialisable"}
     if len(text) > 4096:
         return {"error": f"info too large ({len(text)} bytes)"}
@@ -149,9 +150,27 @@ def _clean_info(info: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _describe(exc: BaseException) -> str:
-    return clip(f"{type(exc).__name__}: {exc}", 200)
+    """An exception for a forfeit reason: its type, then its message quoted (it is
+    the bot's own words, never the arena's verdict)."""
+    try:
+        message = str(exc)
+    except Exception:  # a bot's exception may fail to say what it is
+        message = "(its message could not be read)"
+    kind = printable(clip(type(exc).__name__, 60))
+    return f"{kind}: {quote(message, 200)}" if message else kind
+
+
+#: The key of the hash that gives each side its seed. It is no secret (a tournament
+#: must give the same games on any machine); what matters is that the hash is one-way.
+_SEED_KEY = b"connectk-arena side seeds"
 
 
 def _bot_seed(game_seed: int, player: int) -> int:
-    # Distinct, reproducible streams for the two bots of a game.
-    return (game_seed * 2 + player) & 0xFFFF_FFFF_FFFF
+    """The seed of ``player``'s bot in a game: reproducible from the game's seed, and
+    one bot's seed tells nothing about the other's (with ``game_seed * 2 + player``,
+    a bot knew its opponent's seed, its own with the last bit flipped, and so the
+    moves of a seeded random opponent). 48 bits, as bots have always been given."""
+    digest = hashlib.blake2b(
+        b"%d" % game_seed, digest_size=6, key=_SEED_KEY, person=b"side %d" % player
+    ).digest()
+    return int.from_bytes(digest, "big")

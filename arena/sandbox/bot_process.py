@@ -21,8 +21,10 @@ from arena.engine.game import Board, Rules
 from arena.errors import ArenaError
 from arena.records import BotCode, Limits
 from arena.sandbox import cgroups, connectx, landlock, namespaces, seccomp
+from arena.sandbox.answers import MAX_DEPTH, nested_deeper_than
 from arena.sandbox.process_control import die_with_parent, drop_capabilities
 from arena.sandbox.wire import OUTPUT_NAME, read_message
+from arena.text import clip, json_text, printable, quote
 
 
 class BotFileError(ArenaError):
@@ -274,7 +276,9 @@ def _answer(bot: Any, request: dict[str, Any], limits: Limits) -> dict[str, Any]
             rules = Rules(**request["rules"])
             bot.new_game(rules, request["player"], request["seed"])
             bot.sandbox_rules = rules
-            return {"ok": True, "kind": getattr(bot, "kind", "bot")}
+            # Known from the class, not asked of the bot: a Bot may have an attribute
+            # (an option, even) named kind, and the kind is stored with a submission.
+            return {"ok": True, "kind": "connectx" if isinstance(bot, connectx.KaggleAgentBot) else "bot"}
         board = Board(bot.sandbox_rules)
         for move in request["moves"]:
             board.play(move)
@@ -287,16 +291,30 @@ def _answer(bot: Any, request: dict[str, Any], limits: Limits) -> dict[str, Any]
     except OSError as exc:
         if exc.errno == errno.EFBIG:
             return {"error": f"output: printed more than the {limits.output_kb} KB allowed"}
-        return {"error": f"crashed: {type(exc).__name__}: {exc}"[:300]}
+        return {"error": _crashed(exc)}
     except BaseException as exc:
-        return {"error": f"crashed: {type(exc).__name__}: {exc}"[:300]}
+        return {"error": _crashed(exc)}
     if type(move) is not int:
         return {"not_a_move": describe_non_move(move)}
     try:
-        json.dumps(info)
-    except (TypeError, ValueError):
+        text = json_text(info)  # as _encode will write it: NaN and infinities as null
+    except Exception:  # not JSON (an object, a circular structure, too deep to write...)
         info = {"error": "info was not JSON-serialisable"}
+    else:
+        if nested_deeper_than(text.encode(), MAX_DEPTH - 1):  # the answer around it is one level more
+            info = {"error": f"info nested more than {MAX_DEPTH - 1} deep"}
     return {"move": move, "info": info}
+
+
+def _crashed(exc: BaseException) -> str:
+    """The reason of a bot that raised: the exception's type, then its message
+    quoted, so that a message such as "the opponent crashed" reads as the bot's words."""
+    try:
+        message = str(exc)
+    except Exception:  # the bot's own __str__ may raise too
+        message = "(its message could not be read)"
+    kind = printable(clip(type(exc).__name__, 60))  # a bot can name a class anything, escapes too
+    return f"crashed: {kind}: {quote(message, 200)}" if message else f"crashed: {kind}"
 
 
 def _send(fd: int, message: dict[str, Any]) -> None:
@@ -304,7 +322,7 @@ def _send(fd: int, message: dict[str, Any]) -> None:
 
 
 def _encode(message: dict[str, Any]) -> bytes:
-    return json.dumps(message).encode() + b"\n"
+    return json_text(message).encode() + b"\n"
 
 
 def _last_line(text: str) -> str:

@@ -32,9 +32,8 @@ from arena.bot import Bot, BotFailure, Choice
 from arena.engine.game import Board, Rules
 from arena.records import BotCode, Limits
 from arena.sandbox import cgroups, process_control, spawner
+from arena.sandbox.answers import MAX_MESSAGE, parse_answer
 from arena.sandbox.wire import encode, wait_readable
-
-MAX_MESSAGE = 64 * 1024  # bytes of one answer from the bot process
 
 
 class BotTimeout(BotFailure):
@@ -210,13 +209,7 @@ class SandboxedBot(Bot):
             if len(self._buffer) > MAX_MESSAGE:
                 raise BotFailure("protocol: answer too long")
         line, _, self._buffer = self._buffer.partition(b"\n")
-        try:
-            reply = json.loads(line)
-        except ValueError:
-            raise BotFailure(f"protocol: unreadable answer {line[:40]!r}") from None
-        if not isinstance(reply, dict):
-            raise BotFailure(f"protocol: unreadable answer {line[:40]!r}")
-        return reply
+        return parse_answer(line)
 
     def _death_reason(self) -> str:
         assert self._pid is not None

@@ -37,7 +37,7 @@ from arena.bot import Bot, split_answer
 from arena.engine.game import PLAYER_MARKS, Board, NotationError, Rules, format_move, parse_move
 from arena.plugins import make_bot
 from arena.terminal.console import TerminalIO
-from arena.text import clip
+from arena.text import clip, printable
 
 # ANSI escape codes; used only when colour is asked for.
 RESET = "\x1b[0m"
@@ -89,8 +89,8 @@ def format_info(info: dict[str, Any] | None, limit: int = 160) -> str:
         else:
             shown = str(value)
         parts.append(f"{key} {shown}")
-    text = ", ".join(parts)
-    return clip(text, limit)
+    # Keys and values are the bot's own text: escaped, so they cannot act on the terminal.
+    return clip(printable(", ".join(parts)), limit)
 
 
 def format_ms(ms: float) -> str:
@@ -340,7 +340,7 @@ class PlaySession(TerminalIO):
         return True
 
     def _bot_failed(self, reason: str) -> None:
-        self._say(f"the bot {self.bot_spec} {reason}; game abandoned")
+        self._say(printable(f"the bot {self.bot_spec} {reason}; game abandoned"))  # the reason may quote the bot
         self.outcome = "bot failed"
 
     # --- board and output ---------------------------------------------------------------
@@ -398,4 +398,4 @@ class PlaySession(TerminalIO):
 def _short(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     text = text.splitlines()[0] if text.strip() else type(exc).__name__
-    return clip(text, 160)
+    return clip(printable(text), 160)  # a bot's failure may quote the bot

@@ -22,7 +22,7 @@ from typing import Any, TextIO
 from arena.engine.game import PLAYER_MARKS, Board, Rules, format_move
 from arena.terminal.console import TerminalIO
 from arena.terminal.play import format_info, format_ms, render_board, result_text
-from arena.text import plural
+from arena.text import plural, printable
 
 
 class ReplaySession(TerminalIO):
@@ -169,7 +169,7 @@ class ReplaySession(TerminalIO):
 
     def _ending(self, board: Board) -> str:
         if self.ending:
-            return f"end: {self.ending}"
+            return f"end: {printable(self.ending)}"  # a forfeit's reason may quote the bot
         result = result_text(board)
         if result is None:
             return "end of the record (the game was not finished on the board)"
@@ -177,14 +177,14 @@ class ReplaySession(TerminalIO):
 
     def _header(self) -> str:
         return (
-            f"{self.rules.describe()}: {PLAYER_MARKS[0]} {self.players[0]} vs "
-            f"{PLAYER_MARKS[1]} {self.players[1]}, {plural(self.last_ply, 'ply', 'plies')}"
+            f"{self.rules.describe()}: {PLAYER_MARKS[0]} {printable(self.players[0])} vs "
+            f"{PLAYER_MARKS[1]} {printable(self.players[1])}, {plural(self.last_ply, 'ply', 'plies')}"
         )
 
     def _name(self, player: int) -> str:
         name = self.players[player] if player < len(self.players) else ""
         mark = PLAYER_MARKS[player]
-        return f"{mark} ({name})" if name and name != mark else mark
+        return f"{mark} ({printable(name)})" if name and name != mark else mark
 
     def _prompt(self) -> str:
         return f"ply {self.ply}/{self.last_ply} (Enter/n next, p previous, j N jump, q quit): "
