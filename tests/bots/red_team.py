@@ -28,7 +28,7 @@ LAST_PID = 65535
 _SYSCALLS = {"x86_64": {"add_key": 248, "keyctl": 250}, "aarch64": {"add_key": 217, "keyctl": 219}}
 KEY_SPEC_USER_KEYRING = -4
 KEYCTL_SEARCH, KEYCTL_READ, KEYCTL_INVALIDATE = 10, 11, 21
-IPC_CREAT, IPC_NOWAIT, IPC_RMID = 0o1000, 0o4000, 0
+IPC_CREAT, IPC_NOWAIT = 0o1000, 0o4000
 SEM_GETVAL = 12
 PR_SET_PDEATHSIG, PR_SET_NAME = 1, 15
 MSG_FASTOPEN = 0x20000000
@@ -63,7 +63,7 @@ def budget(bot, share=0.4, most=2.0):
 
 
 def ipc_key(nonce, salt):
-    """A SysV IPC key (or keyring description suffix) that only this run uses."""
+    """A SysV IPC key that only this run (its nonce) uses."""
     return zlib.crc32(f"red-team:{nonce}:{salt}".encode()) & 0x3FFFFFFF | 0x40000000
 
 
