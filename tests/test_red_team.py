@@ -29,7 +29,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import textwrap
 import threading
 import time
@@ -55,8 +54,8 @@ pytestmark = [
     pytest.mark.skipif(sys.platform != "linux", reason="the sandbox under attack is Linux's"),
     pytest.mark.skipif(os.name != "posix" or os.geteuid() != 0,
                        reason="the attacks are on the arena run as root (and need root to be contained)"),
-    pytest.mark.skipif(shutil.which("unshare") is None,
-                       reason="no unshare(1) to contain the attacks in a PID namespace"),
+    pytest.mark.skipif(shutil.which("unshare") is None or shutil.which("mount") is None,
+                       reason="no unshare(1) or mount(8) to contain the attacks in namespaces of their own"),
 ]
 
 
@@ -138,6 +137,11 @@ def run_plan(plan_file: str) -> None:
         except OSError as exc:
             return type(exc).__name__
 
+    # The bots' folders go in /dev/shm, where each arena removes what it takes for
+    # the folders of dead arenas (by process id, which this namespace hides): a
+    # /dev/shm of its own (the test's folder, bound over it in this process's
+    # mount namespace) keeps it and the arenas outside from removing each other's.
+    subprocess.run(["mount", "--bind", plan["shm"], "/dev/shm"], check=True)
     report: dict[str, Any] = {"steps": [], "groups": own_groups()}
     canary = subprocess.Popen(["sleep", "600"], **user) if plan["canary"] else None
     if canary is not None:
@@ -241,6 +245,9 @@ def play(
     """Submit each bot class with `arena submit`, then run each tournament with
     `arena tournament run`, all in a PID namespace of their own (see ``run_plan``)."""
     db = folder / "arena.db"
+    shm = folder / "shm"
+    shm.mkdir(exist_ok=True)
+    shm.chmod(0o1777)  # as /dev/shm is
     steps = [
         {"argv": [PYTHON, "-m", "arena", "submit", f"{RED}:{cls}", "--name", submitted_name(cls), "--db", str(db)],
          "timeout": 30, "log": str(folder / f"submit-{cls}.log")}
@@ -251,7 +258,7 @@ def play(
         path.write_text(toml(config))
         steps.append({"argv": [PYTHON, "-m", "arena", "tournament", "run", str(path)], "timeout": timeout,
                       "log": str(folder / f"{config['name']}.log")})
-    plan = {"steps": steps, "user": user, "canary": canary, "tag": tag, "cwd": str(folder),
+    plan = {"steps": steps, "user": user, "canary": canary, "tag": tag, "cwd": str(folder), "shm": str(shm),
             "settle": 1.0 if tag else 0.0, "report": str(folder / "report.json")}
     (folder / "plan.json").write_text(json.dumps(plan))
     if user is not None:
@@ -421,6 +428,7 @@ class Switchboard:
 
     def __init__(self, folder: Path, nonce: str) -> None:
         self.nonce = nonce
+        self.shm = folder / "shm"  # the run's /dev/shm (see ``play``)
         self.heard: list[str] = []  # what reached the test's listeners
         self.called_in: list[str] = []  # bots' sockets the test connected to
         self.tcp = socket.create_server(("127.0.0.1", 0))
@@ -476,9 +484,8 @@ class Switchboard:
                 data = b""
         return f"{'tcp' if sock is self.tcp else 'unix'}: {data!r}"
 
-    @staticmethod
-    def outputs() -> Iterator[Path]:
-        """The output files of the bots running now (in a memory file system, or the temporary folder)."""
+    def outputs(self) -> Iterator[Path]:
+        """The output files of the bots running now."""
 
         def listing(folder: Path, prefix: str) -> list[Path]:
             try:
@@ -486,10 +493,9 @@ class Switchboard:
             except OSError:  # removed meanwhile: its game is over
                 return []
 
-        for root in {"/dev/shm", tempfile.gettempdir()}:
-            for spawner in listing(Path(root), "arena-bots-"):
-                for bot in listing(spawner, "bot-"):
-                    yield bot / "output.txt"
+        for spawner in listing(self.shm, "arena-bots-"):
+            for bot in listing(spawner, "bot-"):
+                yield bot / "output.txt"
 
     def call_in(self) -> None:
         tried: set[str] = set()
