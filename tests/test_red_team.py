@@ -348,7 +348,7 @@ def nobody_can_run_the_arena() -> str:
     lines = (ran.stdout + ran.stderr).strip().splitlines() or ["no output"]
     if ran.returncode:
         return f"nobody cannot run the arena with {PYTHON}: {lines[-1]}"
-    refused = [line for line in lines if "refused" in line]
+    refused = [line for line in lines if line.startswith("Untrusted bots are refused")]
     if refused:
         missing = [" ".join(line.split()) for line in lines if " NO " in line]
         return f"arena doctor, as nobody: {refused[0]} ({'; '.join(missing[:2])})"
