@@ -29,6 +29,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -355,14 +356,16 @@ def nobody_can_run_the_arena() -> str:
     return ""
 
 
-def folder_for(tmp_path_factory: pytest.TempPathFactory, name: str, user: tuple[int, int] | None) -> Path:
+def folder_for(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, name: str,
+               user: tuple[int, int] | None) -> Path:
     """A folder for one run; for a run as another user, one it can enter and write
-    (pytest's own folders are open to their owner only)."""
+    (pytest's own folders are open to their owner only), removed after the tests."""
     if user is None:
         return tmp_path_factory.mktemp(name)
-    folder = Path(f"/tmp/red-team-{name}-{uuid.uuid4().hex[:8]}")
-    folder.mkdir(mode=0o755)
+    folder = Path(tempfile.mkdtemp(prefix=f"red-team-{name}-"))
+    folder.chmod(0o755)
     os.chown(folder, *user)
+    request.addfinalizer(lambda: shutil.rmtree(folder, ignore_errors=True))
     return folder
 
 
@@ -388,7 +391,7 @@ def harm(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     user = as_user(request)
     challengers = [s for cls in HARMERS for s in both(cls)] + ["greedy"]
     config = tournament("harm", challengers, time={"move_seconds": 5.0})
-    return play(folder_for(tmp_path_factory, "harm", user), HARMERS, [config], canary=True, user=user)
+    return play(folder_for(request, tmp_path_factory, "harm", user), HARMERS, [config], canary=True, user=user)
 
 
 def test_a_bot_cannot_change_the_limits_of_a_process_outside_its_game(harm: Played) -> None:
@@ -589,7 +592,7 @@ def hydra(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     user = as_user(request)
     tag = f"redhydra{uuid.uuid4().hex[:7]}"
     config = tournament("hydra", both("Hydra", tag=tag, seconds=30))
-    return play(folder_for(tmp_path_factory, "hydra", user), ["Hydra"], [config], tag="redhydra", user=user)
+    return play(folder_for(request, tmp_path_factory, "hydra", user), ["Hydra"], [config], tag="redhydra", user=user)
 
 
 def test_nothing_a_bot_starts_outlives_the_arena(hydra: Played) -> None:
