@@ -375,7 +375,7 @@ def test_frozen_groups_stop_their_processes_and_thaw():
     try:
         for h in group.folders:
             Path(h.folder, "cgroup.procs").write_text(str(child.pid))
-        freezer = cgroups.Freezer(*group.freezer())
+        freezer = cgroups.Freezer(group.freezer())
 
         def child_ticks() -> int:
             return int(Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()[11])

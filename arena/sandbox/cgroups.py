@@ -137,17 +137,35 @@ class BotGroup(NamedTuple):
                 return h.folder
         return None
 
-    def freezer(self) -> tuple[str, int, str] | None:
-        """(the file that freezes it, the cgroup version, a file that counts its
-        tasks), for the referee."""
+    def freezer(self) -> FreezerFiles | None:
+        """The files the referee freezes the bot with."""
         for h in self.folders:
             if h.controller == "freezer":
                 freeze = os.path.join(h.folder, "cgroup.freeze" if h.version == 2 else "freezer.state")
+                procs = os.path.join(h.folder, "cgroup.procs")
                 pids = self.folder("pids")
-                tasks = os.path.join(pids, "pids.current") if pids is not None else os.path.join(
-                    h.folder, "cgroup.threads" if h.version == 2 else "tasks")
-                return freeze, h.version, tasks
+                if pids is None:  # joined at once; its own list counts its tasks
+                    return FreezerFiles(freeze, h.version, os.path.join(
+                        h.folder, "cgroup.threads" if h.version == 2 else "tasks"), None, procs)
+                return FreezerFiles(freeze, h.version, os.path.join(pids, "pids.current"),
+                                    os.path.join(pids, "cgroup.procs"), procs)
         return None
+
+    @property
+    def joins_freezer_later(self) -> bool:
+        """Moving a process into a group costs a few hundred microseconds of processor
+        time, and most bots are a single process that never needs freezing: where the
+        pids controller counts its tasks, the bot joins its freezer group only once it
+        has a second one (the referee moves it, see :class:`Freezer`)."""
+        return self.folder("pids") is not None
+
+
+class FreezerFiles(NamedTuple):
+    freeze: str  # cgroup.freeze (v2) or freezer.state (v1)
+    version: int
+    tasks: str  # counts the bot's tasks: pids.current, or a list of them
+    members: str | None  # the bot's processes, to move into the freezer group (None: already in it)
+    procs: str  # the freezer group's cgroup.procs
 
 
 class GroupPool:
@@ -380,6 +398,8 @@ def join(group: BotGroup) -> Joined:
     memory = pids = usage = None
     version = 1
     for h in group.folders:
+        if h.controller == "freezer" and group.joins_freezer_later:
+            continue
         _write(os.path.join(h.folder, "cgroup.procs"), "0")  # 0: the writer itself
         if h.controller == "memory":
             version = h.version
@@ -423,11 +443,12 @@ class Freezer:
     it can only have started on its own move) is frozen, from then on.
     """
 
-    def __init__(self, path: str, version: int, tasks: str) -> None:
-        self._fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
-        self._tasks = os.open(tasks, os.O_RDONLY | os.O_CLOEXEC)
-        self._counted = tasks.endswith(".current")  # a number; otherwise one task per line
-        self._frozen, self._thawed = (b"1", b"0") if version == 2 else (b"FROZEN", b"THAWED")
+    def __init__(self, files: FreezerFiles) -> None:
+        self.files = files
+        self._fd = os.open(files.freeze, os.O_WRONLY | os.O_CLOEXEC)
+        self._tasks = os.open(files.tasks, os.O_RDONLY | os.O_CLOEXEC)
+        self._counted = files.tasks.endswith(".current")  # a number; otherwise one task per line
+        self._frozen, self._thawed = (b"1", b"0") if files.version == 2 else (b"FROZEN", b"THAWED")
         self.frozen = False
         self.busy = False  # it has had more than one task: freeze it from now on
 
@@ -435,9 +456,32 @@ class Freezer:
         """Its move is over (or it has started): freeze it if it could run."""
         if not self.busy:
             self.busy = self._task_count() > 1
+            if self.busy and self.files.members is not None:
+                os.write(self._fd, self._frozen)  # frozen first: whatever moves in stops
+                self.frozen = True
+                self._gather()
         if self.busy and not self.frozen:
             os.write(self._fd, self._frozen)
             self.frozen = True
+
+    def _gather(self) -> None:
+        """Move the bot's processes into its (frozen) freezer group. One that forks
+        meanwhile may leave a child outside: go round until none is left (its
+        process limit bounds how many there can be)."""
+        assert self.files.members is not None
+        for _ in range(100):
+            with open(self.files.members) as f:
+                everyone = set(map(int, f.read().split()))
+            with open(self.files.procs) as f:
+                frozen = set(map(int, f.read().split()))
+            outside = everyone - frozen - {0}
+            if not outside:
+                return
+            for pid in outside:
+                try:
+                    _write(self.files.procs, str(pid))
+                except OSError:
+                    pass  # it has just exited
 
     def wake(self) -> None:
         if self.frozen:

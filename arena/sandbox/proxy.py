@@ -136,7 +136,7 @@ class SandboxedBot(Bot):
             os.set_blocking(spare.channel, False)
             if spare.freezer is not None:
                 try:
-                    self._freezer = cgroups.Freezer(*spare.freezer)
+                    self._freezer = cgroups.Freezer(spare.freezer)
                 except OSError:
                     pass  # not ours to freeze (another user's arena): it runs unfrozen
             try:

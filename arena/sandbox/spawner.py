@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from arena.sandbox import process_control
+from arena.sandbox import cgroups, process_control
 from arena.sandbox.wire import encode, take_message
 
 
@@ -39,7 +39,7 @@ class Spare(NamedTuple):
 
     pid: int  # leader of its own process group (and first process of its PID namespace)
     channel: int  # our end of its socket: the job goes down it, then the game's requests
-    freezer: tuple[str, int, str] | None  # see arena.sandbox.cgroups.BotGroup.freezer
+    freezer: cgroups.FreezerFiles | None  # how the referee freezes it
 
 
 class Spawner:
