@@ -420,7 +420,8 @@ def test_an_arena_that_is_not_root_still_isolates_its_bots(tmp_path):
                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.startswith("1000\n")
-    assert "PID namespace       yes" in ran.stdout and "run fully isolated" in ran.stdout, ran.stdout
+    assert "PID namespace       yes" in ran.stdout and "network namespace   yes" in ran.stdout, ran.stdout
+    assert "Untrusted bots run" in ran.stdout and "isolated" in ran.stdout, ran.stdout  # not refused
     tags = re.findall(r"fc[0-9a-f]{12}", ran.stdout)
     assert tags, ran.stdout  # the bot's children's name, from its move info
     deadline = time.monotonic() + 3

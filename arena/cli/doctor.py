@@ -18,8 +18,11 @@ def doctor_command() -> None:
     click.echo(f"Sandbox on {system()}:")
     click.echo(tabulate([[m.name, "yes" if m.holds else "NO", m.what] for m in mechanisms],
                         headers=["mechanism", "holds", "what it gives a bot"]))
-    if not missing:
+    weaker = [m.name for m in mechanisms if not m.holds]
+    if not missing and not weaker:
         click.echo("Untrusted bots (bot files, submissions) run fully isolated.")
+    elif not missing:
+        click.echo(f"Untrusted bots run isolated, but without: {', '.join(weaker)} (see above for what that means).")
     elif weak_sandbox_accepted():
         click.echo("Untrusted bots run with weaker containment: --weak-sandbox (or ARENA_WEAK_SANDBOX) accepts it.")
     else:

@@ -217,7 +217,9 @@ class GroupPool:
             except FileExistsError:
                 pass
             folders.append(base._replace(folder=folder))
-        return BotGroup(name, tuple(folders))
+        group = BotGroup(name, tuple(folders))
+        open_files(group)
+        return group
 
     def give_back(self, group: BotGroup) -> None:
         """The group's bot process has ended: once nothing is left in it, it can
@@ -249,6 +251,7 @@ class GroupPool:
             time.sleep(0.005)
         for group in groups:
             for h in group.folders:
+                _close_files_under(h.folder)
                 _rmdir(h.folder)
         for base in self.bases:
             try:  # back where it came from: a group with a process in it cannot be removed
@@ -267,8 +270,8 @@ def _reclaim(group: BotGroup) -> None:
     for h in group.folders:
         if h.controller == "memory":
             try:
-                with open(os.path.join(h.folder, "memory.usage_in_bytes" if h.version == 1 else "memory.current")) as f:
-                    charged = int(f.read())
+                charged = int(os.pread(_opened_file(os.path.join(h.folder, _memory_files(h.version)[1]),
+                                                    os.O_RDONLY), 32, 0))
                 if charged < RECLAIM_FROM:
                     continue  # not worth it: reclaiming costs a millisecond even with nothing to do
                 if h.version == 1:
@@ -285,8 +288,7 @@ def empty(group: BotGroup) -> bool:
     pids = group.folder("pids")
     if pids is not None:
         try:
-            with open(os.path.join(pids, "pids.current")) as f:
-                return int(f.read()) == 0
+            return int(os.pread(_opened_file(os.path.join(pids, "pids.current"), os.O_RDONLY), 32, 0)) == 0
         except (OSError, ValueError):
             pass
     return not members(group.folders[0].folder)
@@ -365,6 +367,24 @@ def _subfolders(folder: str) -> list[str]:
         return []
 
 
+# Files of the groups, opened once by the spawner: opening a control file costs
+# more than using it, and a bot process inherits them all (it keeps its own, see
+# join, and closes the rest with everything else it inherits).
+_opened: dict[str, int] = {}
+
+
+def _opened_file(path: str, flags: int) -> int:
+    fd = _opened.get(path)
+    if fd is None:
+        fd = _opened[path] = os.open(path, flags)
+    return fd
+
+
+def _close_files_under(folder: str) -> None:
+    for path in [p for p in _opened if p.startswith(folder + "/")]:
+        os.close(_opened.pop(path))
+
+
 def _rmdir(folder: str) -> None:
     try:
         os.rmdir(folder)
@@ -392,23 +412,41 @@ class Joined(NamedTuple):
     version: int
 
 
+def open_files(group: BotGroup) -> None:
+    """Open the files a bot process of ``group`` uses (in the spawner, before it forks)."""
+    for h in group.folders:
+        _opened_file(os.path.join(h.folder, "cgroup.procs"), os.O_WRONLY)
+        if h.controller == "memory":
+            limit_name, usage_name = _memory_files(h.version)
+            _opened_file(os.path.join(h.folder, limit_name), os.O_WRONLY)
+            _opened_file(os.path.join(h.folder, usage_name), os.O_RDONLY)
+        elif h.controller == "pids":
+            _opened_file(os.path.join(h.folder, "pids.max"), os.O_WRONLY)
+            _opened_file(os.path.join(h.folder, "pids.current"), os.O_RDONLY)
+
+
+def _memory_files(version: int) -> tuple[str, str]:
+    """(its limit, its usage)."""
+    return ("memory.max", "memory.current") if version == 2 else ("memory.limit_in_bytes", "memory.usage_in_bytes")
+
+
 def join(group: BotGroup) -> Joined:
-    """Move the calling process into its groups and open their limit files (called
-    in the bot process while it still has its privileges)."""
+    """Move the calling process into its groups, and keep the files it sets its
+    limits with (called in the bot process while it still has its privileges,
+    with the files :func:`open_files` opened in the spawner)."""
     memory = pids = usage = None
     version = 1
     for h in group.folders:
         if h.controller == "freezer" and group.joins_freezer_later:
             continue
-        _write(os.path.join(h.folder, "cgroup.procs"), "0")  # 0: the writer itself
+        os.write(_opened_file(os.path.join(h.folder, "cgroup.procs"), os.O_WRONLY), b"0")  # 0: the writer itself
         if h.controller == "memory":
             version = h.version
-            limit_name, usage_name = ("memory.max", "memory.current") if h.version == 2 else (
-                "memory.limit_in_bytes", "memory.usage_in_bytes")
-            memory = os.open(os.path.join(h.folder, limit_name), os.O_WRONLY)
-            usage = os.open(os.path.join(h.folder, usage_name), os.O_RDONLY)
+            limit_name, usage_name = _memory_files(h.version)
+            memory = _opened_file(os.path.join(h.folder, limit_name), os.O_WRONLY)
+            usage = _opened_file(os.path.join(h.folder, usage_name), os.O_RDONLY)
         elif h.controller == "pids":
-            pids = os.open(os.path.join(h.folder, "pids.max"), os.O_WRONLY)
+            pids = _opened_file(os.path.join(h.folder, "pids.max"), os.O_WRONLY)
     return Joined(memory, usage, pids, version)
 
 
