@@ -45,7 +45,7 @@ def parse_answer(line: bytes) -> dict[str, Any]:
     if nested_deeper_than(line, MAX_DEPTH):
         raise BotFailure(f"protocol: answer nested more than {MAX_DEPTH} deep")
     try:
-        reply = json.loads(line, parse_constant=_no_constant, parse_float=_finite_float)
+        reply = _DECODER.decode(line.decode("utf-8"))
     except Exception:  # whatever the parser raises, the answer is unreadable
         raise BotFailure(f"protocol: unreadable answer {line[:40]!r}") from None
     if not isinstance(reply, dict):
@@ -81,3 +81,7 @@ def _finite_float(text: str) -> float | None:
     """A JSON number with a fraction or exponent; null if it overflows (``1e999``)."""
     value = float(text)
     return value if math.isfinite(value) else None
+
+
+# Made once: json.loads with these arguments would make a decoder for every answer.
+_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float)
