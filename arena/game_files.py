@@ -53,7 +53,7 @@ from arena.engine.game import (
 )
 from arena.errors import ArenaError
 from arena.records import RESULTS, Termination
-from arena.text import clip
+from arena.text import clip, nested_deeper_than
 
 FORMAT_NAME = "connectk-game"
 FORMAT_VERSION = 1
@@ -107,7 +107,7 @@ def parse_rules_prefix(text: str) -> Rules:
     match = _PREFIX.fullmatch(text.strip())
     if not match:
         raise GameFileError(
-            f"bad rules prefix {text.strip()!r}: expected WIDTHxHEIGHTcCONNECT, with an 'n' "
+            f"bad rules prefix {clip(text.strip())!r}: expected WIDTHxHEIGHTcCONNECT, with an 'n' "
             "suffix for no gravity and a 'w' one for count scoring, e.g. '7x6c4' or '15x15c5n'"
         )
     width, height, connect = (int(match.group(i)) for i in (1, 2, 3))
@@ -115,7 +115,7 @@ def parse_rules_prefix(text: str) -> Rules:
         scoring = "count" if match.group(5) else "line"
         return Rules(width, height, connect, gravity=not match.group(4), scoring=scoring)
     except RulesError as exc:
-        raise GameFileError(f"bad rules prefix {text.strip()!r}: {exc}") from None
+        raise GameFileError(f"bad rules prefix {clip(text.strip())!r}: {exc}") from None
 
 
 # --- export ---------------------------------------------------------------------------
@@ -215,7 +215,12 @@ def _looks_like_prefix(head: str, rules: Rules) -> bool:
     return rules.gravity and bool(re.search(r"[^\d,]", head))
 
 
+MAX_JSON_DEPTH = 32  # a game document nests 4 deep; more is not one (and would exhaust the parser's stack)
+
+
 def _import_json(text: str) -> ImportedGame:
+    if nested_deeper_than(text.encode("utf-8", "surrogatepass"), MAX_JSON_DEPTH):
+        raise GameFileError(f"bad JSON: nested more than {MAX_JSON_DEPTH} deep, which no game is")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 
@@ -87,3 +88,25 @@ def _finite(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_finite(item) for item in value]
     return value
+
+
+# A JSON string, whose brackets nest nothing. One left open runs to the end of
+# the line (the parser refuses it anyway): every match then ends where the next
+# may begin, so the scan is linear whatever the bot sent (a pattern that needed
+# the closing quote would search on from every quote in a long open string).
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def nested_deeper_than(data: bytes, limit: int) -> bool:
+    """Whether the arrays and objects in the JSON text ``data`` nest deeper than
+    ``limit`` (brackets in strings do not count), found without parsing: cheap,
+    and it cannot recurse."""
+    if data.count(b"[") + data.count(b"{") <= limit:  # too few brackets to nest deeper
+        return False
+    depth = 0
+    for byte in _STRING.sub(b"", data).translate(None, _NOT_BRACKETS):
+        depth += 1 if byte in b"[{" else -1
+        if depth > limit:
+            return True
+    return False

@@ -128,3 +128,20 @@ def test_an_imported_forfeit_is_stored_with_its_winner_and_exported_again(cli, t
     assert (exported["result"], exported["termination"], exported["reason"]) == ("0-1", "forfeit", "crashed")
     imported = import_game(json.dumps(exported))
     assert imported.termination is Termination.FORFEIT
+
+
+def test_an_import_of_deeply_nested_json_is_one_line_not_a_traceback(cli, tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"a":' * 100_000 + "1" + "}" * 100_000)
+    result = cli("import", str(deep))
+    assert result.exit_code == 2, result.output
+    assert result.output.count("\n") == 1 and "nested more than 32 deep" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_bad_rules_prefix_is_quoted_clipped_not_whole(cli, tmp_path):
+    junk = tmp_path / "junk.txt"
+    junk.write_text("[" * 100_000)
+    result = cli("import", str(junk))
+    assert result.exit_code == 2
+    assert len(result.output) < 400 and "bad rules prefix '[[[" in result.output

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from typing import Any
 
 from arena.bot import BotFailure
-from arena.text import clip
+from arena.text import clip, nested_deeper_than
 
 MAX_MESSAGE = 64 * 1024  # bytes of one answer from the bot process
 #: How deep arrays and objects may nest in an answer: far more than any real info
@@ -28,14 +27,6 @@ MAX_DEPTH = 32
 KINDS = ("bot", "connectx")
 #: Characters of a bot's error or non-move description kept for the record.
 MAX_TEXT = 300
-
-# A JSON string, whose brackets nest nothing. One left open runs to the end of
-# the line (the parser refuses it anyway): every match then ends where the next
-# may begin, so the scan is linear whatever the bot sent (a pattern that needed
-# the closing quote would search on from every quote in a long open string).
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-
 
 def parse_answer(line: bytes) -> dict[str, Any]:
     """The answer in ``line`` (one line from the bot process, without its newline)
@@ -56,20 +47,6 @@ def parse_answer(line: bytes) -> dict[str, Any]:
     if "kind" in reply and reply["kind"] not in KINDS:
         raise BotFailure(f"protocol: unknown kind {clip(repr(reply['kind']), 60)}")
     return reply
-
-
-def nested_deeper_than(data: bytes, limit: int) -> bool:
-    """Whether the arrays and objects in the JSON text ``data`` nest deeper than
-    ``limit`` (brackets in strings do not count), found without parsing: cheap,
-    and it cannot recurse."""
-    if data.count(b"[") + data.count(b"{") <= limit:  # too few brackets to nest deeper
-        return False
-    depth = 0
-    for byte in _STRING.sub(b"", data).translate(None, _NOT_BRACKETS):
-        depth += 1 if byte in b"[{" else -1
-        if depth > limit:
-            return True
-    return False
 
 
 def _no_constant(name: str) -> None:

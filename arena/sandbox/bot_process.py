@@ -21,10 +21,10 @@ from arena.engine.game import Board, Rules
 from arena.errors import ArenaError
 from arena.records import BotCode, Limits
 from arena.sandbox import cgroups, connectx, landlock, namespaces, seccomp
-from arena.sandbox.answers import MAX_DEPTH, nested_deeper_than
+from arena.sandbox.answers import MAX_DEPTH
 from arena.sandbox.process_control import die_with_parent, drop_capabilities
 from arena.sandbox.wire import OUTPUT_NAME, read_message
-from arena.text import clip, json_text, printable, quote
+from arena.text import clip, json_text, nested_deeper_than, printable, quote
 
 
 class BotFileError(ArenaError):
