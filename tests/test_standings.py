@@ -8,10 +8,8 @@ import random
 import pytest
 
 from arena.league.crosstable import by_colour, crosstable, render_colours, render_crosstable
-from arena.league.sprt import ACCEPT_H0, ACCEPT_H1, CONTINUE, Sprt, SprtError, elo_with_interval
 from arena.league.standings import render_standings, standings
 from arena.league.store import StoredGame
-from arena.tournament.match import match_specs, play_sprt
 
 
 def game(first, second, winner, key, tournament="t", termination=None):
@@ -106,41 +104,3 @@ def test_crosstable_and_colours():
     assert colours["c"] == {"first": [0, 0, 0], "second": [1, 0, 0]}
     csv = render_colours(colours, "csv").splitlines()
     assert csv[0].startswith("bot,") and len(csv) == 4
-
-
-# --- two-bot match: Elo interval and SPRT -----------------------------------------------
-
-
-def test_elo_interval_is_finite_and_wide_for_a_sweep():
-    elo, low, high = elo_with_interval(10, 0, 0)
-    assert 0 < low < elo < high < 2000
-    small = elo_with_interval(60, 0, 40)
-    big = elo_with_interval(600, 0, 400)
-    assert big[2] - big[1] < small[2] - small[1]
-    assert big[0] == pytest.approx(70.4, abs=1.5)  # 60% is 70.4 Elo
-
-
-@pytest.mark.parametrize(
-    "text", ["elo0=20,elo1=0", "elo0=0,elo1=20,alpha=0.7", "elo0=x", "elo2=3", "junk"]
-)
-def test_bad_sprt_settings_are_refused(text):
-    with pytest.raises(SprtError):
-        Sprt.parse(text)
-
-
-def test_sprt_decides_for_clear_evidence_and_waits_for_little():
-    test = Sprt.parse("elo0=0,elo1=20")
-    assert test.decision(0, 0, 0) == CONTINUE
-    assert test.decision(6, 0, 4) == CONTINUE
-    assert test.decision(700, 0, 300) == ACCEPT_H1
-    assert test.decision(500, 0, 500) == CONTINUE  # LLR -1.65: not yet
-    assert test.decision(1000, 0, 1000) == ACCEPT_H0
-    assert test.llr(600, 0, 400) > test.llr(550, 0, 450) > test.llr(500, 0, 500)
-
-
-def test_sprt_match_stops_early_when_one_bot_is_much_stronger():
-    specs = match_specs("minimax", "random", 400, seed=1)
-    result, decision = play_sprt(specs, ("minimax", "random"), Sprt(0, 100))
-    assert decision == ACCEPT_H1
-    assert len(result.records) < 40
-    assert len(result.records) % 2 == 0

@@ -1,4 +1,5 @@
-"""A match: two bots, N games, alternating who moves first."""
+"""A match: two bots, N games, alternating who moves first; or as many as a
+sequential test needs to decide."""
 
 from __future__ import annotations
 
@@ -11,11 +12,15 @@ from typing import Any
 
 from arena.engine.game import Rules
 from arena.engine.openings import game_seed, random_openings
-from arena.league.sprt import CONTINUE, Sprt
+from arena.league.sprt import CONTINUE, Outcomes, Sprt
 from arena.records import GameRecord, GameSpec, Termination, TimeControl
 from arena.referee.referee import play_game
 
 MATCH_PAIRING = "match"  # a match is one pairing; its game keys start with it
+#: The most games a match with a sequential test and no --games plays: far more
+#: than any test between bots of different strength needs, yet a bound, because
+#: two bots of equal strength on elo0=elo1-tiny bounds could go on for hours.
+SPRT_MAX_GAMES = 100_000
 
 #: Told after each game: games done, games in all, seconds since the start.
 Progress = Callable[[int, int, float], None]
@@ -70,6 +75,19 @@ class MatchResult:
         if self.bots[0] != self.bots[1]:
             return (a, b) if record.spec.first == self.bots[0] else (b, a)
         return (a, b) if int(record.spec.key.rsplit("-", 1)[-1]) % 2 == 0 else (b, a)
+
+    def points(self, record: GameRecord) -> float:
+        """The first bot's score in a game."""
+        return record.score(self.seats(record).index(self.labels[0]))
+
+    def outcomes(self) -> Outcomes:
+        """The first bot's results for a sequential test: per pair of games when the
+        games come in pairs (see :func:`paired`; a last game without its partner is
+        left out), else per game."""
+        scores = [self.points(record) for record in self.records]
+        if paired([record.spec for record in self.records]):
+            return Outcomes.pairs(scores[i] + scores[i + 1] for i in range(0, len(scores) - 1, 2))
+        return Outcomes.games(scores.count(1.0), scores.count(0.5), scores.count(0.0))
 
     def tally(self) -> dict[str, Tally]:
         """Wins, draws and losses of each bot, keyed by label."""
@@ -130,6 +148,16 @@ def match_specs(
     return specs
 
 
+def paired(specs: list[GameSpec]) -> bool:
+    """Whether the games come in pairs: games 2k and 2k+1 start from the same
+    opening with the colours swapped (as :func:`match_specs` makes them; a last
+    odd game may stand alone)."""
+    return len(specs) >= 2 and all(
+        a.opening == b.opening and a.rules == b.rules and (a.first, a.second) == (b.second, b.first)
+        for a, b in zip(specs[::2], specs[1::2])
+    )
+
+
 def play_match(
     specs: Iterable[GameSpec],
     bots: tuple[str, str],
@@ -153,20 +181,28 @@ def play_sprt(
     specs: Iterable[GameSpec], bots: tuple[str, str], test: Sprt, progress: Progress | None = None
 ) -> tuple[MatchResult, str]:
     """Play ``specs`` in order, checking ``test`` after each pair of games (one
-    opening, both colours); stop as soon as it decides. Returns the games played
-    and the decision (H0, H1, or continue if the specs ran out first).
-    ``progress`` is told after each game, against the most games there can be."""
+    opening, both colours) when they come in pairs, else after each game; stop as
+    soon as it decides. Returns the games played and the decision (H0, H1, or
+    continue if the specs ran out first). ``progress`` is told after each game,
+    against the most games there can be."""
     specs = list(specs)
     result = MatchResult(bots)
+    by_pair = paired(specs)
+    counts = [0] * (5 if by_pair else 3)  # kept as the games come: a long match recounts nothing
+    first_of_pair = 0.0
     decision = CONTINUE
     started = time.perf_counter()
     for spec in specs:
-        result.records.append(play_game(spec))
+        record = play_game(spec)
+        result.records.append(record)
         if progress is not None:
             progress(len(result.records), len(specs), time.perf_counter() - started)
-        if len(result.records) % 2 == 0:
-            tally = result.tally()[result.labels[0]]
-            decision = test.decision(tally.wins, tally.draws, tally.losses)
-            if decision != CONTINUE:
-                break
+        points = result.points(record)
+        if by_pair and len(result.records) % 2:
+            first_of_pair = points
+            continue
+        counts[round(2 * (first_of_pair + points)) if by_pair else round(2 * points)] += 1
+        decision = test.decision(Outcomes(tuple(counts)))
+        if decision != CONTINUE:
+            break
     return result, decision
