@@ -28,7 +28,7 @@ BUILTIN = ["random", "neighbour", "greedy", "blocker", "minimax"]
 QUICK_BOTS = ["random", "neighbour", "greedy", "blocker", "minimax:depth=2"]
 STANDING_FIELDS = [
     "rank", "bot", "games", "wins", "draws", "losses", "score_pct", "elo", "elo_minus",
-    "elo_plus", "incremental_elo", "forfeits", "los_next",
+    "elo_plus", "incremental_elo", "forfeits", "los_next", "group", "bound",
 ]
 
 
@@ -74,7 +74,8 @@ def copy_db(source: str | Path, target: str | Path) -> str:
 
 def standings_json(output: str) -> list[dict]:
     data = json.loads(output)
-    assert list(data) == ["selection", "standings"]
+    assert list(data) == ["selection", "model", "standings"]
+    assert set(data["model"]) == {"first_move_elo", "first_move_interval", "draw_rate", "groups"}
     return data["standings"]
 
 
@@ -532,7 +533,9 @@ def test_standings_table_and_github(cli, league):
     table = ok(cli("standings", "--db", league, "-t", "quick"))
     assert sorted(table_bots(standings_table(table))) == sorted(QUICK_BOTS)
     github = ok(cli("standings", "--db", league, "-t", "quick", "--format", "github"))
-    assert github.splitlines()[1] == "" and github.splitlines()[2].startswith("|")  # a heading, then markdown
+    lines = github.splitlines()
+    # A heading, the model's line (first move, draws), then markdown.
+    assert lines[1] == "" and lines[2].startswith("first move:") and lines[3].startswith("|")
     assert all(bot in github for bot in QUICK_BOTS)
 
 
@@ -577,7 +580,7 @@ def test_every_table_says_what_it_shows(cli, league, command, field):
     league_heading = "Whole league: 80 games from 2 tournaments (all finished); rules: 7x6 connect 4"
     assert ok(cli(command, "--db", league, "--all")).splitlines()[0] == league_heading
     data = json.loads(ok(cli(command, "--db", league, "--format", "json")))
-    assert list(data) == ["selection", field]
+    assert [key for key in data if key != "model"] == ["selection", field]  # standings also give the model
     assert data["selection"] == {"tournament": "q2", "whole_league": False, "games": 40, "rules": ["7x6 connect 4"],
                                  "status": "finished", "tournaments": ["q2"]}
     result = cli(command, "--db", league, "--format", "csv")  # the CSV stays pure; the heading on stderr

@@ -13,7 +13,7 @@ import pytest
 
 from arena.bot import Bot, Choice
 from arena.engine.game import Board, Rules
-from arena.league.ratings import ELO_PER_NATURAL, MEAN_RATING, PRIOR_DRAWS, Result, fit_ratings
+from arena.league.ratings import ELO_PER_NATURAL, MEAN_RATING, Result, fit_ratings
 from arena.league.store import Store
 from arena.records import GameSpec, TimeControl
 from arena.referee.referee import play_game
@@ -121,47 +121,50 @@ def test_info_of_4096_bytes_is_kept_and_one_byte_more_is_refused():
 
 
 def test_rating_intervals_are_the_curvature_of_the_posterior_with_its_prior():
-    """An independent check of the fit: the log posterior (games plus one virtual
-    draw per bot against an average field) maximised and differentiated numerically."""
+    """An independent check of the fit: the log posterior (Davidson's model with the
+    first-move bonus, the virtual draws and the weak priors, written out game by game
+    in tests/test_ratings.py) maximised and differentiated numerically, over the
+    strengths, the bonus and log nu; the covariance of the strengths (centred) must be
+    what the fit reports."""
+    from tests.test_ratings import log_likelihood
+
     names = ["a", "b", "c"]
     results = [Result("a", "b", 1.0)] * 5 + [Result("b", "a", 0.5)] * 2 + [Result("b", "c", 1.0)] * 3
     results += [Result("c", "b", 0.0)] * 2 + [Result("a", "c", 1.0)] * 4 + [Result("c", "a", 0.5)]
-    index = {name: i for i, name in enumerate(names)}
+    results += [Result("c", "a", 1.0), Result("b", "a", 1.0)]
 
-    def log_posterior(s: np.ndarray) -> float:
-        total = 0.0
-        for r in results:
-            d = s[index[r.first]] - s[index[r.second]]
-            total += r.score * -np.log1p(np.exp(-d)) + (1 - r.score) * -np.log1p(np.exp(d))
-        for x in s:  # the virtual draw against strength 0
-            total += PRIOR_DRAWS * 0.5 * (-np.log1p(np.exp(-x)) - np.log1p(np.exp(x)))
-        return float(total)
+    def log_posterior(x: np.ndarray) -> float:
+        strength = {"a": 0.0, "b": float(x[0]), "c": float(x[1])}  # a held at 0: only gaps are fitted
+        return log_likelihood(names, results, strength, float(x[2]), float(x[3]))
 
-    def hessian(s: np.ndarray, h: float = 1e-4) -> np.ndarray:
-        n = len(s)
+    def hessian(x: np.ndarray, h: float = 1e-4) -> np.ndarray:
+        n = len(x)
         out = np.zeros((n, n))
         for i, j in itertools.product(range(n), repeat=2):
             e_i, e_j = np.eye(n)[i] * h, np.eye(n)[j] * h
-            out[i, j] = (log_posterior(s + e_i + e_j) - log_posterior(s + e_i - e_j)
-                         - log_posterior(s - e_i + e_j) + log_posterior(s - e_i - e_j)) / (4 * h * h)
+            out[i, j] = (log_posterior(x + e_i + e_j) - log_posterior(x + e_i - e_j)
+                         - log_posterior(x - e_i + e_j) + log_posterior(x - e_i - e_j)) / (4 * h * h)
         return out
 
-    def gradient(s: np.ndarray, h: float = 1e-6) -> np.ndarray:
-        return np.array([(log_posterior(s + e) - log_posterior(s - e)) / (2 * h) for e in np.eye(len(s)) * h])
+    def gradient(x: np.ndarray, h: float = 1e-6) -> np.ndarray:
+        return np.array([(log_posterior(x + e) - log_posterior(x - e)) / (2 * h) for e in np.eye(len(x)) * h])
 
-    s = np.zeros(3)
+    x = np.zeros(4)
     for _ in range(50):
-        s = s - np.linalg.solve(hessian(s), gradient(s))
-    covariance = np.linalg.inv(-hessian(s))
+        x = x - np.linalg.solve(hessian(x), gradient(x))
+    covariance = np.zeros((3, 3))
+    covariance[1:, 1:] = np.linalg.inv(-hessian(x))[:2, :2]
     centring = np.eye(3) - np.full((3, 3), 1 / 3)
     expected = centring @ covariance @ centring.T * ELO_PER_NATURAL**2
 
     fit = fit_ratings(results)
     for a, b in itertools.product(names, repeat=2):
-        assert fit.covariance[a, b] == pytest.approx(expected[index[a], index[b]], rel=1e-3, abs=1e-2)
-    for name in names:
-        elo = MEAN_RATING + (s[index[name]] - s.mean()) * ELO_PER_NATURAL
+        assert fit.covariance[a, b] == pytest.approx(expected[names.index(a), names.index(b)], rel=1e-3, abs=1e-2)
+    strengths = np.array([0.0, x[0], x[1]])
+    for i, name in enumerate(names):
+        elo = MEAN_RATING + (strengths[i] - strengths.mean()) * ELO_PER_NATURAL
         assert fit.ratings[name].elo == pytest.approx(elo, abs=1e-2)
+    assert fit.first_move_elo == pytest.approx(x[2] * ELO_PER_NATURAL, abs=1e-2)
 
 
 # --- only a finished tournament has a finishing time ------------------------------------

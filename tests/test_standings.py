@@ -69,10 +69,10 @@ def test_forfeits_are_counted_against_the_loser():
 
 def test_standings_json_fields_are_the_documented_ones():
     data = json.loads(render_standings(standings(league()), "json"))
-    assert set(data) == {"standings"}
+    assert set(data) == {"model", "standings"}
     assert set(data["standings"][0]) == {
         "rank", "bot", "games", "wins", "draws", "losses", "score_pct", "elo", "elo_minus",
-        "elo_plus", "incremental_elo", "forfeits", "los_next",
+        "elo_plus", "incremental_elo", "forfeits", "los_next", "group", "bound",
     }
 
 
@@ -104,3 +104,39 @@ def test_crosstable_and_colours():
     assert colours["c"] == {"first": [0, 0, 0], "second": [1, 0, 0]}
     csv = render_colours(colours, "csv").splitlines()
     assert csv[0].startswith("bot,") and len(csv) == 4
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_same_games_in_any_order_give_byte_identical_standings(seed):
+    games = league()
+    shuffled = games[:]
+    random.Random(seed).shuffle(shuffled)
+    for fmt in ("json", "table", "csv"):
+        assert render_standings(standings(shuffled), fmt) == render_standings(standings(games), fmt)
+
+
+def test_bots_with_identical_results_are_ordered_by_name_whatever_came_first():
+    # "y" and "x" each beat "z" once and lost to it once: identical records.
+    games = [game("y", "z", 0, "k1"), game("z", "y", 0, "k2"), game("x", "z", 0, "k3"), game("z", "x", 0, "k4")]
+    assert [r.bot for r in standings(games)][:2] == ["x", "y"]
+    assert [r.bot for r in standings(games[::-1])][:2] == ["x", "y"]
+
+
+def test_the_table_shows_the_model_and_a_perfect_score_as_a_bound():
+    games = [game("a", "b", 0, f"k{i}") for i in range(6)] + [game("b", "c", i % 2, f"j{i}") for i in range(6)]
+    rows = standings(games)
+    assert rows[0].bot == "a" and rows[0].bound == ">"
+    text = render_standings(rows)
+    assert text.splitlines()[0].startswith("first move: ")
+    assert f"> {rows[0].elo - rows[0].elo_minus:.0f}" in text
+
+
+def test_groups_that_never_met_are_listed_apart_and_said_so():
+    games = [game("a", "b", int(i % 3 == 0), f"k{i}") for i in range(6)]
+    games += [game("x", "y", 0, f"j{i}") for i in range(4)]
+    games += [game("y", "x", 1, "j9")]
+    rows = standings(games)
+    assert [r.group for r in rows] == [1, 1, 2, 2]
+    assert {r.bot for r in rows[:2]} == {"a", "b"} and rows[1].los_next is None
+    text = render_standings(rows)
+    assert "2 groups that never met" in text.splitlines()[0] and "group" in text.splitlines()[1]

@@ -36,7 +36,33 @@ class Standing:
     elo_plus: float
     incremental_elo: float
     forfeits: int  # games this bot lost by forfeit
-    los_next: float | None  # likelihood of superiority over the next bot down
+    los_next: float | None  # likelihood of superiority over the next bot down (None: next is in another group)
+    group: int = 1  # ratings compare only within a group of bots connected by games
+    bound: str | None = None  # ">": won every game, its true rating is above; "<": lost every game
+
+
+@dataclass(frozen=True)
+class Model:
+    """What the fit found besides the ratings, shown above the table."""
+
+    first_move_elo: float  # the first player's advantage
+    first_move_interval: float  # 95% half-width
+    draw_rate: float  # how often two equal bots draw, the first move aside
+    groups: list[int]  # bots in each group, largest first
+
+    def line(self) -> str:
+        text = (f"first move: {self.first_move_elo:+.0f} Elo (+/- {self.first_move_interval:.0f}); "
+                f"draws: {100 * self.draw_rate:.0f}% between equal bots")
+        if len(self.groups) > 1:
+            text += (f"; {len(self.groups)} groups that never met ({', '.join(map(str, self.groups))} bots): "
+                     "ratings compare only within a group")
+        return text
+
+
+class Standings(list[Standing]):
+    """The rows, best first, with the fit's :class:`Model`."""
+
+    model: Model | None = None
 
 
 def results_of(games: Iterable[StoredGame]) -> list[Result]:
@@ -51,34 +77,41 @@ def standings(
     k: float = 16.0,
     bots: Sequence[str] | None = None,
 ) -> list[Standing]:
-    """One row per bot, best first (by Elo, then score)."""
+    """One row per bot, group by group (largest first), best first within one (by
+    Elo, then score, then name: the same games give the same table whatever their order)."""
     results = results_of(games)
+    table = Standings()
     if not results:
-        return []
+        return table
     fit = fit_ratings(results, anchor=anchor, bots=bots)
+    table.model = Model(round(fit.first_move_elo, 1), round(fit.first_move_interval, 1), round(fit.draw_rate, 4),
+                        fit.group_sizes)
     incremental = incremental_elo(results, k=k)
     if anchor is not None and anchor[0] in incremental:  # the anchored bot has its rating in both columns
         shift = anchor[1] - incremental[anchor[0]]
         incremental = {bot: value + shift for bot, value in incremental.items()}
     tally = _tally(games)
-    order = sorted(fit.ratings, key=lambda b: (-fit.ratings[b].elo, b))
-    rows = []
+    def score(bot: str) -> float:
+        t = tally.get(bot, [0, 0, 0, 0])
+        return (t[0] + 0.5 * t[1]) / max(t[0] + t[1] + t[2], 1)
+
+    order = sorted(fit.ratings, key=lambda b: (fit.ratings[b].group, -round(fit.ratings[b].elo, 6), -score(b), b))
     for rank, bot in enumerate(order, start=1):
         t = tally.get(bot, [0, 0, 0, 0])
         played = t[0] + t[1] + t[2]
         rating = fit.ratings[bot]
         los = fit.los(bot, order[rank]) if rank < len(order) else None
-        rows.append(
+        table.append(
             Standing(
                 rank=rank, bot=bot, games=played, wins=t[0], draws=t[1], losses=t[2],
                 score_pct=round(100 * (t[0] + 0.5 * t[1]) / played, 1) if played else 0.0,
                 elo=round(rating.elo, 1), elo_minus=round(rating.interval, 1),
                 elo_plus=round(rating.interval, 1),
                 incremental_elo=round(incremental.get(bot, 1500.0), 1), forfeits=t[3],
-                los_next=None if los is None else round(los, 3),
+                los_next=None if los is None else round(los, 3), group=rating.group, bound=rating.bound,
             )
         )
-    return rows
+    return table
 
 
 def render_standings(rows: list[Standing], fmt: str = "table", selection: dict[str, Any] | None = None) -> str:
@@ -90,23 +123,32 @@ def render_standings(rows: list[Standing], fmt: str = "table", selection: dict[s
     written. CSV and JSON are data and carry names exactly as stored: JSON escapes
     control characters itself; CSV quotes what needs quoting and leaves the rest
     to the program that reads it, as a spreadsheet expects."""
+    model = getattr(rows, "model", None)
     if fmt == "json":
-        return json.dumps({**selection_field(selection), "standings": [asdict(r) for r in rows]}, indent=2)
+        model_field = {} if model is None else {"model": asdict(model)}
+        return json.dumps({**selection_field(selection), **model_field, "standings": [asdict(r) for r in rows]},
+                          indent=2)
     if fmt == "csv":
         return csv_text(list(Standing.__dataclass_fields__), [list(asdict(r).values()) for r in rows])
+    grouped = len({r.group for r in rows}) > 1
     headers = [
         "rank", "bot", "games", "wins", "draws", "losses", "score %", "elo", "-/+", "inc. elo", "forfeits", "LOS",
+        *(["group"] if grouped else []),
     ]
     table = [
         [
-            r.rank, printable(r.bot), r.games, r.wins, r.draws, r.losses, f"{r.score_pct:.1f}", f"{r.elo:.0f}",
+            r.rank, printable(r.bot), r.games, r.wins, r.draws, r.losses, f"{r.score_pct:.1f}",
+            # A perfect (or zero) score has no finite rating: what is known is a bound.
+            f"> {r.elo - r.elo_minus:.0f}" if r.bound == ">" else (
+                f"< {r.elo + r.elo_plus:.0f}" if r.bound == "<" else f"{r.elo:.0f}"),
             f"{r.elo_minus:.0f}", f"{r.incremental_elo:.0f}", r.forfeits,
-            "" if r.los_next is None else f"{100 * r.los_next:.0f}%",
+            "" if r.los_next is None else f"{100 * r.los_next:.0f}%", *([r.group] if grouped else []),
         ]
         for r in rows
     ]
-    return tabulate(table, headers=headers, tablefmt="github" if fmt == "github" else "simple",
-                    disable_numparse=True, colalign=("right", "left") + ("right",) * 10)
+    text = tabulate(table, headers=headers, tablefmt="github" if fmt == "github" else "simple",
+                    disable_numparse=True, colalign=("right", "left") + ("right",) * (10 + grouped))
+    return text if model is None else f"{model.line()}\n{text}"
 
 
 def selection_field(selection: dict[str, Any] | None) -> dict[str, Any]:
