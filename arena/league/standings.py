@@ -8,13 +8,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from tabulate import tabulate
 
-from arena.league.ratings import Result, fit_ratings, incremental_elo
+from arena.league.ratings import Fit, Result, fit_ratings, incremental_elo
 from arena.league.store import StoredGame
 from arena.records import Termination
 from arena.text import printable
@@ -56,11 +56,21 @@ def standings(
     if not results:
         return []
     fit = fit_ratings(results, anchor=anchor, bots=bots)
-    incremental = incremental_elo(results, k=k)
+    return ranked(fit, incremental_elo(results, k=k), _tally(games), anchor)
+
+
+def ranked(
+    fit: Fit,
+    incremental: dict[str, float],
+    tally: Mapping[str, Sequence[int]],
+    anchor: tuple[str, float] | None = None,
+) -> list[Standing]:
+    """The rows of :func:`standings` from their parts: the fit, the incremental Elo
+    and each bot's [wins, draws, losses, forfeit losses]. Games that are not stored
+    (arena.league.results_file) are tallied as they are read, never held."""
     if anchor is not None and anchor[0] in incremental:  # the anchored bot has its rating in both columns
         shift = anchor[1] - incremental[anchor[0]]
         incremental = {bot: value + shift for bot, value in incremental.items()}
-    tally = _tally(games)
     order = sorted(fit.ratings, key=lambda b: (-fit.ratings[b].elo, b))
     rows = []
     for rank, bot in enumerate(order, start=1):
