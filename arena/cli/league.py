@@ -1,15 +1,18 @@
-"""The league tables: standings, crosstable, results by colour."""
+"""The league tables: standings, crosstable, results by colour; ratings of games from a file."""
 
 from __future__ import annotations
 
 import math
+from typing import BinaryIO
 
 import click
 
 from arena.cli.main import ArenaUsageError, league_options, main, open_store
 from arena.league.crosstable import by_colour, crosstable, render_colours, render_crosstable
+from arena.league.results_file import file_standings
 from arena.league.selection import Selection, select
-from arena.league.standings import render_standings, standings
+from arena.league.standings import OUTPUT_FORMATS, render_standings, standings
+from arena.text import plural
 
 
 @main.command("standings")
@@ -77,3 +80,29 @@ def _parse_anchor(text: str | None) -> tuple[str, float] | None:
     if not (eq and bot.strip() and math.isfinite(rating)):
         raise ArenaUsageError(f"bad --anchor {text!r}: write BOT=RATING with a finite number, e.g. random=0")
     return bot.strip(), rating
+
+
+@main.command("ratings")
+@click.argument("file", type=click.File("rb"))
+@click.option("--anchor", help="Pin one bot's rating, e.g. random=0 (default: mean 1500).")
+@click.option("--format", "fmt", type=click.Choice(OUTPUT_FORMATS), default="table", show_default=True,
+              help="table, github (markdown), csv or json.")
+@click.option("--k", "k_factor", type=click.FloatRange(min=0, min_open=True), default=16.0, show_default=True,
+              help="K-factor of the incremental Elo column (games in the file's order).")
+def ratings_command(file: BinaryIO, anchor: str | None, fmt: str, k_factor: float) -> None:
+    """Print the standings of games played elsewhere, from a CSV FILE ('-' for stdin).
+
+    The header row names the columns first, second, result (1-0, 0-1, 1/2-1/2)
+    and optionally opening; other columns are ignored. The table is the one
+    'arena standings' prints, without forfeits.
+    """
+    # click names standard input "<stdin>" (and a test's stand-in for it has no name).
+    name = getattr(file, "name", "<stdin>")
+    name = "stdin" if name == "<stdin>" else str(name)
+    rated = file_standings(file, name, anchor=_parse_anchor(anchor), k=k_factor)
+    heading = f"Ratings from {name}: {plural(rated.games, 'game')}, {plural(len(rated.rows), 'bot')}"
+    if fmt == "csv":
+        click.echo(heading, err=True)
+    elif fmt != "json":
+        click.echo(heading + "\n")
+    click.echo(render_standings(rated.rows, fmt, {"file": name, "games": rated.games}))

@@ -53,6 +53,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "crosstable": ("arena.cli.league",
                    "Print every pair's head-to-head score (points/games), bots in standings order."),
     "colours": ("arena.cli.league", "Print how each bot does moving first and moving second."),
+    "ratings": ("arena.cli.league",
+                "Print the standings of games played elsewhere, from a CSV FILE ('-' for stdin)."),
     "tournament": ("arena.cli.tournament", "Run tournaments (round robin or gauntlet) and store every move."),
     "doctor": ("arena.cli.doctor",
                "Show which sandbox mechanisms hold on this machine, and whether untrusted bots can run."),

@@ -8,13 +8,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from tabulate import tabulate
 
-from arena.league.ratings import Result, fit_ratings, incremental_elo
+from arena.league.ratings import Fit, Result, fit_ratings, incremental_elo
 from arena.league.store import StoredGame
 from arena.records import Termination
 from arena.text import printable
@@ -76,21 +76,32 @@ def standings(
     anchor: tuple[str, float] | None = None,
     k: float = 16.0,
     bots: Sequence[str] | None = None,
-) -> list[Standing]:
+) -> Standings:
     """One row per bot, group by group (largest first), best first within one (by
     Elo, then score, then name: the same games give the same table whatever their order)."""
     results = results_of(games)
-    table = Standings()
     if not results:
-        return table
+        return Standings()
     fit = fit_ratings(results, anchor=anchor, bots=bots)
+    return ranked(fit, incremental_elo(results, k=k), _tally(games), anchor)
+
+
+def ranked(
+    fit: Fit,
+    incremental: dict[str, float],
+    tally: Mapping[str, Sequence[int]],
+    anchor: tuple[str, float] | None = None,
+) -> Standings:
+    """The rows of :func:`standings` from their parts: the fit, the incremental Elo
+    and each bot's [wins, draws, losses, forfeit losses]. Games that are not stored
+    (arena.league.results_file) are tallied as they are read, never held."""
+    table = Standings()
     table.model = Model(round(fit.first_move_elo, 1), round(fit.first_move_interval, 1), round(fit.draw_rate, 4),
                         fit.group_sizes)
-    incremental = incremental_elo(results, k=k)
     if anchor is not None and anchor[0] in incremental:  # the anchored bot has its rating in both columns
         shift = anchor[1] - incremental[anchor[0]]
         incremental = {bot: value + shift for bot, value in incremental.items()}
-    tally = _tally(games)
+
     def score(bot: str) -> float:
         t = tally.get(bot, [0, 0, 0, 0])
         return (t[0] + 0.5 * t[1]) / max(t[0] + t[1] + t[2], 1)
