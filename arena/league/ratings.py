@@ -31,9 +31,10 @@ which callers make the game-key order so that it is reproducible too.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -73,10 +74,46 @@ class Rating:
     bound: str | None = None  # ">" for a bot that won every game, "<" for one that lost every game
 
 
+class Covariance(Mapping[tuple[str, str], float]):
+    """The covariance of the centred ratings, in Elo^2, for pairs of bots in the
+    same group: a view of the fit's matrix (a dict of every pair would hold n^2
+    Python floats, most of the fit's memory in a league of thousands of bots)."""
+
+    def __init__(self, names: list[str], matrix: np.ndarray, groups: np.ndarray) -> None:
+        self._index = {name: i for i, name in enumerate(names)}
+        self._matrix = matrix
+        self._groups = groups
+
+    def __getitem__(self, pair: tuple[str, str]) -> float:
+        i, j = self._index[pair[0]], self._index[pair[1]]
+        if self._groups[i] != self._groups[j]:
+            raise KeyError(pair)  # nothing relates bots of different groups
+        return float(self._matrix[i, j])
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        names = list(self._index)
+        return ((a, b) for a in names for b in names if self._groups[self._index[a]] == self._groups[self._index[b]])
+
+    def __len__(self) -> int:
+        return int(sum(count**2 for count in np.bincount(self._groups).tolist()))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Covariance):  # the same bits, not just close
+            return self._index == other._index and np.array_equal(self._matrix, other._matrix) and np.array_equal(
+                self._groups, other._groups)
+        return super().__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable-looking, like a dict
+
+    def __repr__(self) -> str:
+        digest = hashlib.sha256(self._matrix.tobytes()).hexdigest()[:16]
+        return f"Covariance({len(self._index)} bots, matrix sha256 {digest})"
+
+
 @dataclass
 class Fit:
     ratings: dict[str, Rating]
-    covariance: dict[tuple[str, str], float]  # of the centred ratings within a group, in Elo^2
+    covariance: Mapping[tuple[str, str], float]  # of the centred ratings within a group, in Elo^2
     first_move_elo: float = 0.0  # the first player's advantage, in Elo
     first_move_interval: float = 0.0
     draw_rate: float = 0.0  # how often two equal bots draw, the first move aside (nu / (2 + nu))
@@ -276,19 +313,26 @@ def _report(
 ) -> Fit:
     n = len(names)
     # Each group centred on its own: on its mean, or on the anchor in the anchor's group.
-    weights = np.zeros((n, n))  # row i: the reference point of i's group
+    # reference[g] holds group g's weights (a row of W in centred = (I - W) r, where
+    # every bot's row is its group's): worked out group by group, in O(n^2), not as
+    # the n-by-n products (I - W) C (I - W)^T, which cost O(n^3).
+    count = int(groups.max())
+    reference = np.zeros((count, n))
     anchored = names.index(anchor[0]) if anchor is not None else None
     offsets = np.full(n, MEAN_RATING)
-    for g in range(1, int(groups.max()) + 1):
+    for g in range(1, count + 1):
         members = np.flatnonzero(groups == g)
         if anchored is not None and groups[anchored] == g:
-            weights[members, anchored] = 1.0
+            reference[g - 1, anchored] = 1.0
             offsets[members] = anchor[1]  # type: ignore[index]
         else:
-            weights[np.ix_(members, members)] = 1.0 / len(members)
-    transform = np.eye(n) - weights  # centred strengths: (I - W) r
-    centred = transform @ r
-    strength_cov = transform @ covariance[:n, :n] @ transform.T * ELO_PER_NATURAL**2
+            reference[g - 1, members] = 1.0 / len(members)
+    own = groups - 1
+    centred = r - (reference @ r)[own]
+    c = covariance[:n, :n]
+    means = reference @ c  # row g: W_g C
+    between = means @ reference.T  # W_g C W_h^T
+    strength_cov = (c - means[own, :] - means[own, :].T + between[np.ix_(own, own)]) * ELO_PER_NATURAL**2
     scores = _scores(n, first, second, wdl)
     ratings = {}
     for i, name in enumerate(names):
@@ -299,8 +343,7 @@ def _report(
             bound = "<"
         ratings[name] = Rating(name, float(offsets[i] + centred[i] * ELO_PER_NATURAL),
                                Z95 * math.sqrt(max(float(strength_cov[i, i]), 0.0)), int(groups[i]), bound)
-    pairs = {(a, b): float(strength_cov[i, j]) for i, a in enumerate(names) for j, b in enumerate(names)
-             if groups[i] == groups[j]}
+    pairs = Covariance(names, strength_cov, groups)
     nu = math.exp(theta) if math.isfinite(theta) else 0.0
     sizes = np.bincount(groups, minlength=int(groups.max()) + 1)[1:].tolist()
     return Fit(ratings, pairs, first_move_elo=h * ELO_PER_NATURAL,
