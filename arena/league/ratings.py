@@ -144,11 +144,15 @@ class PairCounts:
         row[1] += draws
         row[2] += losses
 
+    def add_game(self, first: str, second: str, score: float) -> None:
+        """One game, ``score`` the first player's (1, 0.5 or 0)."""
+        self.add(first, second, float(score == 1), float(score == 0.5), float(score == 0))
+
     @classmethod
     def of(cls, results: Iterable[Result]) -> PairCounts:
         pairs = cls()
         for r in results:
-            pairs.add(r.first, r.second, float(r.score == 1), float(r.score == 0.5), float(r.score == 0))
+            pairs.add_game(r.first, r.second, r.score)
         return pairs
 
 
@@ -239,8 +243,8 @@ def _fit(
     # The prior: PRIOR_DRAWS virtual draws per bot, spread over its opponents by games played.
     played = np.bincount(first, weights=games, minlength=n) + np.bincount(second, weights=games, minlength=n)
     prior = PRIOR_DRAWS * games * (1 / played[first] + 1 / played[second]) / 2
-    held = [int(np.flatnonzero(groups == g)[0]) for g in range(1, int(groups.max()) + 1)]
-    keep = np.array([i for i in range(n) if i not in set(held)] + [n] + ([n + 1] if fit_draws else []), dtype=np.int64)
+    held = {int(np.flatnonzero(groups == g)[0]) for g in range(1, int(groups.max()) + 1)}
+    keep = np.array([i for i in range(n) if i not in held] + [n] + ([n + 1] if fit_draws else []), dtype=np.int64)
     x = np.zeros(n + 2)  # strengths, h, theta = log nu
     if fit_draws:
         share = wdl[:, 1].sum() / games.sum()

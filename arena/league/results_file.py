@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from arena.errors import ArenaError
-from arena.league.ratings import Result, fit_ratings, incremental_elo
+from arena.league.ratings import PairCounts, Result, fit_ratings, incremental_elo
 from arena.league.standings import Standing, ranked
 from arena.text import clip, printable, quote
 
@@ -72,15 +72,14 @@ class Tally:
     pass (:meth:`count` hands each game on as it counts it).
     """
 
-    outcomes: dict[tuple[str, str, float], int] = field(default_factory=dict)
+    pairs: PairCounts = field(default_factory=PairCounts)
     per_bot: dict[str, list[int]] = field(default_factory=dict)  # [wins, draws, losses, forfeits]
     games: int = 0
 
     def count(self, games: Iterable[FileGame]) -> Iterator[Result]:
         """Each game's result, counted on the way through."""
         for game in games:
-            key = (game.first, game.second, game.score)
-            self.outcomes[key] = self.outcomes.get(key, 0) + 1
+            self.pairs.add_game(game.first, game.second, game.score)
             # A file's games have no forfeits: a loss is a loss, however it came.
             first = self.per_bot.setdefault(game.first, [0, 0, 0, 0])
             second = self.per_bot.setdefault(game.second, [0, 0, 0, 0])
@@ -92,15 +91,6 @@ class Tally:
                 (second if game.score == 1.0 else first)[2] += 1
             self.games += 1
             yield game.result
-
-    def results(self) -> Iterator[Result]:
-        """The counted games again, grouped (the fit does not depend on their order).
-
-        Groups come in the order each was first met, so bots do too, as in the file."""
-        for (first, second, score), times in self.outcomes.items():
-            result = Result(first, second, score)
-            for _ in range(times):
-                yield result
 
 
 @dataclass(frozen=True)
@@ -118,7 +108,7 @@ def file_standings(
     incremental = incremental_elo(tally.count(read_games(stream, name)), k=k)
     if not tally.games:
         raise ResultsFileError(f"{name} has no games: only a header")
-    fit = fit_ratings(tally.results(), anchor=anchor)
+    fit = fit_ratings(tally.pairs, anchor=anchor)
     return FileStandings(ranked(fit, incremental, tally.per_bot, anchor), tally.games)
 
 

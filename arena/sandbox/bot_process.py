@@ -103,7 +103,7 @@ def _confine(c: Confinement) -> cgroups.Joined | None:
     out = os.open(OUTPUT_NAME, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(out, 1)
     os.dup2(out, 2)
-    opened = [fd for fd in (joined[:3] if joined is not None else ()) if fd is not None]
+    opened = [fd for fd in (joined or ()) if fd is not None]
     kept = sorted({c.channel, c.lifeline, *opened, *([c.ruleset] if c.ruleset is not None else [])})
     low = 3
     for fd in kept:  # close everything inherited but the channel and the ruleset

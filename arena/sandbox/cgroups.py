@@ -409,7 +409,6 @@ class Joined(NamedTuple):
     memory_limit: int | None
     memory_usage: int | None
     pids_limit: int | None
-    version: int
 
 
 def open_files(group: BotGroup) -> None:
@@ -435,19 +434,17 @@ def join(group: BotGroup) -> Joined:
     limits with (called in the bot process while it still has its privileges,
     with the files :func:`open_files` opened in the spawner)."""
     memory = pids = usage = None
-    version = 1
     for h in group.folders:
         if h.controller == "freezer" and group.joins_freezer_later:
             continue
         os.write(_opened_file(os.path.join(h.folder, "cgroup.procs"), os.O_WRONLY), b"0")  # 0: the writer itself
         if h.controller == "memory":
-            version = h.version
             limit_name, usage_name = _memory_files(h.version)
             memory = _opened_file(os.path.join(h.folder, limit_name), os.O_WRONLY)
             usage = _opened_file(os.path.join(h.folder, usage_name), os.O_RDONLY)
         elif h.controller == "pids":
             pids = _opened_file(os.path.join(h.folder, "pids.max"), os.O_WRONLY)
-    return Joined(memory, usage, pids, version)
+    return Joined(memory, usage, pids)
 
 
 def apply_limits(joined: Joined, memory_bytes: int, processes: int) -> None:
@@ -462,7 +459,7 @@ def apply_limits(joined: Joined, memory_bytes: int, processes: int) -> None:
         os.write(joined.memory_limit, str(used + memory_bytes).encode())
     if joined.pids_limit is not None:
         os.write(joined.pids_limit, str(processes).encode())
-    for fd in joined[:3]:
+    for fd in joined:
         if fd is not None:
             os.close(fd)
 

@@ -152,9 +152,7 @@ class SandboxedBot(Bot):
     def _request(self, request: dict[str, Any], seconds: float | None = None) -> None:
         try:
             self._send(json.dumps(request).encode() + b"\n", self.limits.start_seconds if seconds is None else seconds)
-        except BotTimeout:
-            raise
-        except OSError:
+        except OSError:  # (not a BotTimeout: that is the bot's, and goes on up)
             pass  # it may have said why before leaving: read on, EOF tells the rest
 
     def _send(self, data: bytes, seconds: float) -> None:
