@@ -8,6 +8,7 @@ import random
 import pytest
 
 from arena.league.crosstable import by_colour, crosstable, render_colours, render_crosstable
+from arena.league.results import LeagueResults
 from arena.league.standings import render_standings, standings
 from arena.league.store import StoredGame
 
@@ -93,13 +94,14 @@ def test_anchor_shifts_the_incremental_elo_too():
 
 def test_crosstable_and_colours():
     games = [game("a", "b", 0, "1"), game("b", "a", None, "2"), game("a", "c", 1, "3")]
-    table = crosstable(games, ["a", "b", "c"])
+    pairs = LeagueResults.of_games(games).pairs
+    table = crosstable(pairs, ["a", "b", "c"])
     assert table["a"]["b"] == [1.5, 2] and table["b"]["a"] == [0.5, 2]
     assert table["a"]["c"] == [0.0, 1] and table["c"]["a"] == [1.0, 1]
     text = render_crosstable(table)
     assert "1.5/2" in text and "1.5/3" in text  # a's total
     assert json.loads(render_crosstable(table, "json"))["crosstable"]["a"]["b"] == {"points": 1.5, "games": 2}
-    colours = by_colour(games, ["a", "b", "c"])
+    colours = by_colour(pairs, ["a", "b", "c"])
     assert colours["a"] == {"first": [1, 0, 1], "second": [0, 1, 0]}
     assert colours["c"] == {"first": [0, 0, 0], "second": [1, 0, 0]}
     csv = render_colours(colours, "csv").splitlines()

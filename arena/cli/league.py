@@ -11,7 +11,7 @@ from arena.cli.main import ArenaUsageError, league_options, main, open_store
 from arena.league.crosstable import by_colour, crosstable, render_colours, render_crosstable
 from arena.league.results_file import file_standings
 from arena.league.selection import Selection, select
-from arena.league.standings import OUTPUT_FORMATS, render_standings, standings
+from arena.league.standings import OUTPUT_FORMATS, Standings, league_standings, render_standings, standings_order
 from arena.text import plural
 
 
@@ -28,7 +28,8 @@ def standings_command(db: str, tournament: str | None, league: bool, fmt: str, a
     --format csv it goes to stderr, so the CSV stays pure).
     """
     chosen = selected_games(db, tournament, league)
-    rows = standings(chosen.games, anchor=_parse_anchor(anchor), k=k_factor)
+    rows = league_standings(chosen.results(), chosen.in_order(), anchor=_parse_anchor(anchor), k=k_factor)
+    warn_unconnected(chosen, rows)
     show(chosen, render_standings(rows, fmt, chosen.as_dict()), fmt)
 
 
@@ -37,8 +38,9 @@ def standings_command(db: str, tournament: str | None, league: bool, fmt: str, a
 def crosstable_command(db: str, tournament: str | None, league: bool, fmt: str) -> None:
     """Print every pair's head-to-head score (points/games), bots in standings order."""
     chosen = selected_games(db, tournament, league)
-    order = [row.bot for row in standings(chosen.games)]
-    show(chosen, render_crosstable(crosstable(chosen.games, order), fmt, chosen.as_dict()), fmt)
+    results = chosen.results()
+    order = standings_order(results)
+    show(chosen, render_crosstable(crosstable(results.pairs, order), fmt, chosen.as_dict()), fmt)
 
 
 @main.command("colours")
@@ -46,8 +48,18 @@ def crosstable_command(db: str, tournament: str | None, league: bool, fmt: str) 
 def colours_command(db: str, tournament: str | None, league: bool, fmt: str) -> None:
     """Print how each bot does moving first and moving second."""
     chosen = selected_games(db, tournament, league)
-    order = [row.bot for row in standings(chosen.games)]
-    show(chosen, render_colours(by_colour(chosen.games, order), fmt, chosen.as_dict()), fmt)
+    results = chosen.results()
+    order = standings_order(results)
+    show(chosen, render_colours(by_colour(results.pairs, order), fmt, chosen.as_dict()), fmt)
+
+
+def warn_unconnected(chosen: Selection, rows: Standings) -> None:
+    """One line on stderr when the games fall into groups of bots that never met
+    (with --all, tournaments that have no bot in common): their ratings do not compare."""
+    if rows.model is not None and len(rows.model.groups) > 1:
+        where = "the whole league (--all)" if chosen.tournament is None else f"tournament {chosen.tournament.name!r}"
+        click.echo(f"warning: {where} has {len(rows.model.groups)} groups of bots that never met: "
+                   "ratings compare only within a group (see the group column)", err=True)
 
 
 def selected_games(db: str, tournament: str | None, league: bool) -> Selection:

@@ -8,7 +8,8 @@ import sys
 import click
 
 from arena.cli.main import main, open_store, rules_options
-from arena.league.standings import render_standings, standings
+from arena.league.selection import SelectionError, select
+from arena.league.standings import Standings, league_standings, render_standings
 from arena.terminal import progress as progress_bar
 from arena.text import plural, printable
 from arena.tournament.config import load_config
@@ -92,7 +93,12 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
         f"Tournament {cfg.name!r}: {plural(outcome.played, 'game')} played in {outcome.seconds:.1f} s "
         f"({rate:.3g} games/s){resumed}; {cfg.rules.describe()}; database {cfg.db}"
     )
-    rows = standings(store.games(tournament=cfg.name), bots=cfg.entrants)
+    try:  # counted in the store: no game row is held, however many were played
+        chosen = select(store, cfg.name)
+    except SelectionError:
+        rows = Standings()  # not one game finished
+    else:
+        rows = league_standings(chosen.results(), chosen.in_order(), bots=cfg.entrants)
     click.echo(render_standings(rows))
 
 

@@ -4,39 +4,36 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from tabulate import tabulate
 
-from arena.league.standings import csv_text, first_player_score, selection_field
-from arena.league.store import StoredGame
+from arena.league.ratings import PairCounts
+from arena.league.standings import csv_text, selection_field
 from arena.text import printable
 
 
-def crosstable(games: Iterable[StoredGame], order: Sequence[str]) -> dict[str, dict[str, list[float]]]:
+def crosstable(pairs: PairCounts, order: Sequence[str]) -> dict[str, dict[str, list[float]]]:
     """bot -> opponent -> [points, games], for bots in ``order``."""
     table: dict[str, dict[str, list[float]]] = {bot: defaultdict(lambda: [0.0, 0]) for bot in order}
-    for g in games:
-        first, second = g.first, g.second
-        points = first_player_score(g.winner)
+    for (first, second), (wins, draws, losses) in sorted(pairs.counts.items()):
+        games = wins + draws + losses
+        points = wins + draws / 2
         table[first][second][0] += points
-        table[first][second][1] += 1
-        table[second][first][0] += 1 - points
-        table[second][first][1] += 1
+        table[first][second][1] += int(games)
+        table[second][first][0] += games - points
+        table[second][first][1] += int(games)
     return table
 
 
-def by_colour(games: Iterable[StoredGame], order: Sequence[str]) -> dict[str, dict[str, list[int]]]:
+def by_colour(pairs: PairCounts, order: Sequence[str]) -> dict[str, dict[str, list[int]]]:
     """bot -> "first"/"second" -> [wins, draws, losses]."""
     table = {bot: {"first": [0, 0, 0], "second": [0, 0, 0]} for bot in order}
-    for g in games:
-        for player, colour in ((0, "first"), (1, "second")):
-            bot = g.first if player == 0 else g.second
-            if g.winner is None:
-                table[bot][colour][1] += 1
-            else:
-                table[bot][colour][0 if g.winner == player else 2] += 1
+    for (first, second), (wins, draws, losses) in pairs.counts.items():
+        for bot, colour, wdl in ((first, "first", (wins, draws, losses)), (second, "second", (losses, draws, wins))):
+            for i, count in enumerate(wdl):
+                table[bot][colour][i] += int(count)
     return table
 
 

@@ -15,14 +15,17 @@ code (two different ``mybot.py`` files) are two entrants, named ``mybot.py#3fa2c
 
 from __future__ import annotations
 
-import dataclasses
+import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from arena.engine.game import Rules
 from arena.errors import ArenaError
-from arena.league.store import Store, StoredGame, StoredTournament, rules_of
+from arena.league.ratings import Result
+from arena.league.results import LeagueResults, first_player_score
+from arena.league.store import Store, StoredTournament
 from arena.text import plural
 
 CASUAL = "casual"  # the format of the tournaments 'arena play' and 'arena import' store games in
@@ -36,16 +39,15 @@ class SelectionError(ArenaError):
 
 @dataclass(frozen=True)
 class Selection:
-    """The finished games a table shows, and what they are."""
+    """The finished games a table shows, and what they are. The games stay in the
+    store: :meth:`results` counts them there, :meth:`in_order` streams them."""
 
-    games: list[StoredGame]  # players named as entrants (see entrant_names)
+    store: Store
     tournament: StoredTournament | None  # None: the whole league
     tournaments: list[StoredTournament]  # those the games come from
-
-    @property
-    def rules(self) -> list[str]:
-        """The rules of the games, described, in the order first met."""
-        return list(dict.fromkeys(rules_of(g).describe() for g in self.games))
+    game_count: int
+    rules: list[str]  # the rules of the games, described, in the order first met
+    entrants: dict[int, str]  # bot id -> entrant name (see entrant_names)
 
     @property
     def status(self) -> str:
@@ -57,12 +59,12 @@ class Selection:
 
     def heading(self) -> str:
         """One line: what the table shows."""
-        count = f"{len(self.games)} game{'' if len(self.games) == 1 else 's'}"
+        count = plural(self.game_count, "game")
         rules = "; ".join(self.rules)
         if self.tournament is not None:
             return f"Tournament {self.tournament.name!r} ({self.status}): {count}, {rules}"
         unfinished = [t for t in self.tournaments if t.status != "finished"]
-        across = f"{len(self.tournaments)} tournament{'' if len(self.tournaments) == 1 else 's'}"
+        across = plural(len(self.tournaments), "tournament")
         across += " (" + (", ".join(f"{t.name!r} {t.status}" for t in unfinished) or "all finished") + ")"
         return f"Whole league: {count} from {across}; rules: {rules}"
 
@@ -71,16 +73,36 @@ class Selection:
         return {
             "tournament": None if self.tournament is None else self.tournament.name,
             "whole_league": self.tournament is None,
-            "games": len(self.games),
+            "games": self.game_count,
             "rules": self.rules,
             "status": self.status,
             "tournaments": [t.name for t in self.tournaments],
         }
 
+    @property
+    def _tournament_id(self) -> int | None:
+        return None if self.tournament is None else self.tournament.id
+
+    def results(self) -> LeagueResults:
+        """The games' results per pair of entrants, counted by the store."""
+        results = LeagueResults()
+        for first, second, wins, draws, losses, first_forfeits, second_forfeits in self.store.counted_pairs(
+                self._tournament_id):
+            results.add(self.entrants[first], self.entrants[second], (wins, draws, losses),
+                        (first_forfeits, second_forfeits))
+        return results
+
+    def in_order(self) -> Iterator[Result]:
+        """Each game's result, by tournament name and game key (the incremental Elo's
+        order: the same games give the same column), read from the store as used."""
+        for first, second, winner in self.store.counted_in_order(self._tournament_id):
+            yield Result(self.entrants[first], self.entrants[second], first_player_score(winner))
+
 
 def select(store: Store, tournament: str | None = None, league: bool = False) -> Selection:
     """The finished games of ``tournament`` (by default the latest that is not casual),
-    or of every tournament if ``league`` is set; unfinished casual games count in no table.
+    or of every tournament if ``league`` is set; unfinished casual games count in no
+    table, nor do imported games with a player their file did not name.
 
     Raises StoreError for a tournament that does not exist, SelectionError when
     both are asked for or there are no games to show (saying why).
@@ -88,14 +110,14 @@ def select(store: Store, tournament: str | None = None, league: bool = False) ->
     if league and tournament:
         raise SelectionError(f"give either a tournament ({tournament!r}) or the whole league, not both")
     chosen = None if league else store.check_tournament(tournament) if tournament else latest_tournament(store)
-    stored = store.games(tournament=None if chosen is None else chosen.name)
-    # Unfinished casual games count in no table, nor do imported games with a player
-    # their file did not name (no league entrant).
-    games = [g for g in stored if g.finished and not g.has_unnamed_player]
-    if not games:
-        raise SelectionError(_why_empty(store, chosen, stored))
-    names = {g.tournament for g in games}
-    return Selection(entrant_names(games), chosen, [t for t in store.tournaments() if t.name in names])
+    summary = store.counted_summary(None if chosen is None else chosen.id)
+    if not summary.games:
+        raise SelectionError(_why_empty(store, chosen))
+    return Selection(
+        store, chosen, [t for t in store.tournaments() if t.id in set(summary.tournament_ids)], summary.games,
+        list(dict.fromkeys(Rules(**json.loads(rules)).describe() for rules in summary.rules)),
+        entrant_names(summary.bots),
+    )
 
 
 def latest_tournament(store: Store) -> StoredTournament:
@@ -113,24 +135,15 @@ def latest_tournament(store: Store) -> StoredTournament:
     return played[-1]
 
 
-def entrant_names(games: Sequence[StoredGame]) -> list[StoredGame]:
-    """``games`` with each player named as an entrant: its spec, plus ``#`` and the start
-    of its code's hash where one spec was stored with different code."""
+def entrant_names(bots: Iterable[tuple[int, str, str]]) -> dict[int, str]:
+    """bot id -> entrant name, for (id, spec, code hash) rows: the spec, plus ``#`` and
+    the start of the code's hash where one spec was stored with different code."""
+    bots = list(bots)
     hashes: dict[str, set[str]] = defaultdict(set)
-    for g in games:
-        hashes[g.first].add(g.first_hash)
-        hashes[g.second].add(g.second_hash)
+    for _, spec, code in bots:
+        hashes[spec].add(code)
     labels = {spec: _labels(spec, found) for spec, found in hashes.items() if len(found) > 1}
-    if not labels:
-        return list(games)
-    return [
-        dataclasses.replace(
-            g,
-            first=labels[g.first][g.first_hash] if g.first in labels else g.first,
-            second=labels[g.second][g.second_hash] if g.second in labels else g.second,
-        )
-        for g in games
-    ]
+    return {bot_id: labels[spec][code] if spec in labels else spec for bot_id, spec, code in bots}
 
 
 def _labels(spec: str, hashes: set[str]) -> dict[str, str]:
@@ -141,9 +154,9 @@ def _labels(spec: str, hashes: set[str]) -> dict[str, str]:
     return {h: f"{spec}#{h[:length] or 'unknown'}" for h in hashes}
 
 
-def _why_empty(store: Store, chosen: StoredTournament | None, selected: Sequence[StoredGame]) -> str:
+def _why_empty(store: Store, chosen: StoredTournament | None) -> str:
     """A true message for a selection with no game a table can show."""
-    unnamed = sum(1 for g in selected if g.finished and g.has_unnamed_player)
+    unnamed = store.unnamed_count(None if chosen is None else chosen.id)
     if unnamed:
         where = "the whole league" if chosen is None else f"tournament {chosen.name!r}"
         return (

@@ -15,8 +15,8 @@ from typing import Any
 from tabulate import tabulate
 
 from arena.league.ratings import Fit, Result, fit_ratings, incremental_elo
+from arena.league.results import LeagueResults, first_player_score
 from arena.league.store import StoredGame
-from arena.records import Termination
 from arena.text import printable
 
 OUTPUT_FORMATS = ("table", "github", "csv", "json")
@@ -66,7 +66,7 @@ class Standings(list[Standing]):
 
 
 def results_of(games: Iterable[StoredGame]) -> list[Result]:
-    """Rating inputs from stored game rows, in (tournament, game key) order."""
+    """Rating inputs from game rows in memory, in (tournament, game key) order."""
     ordered = sorted(games, key=lambda g: (g.tournament, g.key))
     return [Result(g.first, g.second, first_player_score(g.winner)) for g in ordered]
 
@@ -77,13 +77,40 @@ def standings(
     k: float = 16.0,
     bots: Sequence[str] | None = None,
 ) -> Standings:
+    """The standings of game rows in memory (a league in the store is counted there:
+    see :func:`league_standings` and arena.league.selection)."""
+    return league_standings(LeagueResults.of_games(games), results_of(games), anchor, k, bots)
+
+
+def league_standings(
+    results: LeagueResults,
+    in_order: Iterable[Result],
+    anchor: tuple[str, float] | None = None,
+    k: float = 16.0,
+    bots: Sequence[str] | None = None,
+) -> Standings:
     """One row per bot, group by group (largest first), best first within one (by
-    Elo, then score, then name: the same games give the same table whatever their order)."""
-    results = results_of(games)
-    if not results:
+    Elo, then score, then name: the same games give the same table whatever their
+    order). ``in_order``: the games one by one for the incremental Elo, in the order
+    it takes them (read once, never held)."""
+    if not results.games:
         return Standings()
-    fit = fit_ratings(results, anchor=anchor, bots=bots)
-    return ranked(fit, incremental_elo(results, k=k), _tally(games), anchor)
+    fit = fit_ratings(results.pairs, anchor=anchor, bots=bots)
+    return ranked(fit, incremental_elo(in_order, k=k), results.tally(), anchor)
+
+
+def standings_order(results: LeagueResults) -> list[str]:
+    """The bots in standings order, for tables that only need the order (a
+    crosstable, results by colour): one fit, no incremental Elo."""
+    return _order(fit_ratings(results.pairs), results.tally())
+
+
+def _order(fit: Fit, tally: Mapping[str, Sequence[int]]) -> list[str]:
+    def score(bot: str) -> float:
+        t = tally.get(bot, [0, 0, 0, 0])
+        return (t[0] + 0.5 * t[1]) / max(t[0] + t[1] + t[2], 1)
+
+    return sorted(fit.ratings, key=lambda b: (fit.ratings[b].group, -round(fit.ratings[b].elo, 6), -score(b), b))
 
 
 def ranked(
@@ -101,12 +128,7 @@ def ranked(
     if anchor is not None and anchor[0] in incremental:  # the anchored bot has its rating in both columns
         shift = anchor[1] - incremental[anchor[0]]
         incremental = {bot: value + shift for bot, value in incremental.items()}
-
-    def score(bot: str) -> float:
-        t = tally.get(bot, [0, 0, 0, 0])
-        return (t[0] + 0.5 * t[1]) / max(t[0] + t[1] + t[2], 1)
-
-    order = sorted(fit.ratings, key=lambda b: (fit.ratings[b].group, -round(fit.ratings[b].elo, 6), -score(b), b))
+    order = _order(fit, tally)
     for rank, bot in enumerate(order, start=1):
         t = tally.get(bot, [0, 0, 0, 0])
         played = t[0] + t[1] + t[2]
@@ -172,25 +194,3 @@ def csv_text(headers: list[str], table: list[list[Any]]) -> str:
     writer.writerow(headers)
     writer.writerows(table)
     return out.getvalue().rstrip("\n")
-
-
-def _tally(games: Iterable[StoredGame]) -> dict[str, list[int]]:
-    """bot -> [wins, draws, losses, forfeit losses]."""
-    tally: dict[str, list[int]] = {}
-    for g in games:
-        for player, bot in enumerate((g.first, g.second)):
-            t = tally.setdefault(bot, [0, 0, 0, 0])
-            if g.winner is None:
-                t[1] += 1
-            elif g.winner == player:
-                t[0] += 1
-            else:
-                t[2] += 1
-                if g.termination == Termination.FORFEIT:
-                    t[3] += 1
-    return tally
-
-
-def first_player_score(winner: int | None) -> float:
-    """1, 0.5 or 0: the first player's points from a stored game's winner column."""
-    return 0.5 if winner is None else 1.0 - winner

@@ -608,6 +608,60 @@ class Store:
             params += [bot] * 4
         return (" where " + " and ".join(where) if where else ""), params
 
+    # --- what league tables count: in SQL, never a game row at a time -------------
+
+    def counted_summary(self, tournament_id: int | None) -> CountedSummary:
+        """What the games that count in a table are (see :data:`_COUNTED`): of one
+        tournament, or of all with ``tournament_id`` None."""
+        where, params = _counted(tournament_id)
+        per_tournament = self.db.execute(
+            f"select g.tournament_id, count(*), min(g.id) from games g where {where} group by g.tournament_id",
+            params).fetchall()
+        rules = {t.id: t.rules for t in self.tournaments()}
+        first_met = sorted(per_tournament, key=lambda row: row[2])
+        bots = self.db.execute(
+            f"select id, spec, content_hash from bots where id in (select g.first_bot_id from games g where {where} "
+            f"union select g.second_bot_id from games g where {where}) order by id", params + params).fetchall()
+        return CountedSummary(
+            games=sum(row[1] for row in per_tournament),
+            tournament_ids=sorted(row[0] for row in per_tournament),
+            rules=list(dict.fromkeys(rules[row[0]] for row in first_met)),
+            bots=[(bot_id, spec, content_hash or "") for bot_id, spec, content_hash in bots],
+        )
+
+    def counted_pairs(self, tournament_id: int | None) -> list[tuple[int, int, int, int, int, int, int]]:
+        """Per ordered pair of bot ids: (first, second, the first player's wins, draws,
+        losses, forfeit losses of the first, of the second)."""
+        where, params = _counted(tournament_id)
+        rows = self.db.execute(
+            # total(), not sum(): a pair that only drew sums NULL comparisons to NULL, totals them to 0.
+            "select g.first_bot_id, g.second_bot_id, total(g.winner = 0), total(g.winner is null), "
+            "total(g.winner = 1), total(g.winner = 1 and g.termination = ?), total(g.winner = 0 and g.termination = ?) "
+            f"from {_scan(tournament_id)} where {where} group by g.first_bot_id, g.second_bot_id order by 1, 2",
+            [str(Termination.FORFEIT)] * 2 + params).fetchall()
+        return [tuple(int(value) for value in row) for row in rows]  # type: ignore[misc]
+
+    def counted_in_order(self, tournament_id: int | None) -> Iterator[tuple[int, int, int | None]]:
+        """(first bot id, second bot id, winner) of each counted game, by tournament
+        name then game key: a stream, read as it is used."""
+        where, params = _counted(tournament_id)
+        cursor = self.db.conn.execute(
+            "select g.first_bot_id, g.second_bot_id, g.winner from tournaments t "
+            f"join games g on g.tournament_id = t.id where {where} order by t.name, g.key", params)
+        with closing(cursor):
+            yield from cursor
+
+    def unnamed_count(self, tournament_id: int | None) -> int:
+        """Finished games with a player an imported file did not name: they count in no table."""
+        where = "g.termination != ? and (b1.spec = ? or b2.spec = ?)"
+        params: list[Any] = [str(Termination.UNFINISHED), UNNAMED, UNNAMED]
+        if tournament_id is not None:
+            where += " and g.tournament_id = ?"
+            params.append(tournament_id)
+        return int(self.db.execute(
+            "select count(*) from games g join bots b1 on b1.id = g.first_bot_id "
+            f"join bots b2 on b2.id = g.second_bot_id where {where}", params).fetchone()[0])
+
     def _unknown_tournament(self, name: str) -> str:
         names = [t.name for t in self.tournaments()]
         known = ", ".join(names) if names else "none yet"
@@ -619,6 +673,35 @@ class Store:
         if row is None:
             raise StoreError(self._unknown_tournament(name))
         return row
+
+
+def _scan(tournament_id: int | None) -> str:
+    """How to read the games of a count: a whole league in the table's own order (twice
+    as fast on a million games as visiting rows at random through a bot index);
+    one tournament through its index."""
+    return "games g not indexed" if tournament_id is None else "games g"
+
+
+@dataclass(frozen=True)
+class CountedSummary:
+    """The games that count in a table, described (see :meth:`Store.counted_summary`)."""
+
+    games: int
+    tournament_ids: list[int]  # those the games come from, oldest first
+    rules: list[str]  # JSON of each distinct rules, in the order their first game was stored
+    bots: list[tuple[int, str, str]]  # (id, spec, content hash) of each bot that played one
+
+
+def _counted(tournament_id: int | None) -> tuple[str, list[Any]]:
+    """The games that count in a league table: finished, with both players named
+    (see :data:`UNNAMED`); of one tournament, or of all."""
+    where = ("g.termination != ? and g.first_bot_id not in (select id from bots where spec = ?) "
+             "and g.second_bot_id not in (select id from bots where spec = ?)")
+    params: list[Any] = [str(Termination.UNFINISHED), UNNAMED, UNNAMED]
+    if tournament_id is not None:
+        where += " and g.tournament_id = ?"
+        params.append(tournament_id)
+    return where, params
 
 
 _INSERT_GAME = """
