@@ -29,9 +29,10 @@ ALLOWED: dict[str, set[str]] = {
     "league": BASE | {"game_files", "engine", "records", "bot", "plugins", "testing", "solvers"},
     "tournament": BASE | {"game_files", "engine", "records", "bot", "sandbox", "plugins", "referee", "league"},
     "terminal": BASE | {"game_files", "engine", "records", "bot", "plugins", "referee", "league", "tournament"},
+    "web": BASE | {"game_files", "engine", "records", "league"},
     "cli": BASE | {"game_files", "engine", "records", "bot", "sandbox", "plugins", "testing", "solvers", "referee",
                    "league",
-                   "tournament", "terminal"},
+                   "tournament", "terminal", "web"},
     "__main__": {"cli"},
     "__init__": set(),
 }

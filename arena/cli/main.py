@@ -56,6 +56,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ratings": ("arena.cli.league",
                 "Print the standings of games played elsewhere, from a CSV FILE ('-' for stdin)."),
     "tournament": ("arena.cli.tournament", "Run tournaments (round robin or gauntlet) and store every move."),
+    "serve": ("arena.cli.serve",
+              "Serve the league site: standings, crosstables, bots, matchups, games with replays, a JSON API."),
     "doctor": ("arena.cli.doctor",
                "Show which sandbox mechanisms hold on this machine, and whether untrusted bots can run."),
 }

@@ -37,16 +37,29 @@ def by_colour(pairs: PairCounts, order: Sequence[str]) -> dict[str, dict[str, li
     return table
 
 
+def crosstable_data(
+    table: dict[str, dict[str, list[float]]], selection: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The JSON document of a crosstable (``--format json``, and the site's API)."""
+    data = {bot: {opp: {"points": p, "games": n} for opp, (p, n) in row.items() if n} for bot, row in table.items()}
+    return {**selection_field(selection), "crosstable": data}
+
+
+def colours_data(table: dict[str, dict[str, list[int]]], selection: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON document of results by colour (``--format json``, and the site's API)."""
+    data = {
+        bot: {colour: dict(zip(("wins", "draws", "losses"), wdl)) for colour, wdl in sides.items()}
+        for bot, sides in table.items()
+    }
+    return {**selection_field(selection), "colours": data}
+
+
 def render_crosstable(
     table: dict[str, dict[str, list[float]]], fmt: str = "table", selection: dict[str, Any] | None = None
 ) -> str:
     bots = list(table)
     if fmt == "json":
-        data = {
-            bot: {opp: {"points": p, "games": n} for opp, (p, n) in table[bot].items() if n}
-            for bot in bots
-        }
-        return json.dumps({**selection_field(selection), "crosstable": data}, indent=2)
+        return json.dumps(crosstable_data(table, selection), indent=2)
     short = [str(i + 1) for i in range(len(bots))]
     rows = []
     for i, bot in enumerate(bots):
@@ -68,11 +81,7 @@ def render_colours(
     table: dict[str, dict[str, list[int]]], fmt: str = "table", selection: dict[str, Any] | None = None
 ) -> str:
     if fmt == "json":
-        data = {
-            bot: {colour: dict(zip(("wins", "draws", "losses"), wdl)) for colour, wdl in sides.items()}
-            for bot, sides in table.items()
-        }
-        return json.dumps({**selection_field(selection), "colours": data}, indent=2)
+        return json.dumps(colours_data(table, selection), indent=2)
     headers = ["bot", "first: W-D-L", "score %", "second: W-D-L", "score %"]
     rows = []
     for bot, sides in table.items():

@@ -158,9 +158,7 @@ def render_standings(rows: list[Standing], fmt: str = "table", selection: dict[s
     to the program that reads it, as a spreadsheet expects."""
     model = getattr(rows, "model", None)
     if fmt == "json":
-        model_field = {} if model is None else {"model": asdict(model)}
-        return json.dumps({**selection_field(selection), **model_field, "standings": [asdict(r) for r in rows]},
-                          indent=2)
+        return json.dumps(standings_data(rows, selection), indent=2)
     if fmt == "csv":
         return csv_text(list(Standing.__dataclass_fields__), [list(asdict(r).values()) for r in rows])
     grouped = len({r.group for r in rows}) > 1
@@ -182,6 +180,13 @@ def render_standings(rows: list[Standing], fmt: str = "table", selection: dict[s
     text = tabulate(table, headers=headers, tablefmt="github" if fmt == "github" else "simple",
                     disable_numparse=True, colalign=("right", "left") + ("right",) * (10 + grouped))
     return text if model is None else f"{model.line()}\n{text}"
+
+
+def standings_data(rows: list[Standing], selection: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON document of the standings (``--format json``, and the site's API)."""
+    model = getattr(rows, "model", None)
+    model_field = {} if model is None else {"model": asdict(model)}
+    return {**selection_field(selection), **model_field, "standings": [asdict(r) for r in rows]}
 
 
 def selection_field(selection: dict[str, Any] | None) -> dict[str, Any]:

@@ -610,6 +610,13 @@ class Store:
 
     # --- what league tables count: in SQL, never a game row at a time -------------
 
+    def version(self) -> tuple[Any, ...]:
+        """A value that changes whenever a table could: a game stored or removed, a
+        tournament started or its status changed. Cheap: one pass over an index."""
+        games = self.db.execute("select count(*), max(id) from games").fetchone()
+        tournaments = self.db.execute("select count(*), group_concat(id || status) from tournaments").fetchone()
+        return (*games, *tournaments)
+
     def counted_summary(self, tournament_id: int | None) -> CountedSummary:
         """What the games that count in a table are (see :data:`_COUNTED`): of one
         tournament, or of all with ``tournament_id`` None."""

@@ -1,0 +1,56 @@
+"""The league site: ``arena serve``."""
+
+from __future__ import annotations
+
+import errno
+import socket
+
+import click
+
+from arena.cli.main import ArenaUsageError, db_option, main, open_store
+
+
+@main.command("serve")
+@db_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: every one).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port to listen on.")
+def serve_command(db: str, host: str, port: int) -> None:
+    """Serve the league site: standings, crosstables, bots, matchups, games with replays, a JSON API.
+
+    It reads the database while tournaments write to it; Ctrl-C stops it.
+    """
+    open_store(db)  # a missing or foreign database is one line here, not a page of errors later
+    listener = _listen(host, port)
+    import uvicorn  # the web stack loads only for this command
+
+    from arena.web.app import create_app
+
+    shown = f"[{host}]" if ":" in host else host
+    click.echo(f"Serving the league in {db} at http://{shown}:{listener.getsockname()[1]}/ (Ctrl-C stops it)")
+    config = uvicorn.Config(create_app(db), log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+    try:
+        server.run(sockets=[listener])
+    except KeyboardInterrupt:
+        pass
+    click.echo("Stopped.")
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket, made here so that a bad host or a port in use is one line."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ArenaUsageError(f"bad --host {host!r}: {exc.strerror}; give an address such as 127.0.0.1") from None
+    family, kind, proto, _, address = infos[0]
+    listener = socket.socket(family, kind, proto)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind(address)
+    except OSError as exc:
+        listener.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ArenaUsageError(f"port {port} on {host} is in use: pick another with --port") from None
+        raise ArenaUsageError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    listener.listen(128)
+    return listener

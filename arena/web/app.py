@@ -1,0 +1,63 @@
+"""The league site: the terminal's tables as web pages, and a JSON API.
+
+FastAPI (on Starlette) serves server-rendered Jinja2 pages that work without
+JavaScript, and the same numbers as JSON under /api with the field names of the
+CLI's ``--format json``. Views call the library (selection, standings,
+crosstable) and never write SQL. The pages live in one module per subject
+(``tables``), each an APIRouter; this module puts them together.
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from arena.errors import ArenaError
+from arena.web import tables
+from arena.web.cache import TableCache
+from arena.web.pages import HERE, page
+
+
+def create_app(db: str) -> FastAPI:
+    """The site over the league database at ``db`` (which must exist)."""
+    app = FastAPI(title="arena league", docs_url=None, redoc_url=None,
+                  description="The league's tables as JSON, with the field names of the CLI's --format json.")
+    app.state.db = db
+    app.state.cache = TableCache()
+    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    app.include_router(tables.router)
+
+    def is_api(request: Request) -> bool:
+        return request.url.path.startswith("/api/")
+
+    @app.exception_handler(ArenaError)
+    async def not_found(request: Request, exc: Exception) -> Response:
+        """A tournament, bot or game the database does not hold (the library's own message)."""
+        if is_api(request):
+            return JSONResponse({"error": str(exc)}, status_code=404)
+        return page(request, "error.html", 404, title="Not found", message=str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_query(request: Request, exc: RequestValidationError) -> Response:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc'][1:])}: {error['msg']}" for error in exc.errors())
+        if is_api(request):
+            return JSONResponse({"error": problems}, status_code=422)
+        return page(request, "error.html", 422, title="Bad request", message=problems)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if is_api(request):
+            return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
+        return page(request, "error.html", exc.status_code, title=str(exc.detail), message=str(exc.detail))
+
+    @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
+    def api_docs(request: Request) -> HTMLResponse:
+        """The API described from the framework's own OpenAPI schema, served from here
+        (the stock documentation pages load their scripts from the internet)."""
+        return page(request, "docs.html", title="API", schema=app.openapi())
+
+    return app

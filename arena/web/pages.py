@@ -1,0 +1,89 @@
+"""What every page of the site shares: the templates, the database of a request,
+the cached tables of a selection, and the query values the pages take.
+
+Each request opens the database read-only (:func:`open_store`): the site never
+blocks a tournament that writes to it, and SQLite connections stay on the
+thread that made them. Everything a bot wrote (its name, a crash reason, move
+info) reaches a page through Jinja2's autoescaping, and control characters are
+made visible (:func:`arena.text.printable`) as in the terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import jinja2
+from fastapi import Depends, Query, Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+
+from arena.league.crosstable import by_colour, crosstable
+from arena.league.selection import select
+from arena.league.standings import Standings, league_standings
+from arena.league.store import Store
+from arena.text import printable
+from arena.web.cache import TableCache
+
+HERE = Path(__file__).parent
+
+environment = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True, undefined=jinja2.StrictUndefined)
+environment.filters["shown"] = lambda text: printable(str(text))
+environment.filters["signed"] = lambda value: f"{value:+.0f}"
+templates = Jinja2Templates(env=environment)
+
+
+def open_store(request: Request) -> Iterator[Store]:
+    """The league database, read-only, for one request."""
+    store = Store(request.app.state.db, read_only=True)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+StoreDep = Annotated[Store, Depends(open_store)]
+Tournament = Annotated[str | None, Query(
+    description="A tournament's name (default: the latest that is not casual).", max_length=200)]
+League = Annotated[bool, Query(alias="all", description="Every game in the database: one league.")]
+
+
+def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    """A page from its template."""
+    return templates.TemplateResponse(request, template, context, status_code=status)
+
+
+@dataclass(frozen=True)
+class Tables:
+    """What the standings, crosstable and colours of one selection show."""
+
+    heading: str
+    selection: dict[str, Any]
+    standings: Standings
+    crosstable: dict[str, dict[str, list[float]]]
+    colours: dict[str, dict[str, list[int]]]
+
+
+def tables(request: Request, store: Store, tournament: str | None, league: bool) -> Tables:
+    """The tables of a selection, from the site's cache while the database is unchanged."""
+    cache: TableCache = request.app.state.cache
+
+    def compute() -> Tables:
+        chosen = select(store, tournament, league)
+        results = chosen.results()
+        rows = league_standings(results, chosen.in_order())
+        order = [row.bot for row in rows]
+        return Tables(chosen.heading(), chosen.as_dict(), rows, crosstable(results.pairs, order),
+                      by_colour(results.pairs, order))
+
+    return cache.get(("tables", tournament, league), store.version(), compute)
+
+
+def query_of(tournament: str | None, league: bool) -> dict[str, str]:
+    """The query string that selects the same games on another page."""
+    if league:
+        return {"all": "true"}
+    return {} if tournament is None else {"tournament": tournament}

@@ -1,0 +1,109 @@
+"""The league's tables: home, standings (with the plot of the intervals),
+crosstable and results by colour, as pages and as JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+
+from arena.league.crosstable import colours_data, crosstable_data
+from arena.league.standings import Standings, standings_data
+from arena.league.store import StoredTournament, rules_of
+from arena.web.pages import League, StoreDep, Tournament, page, query_of, tables
+
+router = APIRouter()
+
+
+@router.get("/", response_class=HTMLResponse, include_in_schema=False)
+def home(request: Request, store: StoreDep) -> HTMLResponse:
+    tournaments = store.tournaments()
+    counts = {t.id: store.game_count(tournament=t.name) for t in tournaments}
+    rows = [tournament_row(t, counts[t.id]) for t in reversed(tournaments)]
+    return page(request, "home.html", title="League", tournaments=rows, total=sum(counts.values()))
+
+
+@router.get("/standings", response_class=HTMLResponse, include_in_schema=False)
+def standings_page(request: Request, store: StoreDep, tournament: Tournament = None,
+                   league: League = False) -> HTMLResponse:
+    shown = tables(request, store, tournament, league)
+    return page(request, "standings.html", title="Standings", tables=shown, query=query_of(tournament, league),
+                plot=interval_plot(shown.standings))
+
+
+@router.get("/crosstable", response_class=HTMLResponse, include_in_schema=False)
+def crosstable_page(request: Request, store: StoreDep, tournament: Tournament = None,
+                    league: League = False) -> HTMLResponse:
+    shown = tables(request, store, tournament, league)
+    return page(request, "crosstable.html", title="Crosstable", tables=shown, query=query_of(tournament, league))
+
+
+@router.get("/colours", response_class=HTMLResponse, include_in_schema=False)
+def colours_page(request: Request, store: StoreDep, tournament: Tournament = None,
+                 league: League = False) -> HTMLResponse:
+    shown = tables(request, store, tournament, league)
+    return page(request, "colours.html", title="By colour", tables=shown, query=query_of(tournament, league))
+
+
+@router.get("/api/tournaments", summary="Every tournament, newest first, with its games and status")
+def api_tournaments(store: StoreDep) -> list[dict[str, Any]]:
+    return [tournament_row(t, store.game_count(tournament=t.name)) for t in reversed(store.tournaments())]
+
+
+@router.get("/api/standings", summary="The standings, as 'arena standings --format json'")
+def api_standings(request: Request, store: StoreDep, tournament: Tournament = None,
+                  league: League = False) -> dict[str, Any]:
+    shown = tables(request, store, tournament, league)
+    return standings_data(shown.standings, shown.selection)
+
+
+@router.get("/api/crosstable", summary="Every pair's head-to-head score, as 'arena crosstable --format json'")
+def api_crosstable(request: Request, store: StoreDep, tournament: Tournament = None,
+                   league: League = False) -> dict[str, Any]:
+    shown = tables(request, store, tournament, league)
+    return crosstable_data(shown.crosstable, shown.selection)
+
+
+@router.get("/api/colours", summary="Results moving first and second, as 'arena colours --format json'")
+def api_colours(request: Request, store: StoreDep, tournament: Tournament = None,
+                league: League = False) -> dict[str, Any]:
+    shown = tables(request, store, tournament, league)
+    return colours_data(shown.colours, shown.selection)
+
+
+def tournament_row(t: StoredTournament, games: int) -> dict[str, Any]:
+    """A tournament as the home page and /api/tournaments show it."""
+    return {"name": t.name, "format": t.format, "rules": rules_of(t).describe(), "status": t.status,
+            "games": games, "created_at": t.created_at, "finished_at": t.finished_at}
+
+
+def interval_plot(rows: Standings, width: int = 640, row_height: int = 22) -> dict[str, Any]:
+    """Where each bot's Elo and 95% interval fall on a horizontal axis, for the SVG
+    under the standings: overlapping intervals are neighbours the games cannot yet
+    tell apart."""
+    if not rows:
+        return {"width": width, "height": 0, "points": [], "ticks": []}
+    low = min(r.elo - r.elo_minus for r in rows)
+    high = max(r.elo + r.elo_plus for r in rows)
+    if high - low < 1:
+        low, high = low - 50, high + 50
+    left, right = 150, width - 20
+    scale = (right - left) / (high - low)
+
+    def x(elo: float) -> float:
+        return round(left + (elo - low) * scale, 1)
+
+    step = next(s for s in (10, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000, 10**9) if (high - low) / s <= 8)
+    ticks = []
+    tick = -(-low // step) * step
+    while tick <= high:
+        ticks.append({"x": x(tick), "label": f"{tick:.0f}"})
+        tick += step
+    points = [
+        {"bot": r.bot, "y": 20 + i * row_height, "x": x(r.elo), "low": x(r.elo - r.elo_minus),
+         "high": x(r.elo + r.elo_plus), "elo": r.elo, "interval": r.elo_minus, "bound": r.bound}
+        for i, r in enumerate(rows)
+    ]
+    return {"width": width, "height": 30 + len(rows) * row_height, "points": points, "ticks": ticks,
+            "axis_y": 20 + len(rows) * row_height - 8, "left": left, "right": right}

@@ -1,0 +1,184 @@
+"""The league site, in-process through the framework's test client: every page and
+API route, their numbers against the CLI's JSON, bad ids and bad query values,
+escaping of what bots wrote, and the cache that never serves a stale table."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from fastapi.testclient import TestClient
+
+from arena.cli.main import main
+from arena.engine.game import Rules
+from arena.league.store import BotIdentity, Store
+from arena.records import GameSpec
+from arena.referee.referee import play_game
+from arena.web.app import create_app
+
+QUICK = str(Path(__file__).resolve().parent.parent / "config" / "quick.toml")
+HOSTILE = '<script>alert("x")</script>\x1b[31m'
+SMALL = Rules(width=5, height=4, connect=3)
+
+
+@pytest.fixture(scope="module")
+def league(tmp_path_factory) -> str:
+    """Two finished tournaments of the quick field, and a casual one with a bot whose
+    name is markup and a terminal escape."""
+    path = str(tmp_path_factory.mktemp("site") / "league.db")
+    runner = CliRunner()
+    for extra in ([], ["--name", "q2", "--seed", "2"]):
+        result = runner.invoke(main, ["tournament", "run", QUICK, "--db", path, "--workers", "2", *extra],
+                               catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+    with Store(path) as store:
+        identity = {"format": "casual", "rules": SMALL.as_dict(), "name": "hostile"}
+        tid = store.start_tournament("hostile", "casual", identity, identity, 1)
+        # The games are played by random and greedy, stored under the hostile name for random.
+        ids = {"random": store.bot_id(BotIdentity(HOSTILE, HOSTILE, {}, "test")),
+               "greedy": store.bot_id(BotIdentity("greedy", "greedy", {}, "test"))}
+        records = [play_game(GameSpec(key=f"k{i}", pairing="p", rules=SMALL, first="random", second="greedy", seed=i))
+                   for i in range(2)]
+        store.record_games(tid, records, ids)
+        store.finish_tournament(tid, "finished")
+    return path
+
+
+@pytest.fixture(scope="module")
+def client(league):
+    return TestClient(create_app(league))
+
+
+def cli_json(league: str, command: str, *args: str) -> dict:
+    result = CliRunner().invoke(main, [command, "--db", league, "--format", "json", *args])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+@pytest.mark.parametrize("command", ["standings", "crosstable", "colours"])
+@pytest.mark.parametrize("args", [[], ["--tournament", "quick"], ["--all"]])
+def test_the_api_gives_the_cli_json(client, league, command, args):
+    query = {"tournament": args[1]} if "--tournament" in args else {"all": "true"} if args else {}
+    response = client.get(f"/api/{command}", params=query)
+    assert response.status_code == 200
+    assert response.json() == cli_json(league, command, *args)
+
+
+def test_the_standings_page_shows_the_cli_numbers(client, league):
+    text = client.get("/standings", params={"tournament": "quick"}).text
+    data = cli_json(league, "standings", "--tournament", "quick")
+    for row in data["standings"]:
+        assert f'<tr data-bot="{row["bot"]}">' in text
+        elo = {">": f"&gt; {row['elo'] - row['elo_minus']:.0f}", "<": f"&lt; {row['elo'] + row['elo_plus']:.0f}",
+               None: f"{row['elo']:.0f}"}[row["bound"]]
+        assert f'<td class="num" data-value="{row["elo"]}">{elo}</td>' in text
+        assert f'<td class="num">{row["score_pct"]:.1f}</td>' in text
+    model = data["model"]
+    assert f"{model['first_move_elo']:+.0f} Elo" in text
+    assert "<svg" in text and text.count("<circle") == len(data["standings"])
+
+
+def test_home_lists_every_tournament_with_links(client):
+    text = client.get("/").text
+    for name in ("quick", "q2", "hostile"):
+        assert f'href="/standings?tournament={name}"' in text
+    assert "finished" in text
+
+
+def test_bot_text_is_escaped_on_every_page(client):
+    for url in ("/standings?tournament=hostile", "/crosstable?tournament=hostile", "/colours?tournament=hostile",
+                "/standings?all=true"):
+        text = client.get(url).text
+        assert "<script>alert" not in text and "\x1b" not in text, url
+        assert "&lt;script&gt;alert" in text, url
+
+
+@pytest.mark.parametrize("url", ["/standings?tournament=nope", "/crosstable?tournament=nope",
+                                 "/colours?tournament=nope"])
+def test_an_unknown_tournament_is_a_404_page_that_names_it(client, url):
+    response = client.get(url)
+    assert response.status_code == 404
+    assert "no tournament named &#39;nope&#39;" in response.text and "Traceback" not in response.text
+
+
+@pytest.mark.parametrize("url", ["/api/standings?tournament=nope", "/api/crosstable?tournament=nope"])
+def test_the_api_answers_an_unknown_tournament_with_json(client, url):
+    response = client.get(url)
+    assert response.status_code == 404
+    assert "no tournament named 'nope'" in response.json()["error"]
+
+
+@pytest.mark.parametrize("url", ["/standings?all=maybe", "/api/standings?all=maybe",
+                                 "/standings?tournament=" + "x" * 300])
+def test_bad_query_values_are_422_not_a_traceback(client, url):
+    response = client.get(url)
+    assert response.status_code == 422
+    assert "Traceback" not in response.text
+
+
+def test_unknown_pages_are_404(client):
+    assert client.get("/nothing-here").status_code == 404
+    assert client.get("/api/nothing").json() == {"error": "Not Found"}
+
+
+def test_the_api_is_described(client):
+    schema = client.get("/openapi.json").json()
+    assert {"/api/standings", "/api/crosstable", "/api/colours", "/api/tournaments"} <= set(schema["paths"])
+    docs = client.get("/docs").text
+    assert "/api/standings" in docs and "http" not in docs.split("<main>")[1].replace("/openapi.json", "")
+
+
+def test_the_page_loads_nothing_from_the_internet(client):
+    for url in ("/", "/standings", "/crosstable", "/colours", "/docs"):
+        text = client.get(url).text
+        assert "//" not in text.replace("http://testserver", "").split("<body>")[0].replace("<!doctype html>", ""), url
+
+
+def test_a_table_is_computed_once_until_a_game_arrives(league, tmp_path):
+    path = tmp_path / "copy.db"
+    with Store(league, read_only=True) as source, Store(path) as target:
+        source.db.conn.backup(target.db.conn)
+    app = create_app(str(path))
+    client = TestClient(app)
+    first = client.get("/api/standings", params={"tournament": "quick"}).json()
+    client.get("/standings", params={"tournament": "quick"})
+    client.get("/crosstable", params={"tournament": "quick"})
+    assert app.state.cache.computed == 1
+    with Store(path) as store:
+        tid = store.check_tournament("quick").id
+        ids = {spec: store.bot_id(BotIdentity(spec, spec, {}, "plugin:connectk-arena")) for spec in ("random",)}
+        ids["greedy"] = store.bot_id(BotIdentity("greedy", "greedy", {}, "plugin:connectk-arena"))
+        record = play_game(GameSpec(key="extra", pairing="extra", rules=Rules(), first="greedy", second="random",
+                                    seed=5))
+        store.record_games(tid, [record], ids)
+    second = client.get("/api/standings", params={"tournament": "quick"}).json()
+    assert app.state.cache.computed == 2
+    assert second["selection"]["games"] == first["selection"]["games"] + 1
+
+
+# --- arena serve -------------------------------------------------------------------------
+
+
+def test_serve_refuses_a_missing_database(tmp_path):
+    result = CliRunner().invoke(main, ["serve", "--db", str(tmp_path / "none.db")])
+    assert result.exit_code == 2
+    assert "does not exist" in result.output and "Traceback" not in result.output
+
+
+def test_serve_refuses_a_port_in_use(league):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(main, ["serve", "--db", league, "--port", str(port)])
+    assert result.exit_code == 2
+    assert f"port {port} on 127.0.0.1 is in use" in result.output
+
+
+def test_serve_refuses_a_bad_host(league):
+    result = CliRunner().invoke(main, ["serve", "--db", league, "--host", "no such host.invalid"])
+    assert result.exit_code == 2
+    assert "bad --host 'no such host.invalid'" in result.output
