@@ -90,6 +90,8 @@ def scaled(words: list[str]) -> list[str]:
         return _set_flag(words, ("-n", "--games"), "2")
     if command == ["arena", "analyse"]:
         return _set_flag(words, ("--budget",), "0.01")
+    if command == ["arena", "serve"]:  # a server runs until stopped: check that it parses (tests/test_web.py serves)
+        return [*words, "--help"]
     if command == ["arena", "solve"]:  # no default budget yet: the empty-ish board takes a minute
         return _set_flag(words, ("--budget",), "1")
     return words
