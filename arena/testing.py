@@ -39,6 +39,15 @@ class CheckReport:
         failed = next((c for c in self.checks if not c.passed), None)
         return f"{failed.name}: {failed.detail}" if failed else "all checks passed"
 
+    def text(self) -> str:
+        """One line per check, as 'arena check' prints them."""
+        return "\n".join(f"{'ok  ' if c.passed else 'FAIL'} {c.name}" + (f": {c.detail}" if c.detail else "")
+                         for c in self.checks)
+
+    def as_dict(self) -> dict[str, object]:
+        return {"passed": self.passed, "kind": self.kind,
+                "checks": [{"name": c.name, "passed": c.passed, "detail": c.detail} for c in self.checks]}
+
 
 def check_code(
     code: BotCode,

@@ -56,6 +56,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ratings": ("arena.cli.league",
                 "Print the standings of games played elsewhere, from a CSV FILE ('-' for stdin)."),
     "tournament": ("arena.cli.tournament", "Run tournaments (round robin or gauntlet) and store every move."),
+    "league": ("arena.cli.leagues", "Leagues that play every new bot against the field by themselves."),
+    "users": ("arena.cli.users", "Accounts of the open league: add, list, disable, new token or password."),
     "serve": ("arena.cli.serve",
               "Serve the league site: standings, crosstables, bots, matchups, games with replays, a JSON API."),
     "doctor": ("arena.cli.doctor",

@@ -123,6 +123,46 @@ def _submission_class(db: Database) -> None:
     db.table("submissions").add_column("class_name", str)  # which Bot subclass, for files with several
 
 
+@_migration("0005_league")
+def _league(db: Database) -> None:
+    db.table("users").create(
+        {"id": int, "name": str, "password_hash": str, "token_hash": str, "admin": int, "disabled": int,
+         "created_at": str},
+        pk="id", not_null={"name", "password_hash", "admin", "disabled", "created_at"}, defaults={"admin": 0,
+                                                                                                  "disabled": 0},
+    )
+    db.table("users").create_index(["name"], unique=True)
+    db.table("users").create_index(["token_hash"])
+    db.table("leagues").create(
+        {"id": int, "name": str, "config": str, "tournament_id": int, "public_code": int, "closed": int,
+         "created_at": str},
+        pk="id", not_null={"name", "config", "tournament_id", "public_code", "closed", "created_at"},
+        foreign_keys=[("tournament_id", "tournaments", "id")],
+    )
+    db.table("leagues").create_index(["name"], unique=True)
+    db.table("league_members").create(
+        {"league_id": int, "user_id": int}, pk=("league_id", "user_id"),
+        foreign_keys=[("league_id", "leagues", "id"), ("user_id", "users", "id")],
+    )
+    # An entrant of a league: an installed bot (spec) or a submitted version. status:
+    # "active" plays, "retired" no longer plays (its games stay), "failed" never passed the checks.
+    db.table("entries").create(
+        {"id": int, "league_id": int, "spec": str, "submission_id": int, "user_id": int, "status": str,
+         "checks": str, "joined_at": str, "retired_at": str},
+        pk="id", not_null={"league_id", "spec", "status", "joined_at"},
+        foreign_keys=[("league_id", "leagues", "id"), ("submission_id", "submissions", "id"),
+                      ("user_id", "users", "id")],
+    )
+    db.table("entries").create_index(["league_id", "status"])
+    db.table("submissions").add_column("user_id", int)
+    db.table("submissions").add_column("about", str)  # the author's own description
+    db.table("audit").create(
+        {"id": int, "at": str, "user_id": int, "action": str, "subject": str, "detail": str},
+        pk="id", not_null={"at", "action", "subject"},
+    )
+    db.table("settings").create({"key": str, "value": str}, pk="key")
+
+
 @dataclass(frozen=True)
 class Submission:
     """A submitted bot: one version of its code, kept in the database."""
@@ -135,6 +175,9 @@ class Submission:
     file: str
     submitted_at: str
     class_name: str | None = None  # the Bot subclass it plays, in a file that has several
+    id: int | None = None
+    user_id: int | None = None  # the account that submitted it (None: from the organiser's terminal)
+    about: str | None = None  # what its author says it is
 
     @property
     def spec(self) -> str:
@@ -444,7 +487,8 @@ class Store:
     # --- submissions --------------------------------------------------------------------
 
     def submit(
-        self, name: str, source: str, kind: str, file: str, class_name: str | None = None
+        self, name: str, source: str, kind: str, file: str, class_name: str | None = None,
+        user_id: int | None = None, about: str | None = None,
     ) -> tuple[Submission, bool]:
         """Store a version of ``name``; identical code (and class) returns the existing version.
 
@@ -461,15 +505,20 @@ class Store:
             row = {
                 "name": name, "version": latest + 1, "kind": kind, "source": source,
                 "content_hash": digest, "file": file, "submitted_at": _now(), "class_name": class_name,
+                "user_id": user_id, "about": about,
             }
             self.db.table("submissions").insert(row)
-        return Submission(**{k: row[k] for k in Submission.__dataclass_fields__}), True
+        return self.submission(name, row["version"]), True  # type: ignore[return-value]  # just stored
 
     def submissions(self, name: str | None = None) -> list[Submission]:
         """Every stored version (of one name), oldest first."""
         where, params = ("name = ?", [name]) if name is not None else (None, [])
         rows = self.db.table("submissions").rows_where(where, params, order_by="name, version")
-        return [Submission(**{k: r[k] for k in Submission.__dataclass_fields__}) for r in rows]
+        return [_submission(r) for r in rows]
+
+    def submission_by_id(self, submission_id: int) -> Submission | None:
+        rows = list(self.db.table("submissions").rows_where("id = ?", [submission_id]))
+        return _submission(rows[0]) if rows else None
 
     def submission(self, name: str, version: int | None = None) -> Submission | None:
         """One version of a submitted bot (the latest if ``version`` is None)."""
@@ -477,6 +526,115 @@ class Store:
         if version is None:
             return versions[-1] if versions else None
         return next((v for v in versions if v.version == version), None)
+
+    # --- accounts, leagues and their entrants ---------------------------------------------
+
+    def add_user(self, name: str, password_hash: str, token_hash: str, admin: bool = False) -> User:
+        """A new account; StoreError if the name is taken."""
+        if self.user(name) is not None:
+            raise StoreError(f"there is already a user named {name!r} in {self.path}")
+        _insert(self.db.table("users"), {"name": name, "password_hash": password_hash, "token_hash": token_hash,
+                                         "admin": int(admin), "disabled": 0, "created_at": _now()})
+        return self.user(name)  # type: ignore[return-value]  # just stored
+
+    def user(self, name: str) -> User | None:
+        rows = list(self.db.table("users").rows_where("name = ?", [name]))
+        return User.of(rows[0]) if rows else None
+
+    def user_by_id(self, user_id: int) -> User | None:
+        rows = list(self.db.table("users").rows_where("id = ?", [user_id]))
+        return User.of(rows[0]) if rows else None
+
+    def user_by_token(self, token_hash: str) -> User | None:
+        rows = list(self.db.table("users").rows_where("token_hash = ?", [token_hash]))
+        return User.of(rows[0]) if rows else None
+
+    def users(self) -> list[User]:
+        return [User.of(row) for row in self.db.table("users").rows_where(order_by="name")]
+
+    def update_user(self, user_id: int, **changes: Any) -> None:
+        """Set columns of an account (password_hash, token_hash, disabled, admin)."""
+        allowed = {"password_hash", "token_hash", "disabled", "admin"}
+        if not set(changes) <= allowed:
+            raise ValueError(f"not a user column: {sorted(set(changes) - allowed)}")
+        self.db.table("users").update(user_id, changes)
+
+    def audit(self, action: str, subject: str, user_id: int | None = None, detail: str = "") -> None:
+        """Record who did what (submissions, retirements, admin actions)."""
+        self.db.table("audit").insert({"at": _now(), "user_id": user_id, "action": action, "subject": subject,
+                                       "detail": detail})
+
+    def audit_log(self) -> list[dict[str, Any]]:
+        return list(self.db.query(
+            "select a.at, u.name as user, a.action, a.subject, a.detail from audit a "
+            "left join users u on u.id = a.user_id order by a.id"))
+
+    def create_league(self, name: str, config: dict[str, Any], tournament_id: int, public_code: bool,
+                      closed: bool) -> League:
+        if self.league(name) is not None:
+            raise StoreError(f"there is already a league named {name!r} in {self.path}")
+        _insert(self.db.table("leagues"), {
+            "name": name, "config": json.dumps(config, sort_keys=True), "tournament_id": tournament_id,
+            "public_code": int(public_code), "closed": int(closed), "created_at": _now()})
+        return self.league(name)  # type: ignore[return-value]  # just stored
+
+    def league(self, name: str) -> League | None:
+        rows = list(self.db.table("leagues").rows_where("name = ?", [name]))
+        return League.of(rows[0]) if rows else None
+
+    def leagues(self) -> list[League]:
+        return [League.of(row) for row in self.db.table("leagues").rows_where(order_by="id")]
+
+    def check_league(self, name: str) -> League:
+        found = self.league(name)
+        if found is None:
+            known = ", ".join(repr(league.name) for league in self.leagues()) or "none yet"
+            raise StoreError(f"no league named {name!r} in {self.path}; leagues: {known}")
+        return found
+
+    def add_member(self, league_id: int, user_id: int) -> None:
+        self.db.table("league_members").upsert({"league_id": league_id, "user_id": user_id},
+                                               pk=("league_id", "user_id"))
+
+    def is_member(self, league_id: int, user_id: int) -> bool:
+        return bool(self.db.execute("select 1 from league_members where league_id = ? and user_id = ?",
+                                    [league_id, user_id]).fetchone())
+
+    def add_entry(self, league_id: int, spec: str, status: str, submission_id: int | None = None,
+                  user_id: int | None = None, checks: str = "") -> Entry:
+        entry_id = _insert(self.db.table("entries"), {
+            "league_id": league_id, "spec": spec, "submission_id": submission_id, "user_id": user_id,
+            "status": status, "checks": checks, "joined_at": _now()})
+        return self.entry(entry_id)  # type: ignore[return-value]  # just stored
+
+    def entry(self, entry_id: int) -> Entry | None:
+        rows = list(self.db.table("entries").rows_where("id = ?", [entry_id]))
+        return Entry.of(rows[0]) if rows else None
+
+    def entries(self, league_id: int, status: str | None = None, user_id: int | None = None) -> list[Entry]:
+        """A league's entrants, in the order they joined (of one status, one author)."""
+        where, params = ["league_id = ?"], [league_id]
+        if status is not None:
+            where.append("status = ?")
+            params.append(status)  # type: ignore[arg-type]
+        if user_id is not None:
+            where.append("user_id = ?")
+            params.append(user_id)
+        rows = self.db.table("entries").rows_where(" and ".join(where), params, order_by="id")
+        return [Entry.of(row) for row in rows]
+
+    def retire_entry(self, entry_id: int) -> None:
+        self.db.table("entries").update(entry_id, {"status": "retired", "retired_at": _now()})
+
+    def setting(self, key: str, make: Callable[[], str]) -> str:
+        """A value the site keeps (its session key): made once, then the same."""
+        row = self.db.execute("select value from settings where key = ?", [key]).fetchone()
+        if row is not None:
+            return str(row[0])
+        value = make()
+        self.db.execute("insert or ignore into settings (key, value) values (?, ?)", [key, value])
+        self.db.conn.commit()
+        return str(self.db.execute("select value from settings where key = ?", [key]).fetchone()[0])
 
     # --- analyses -----------------------------------------------------------------------
 
@@ -687,6 +845,67 @@ def _scan(tournament_id: int | None) -> str:
     as fast on a million games as visiting rows at random through a bot index);
     one tournament through its index."""
     return "games g not indexed" if tournament_id is None else "games g"
+
+
+@dataclass(frozen=True)
+class User:
+    """An account of the open league. The password and the API token are kept only as hashes."""
+
+    id: int
+    name: str
+    password_hash: str
+    token_hash: str
+    admin: bool
+    disabled: bool
+    created_at: str
+
+    @classmethod
+    def of(cls, row: dict[str, Any]) -> User:
+        return cls(row["id"], row["name"], row["password_hash"], row["token_hash"] or "", bool(row["admin"]),
+                   bool(row["disabled"]), row["created_at"])
+
+
+@dataclass(frozen=True)
+class League:
+    """A long-lived competition: its settings (a tournament file's keys), and the
+    tournament row its games are stored under, so every table works for it."""
+
+    id: int
+    name: str
+    config: dict[str, Any]
+    tournament_id: int
+    public_code: bool  # everyone may read every entrant's code (after a class competition, say)
+    closed: bool  # only its members may submit
+    created_at: str
+
+    @classmethod
+    def of(cls, row: dict[str, Any]) -> League:
+        return cls(row["id"], row["name"], json.loads(row["config"]), row["tournament_id"], bool(row["public_code"]),
+                   bool(row["closed"]), row["created_at"])
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A bot in a league: an installed bot's spec, or one submitted version (``name@vN``)."""
+
+    id: int
+    league_id: int
+    spec: str
+    submission_id: int | None
+    user_id: int | None
+    status: str  # "active", "retired" or "failed"
+    checks: str  # the submission checks' report, as text
+    joined_at: str
+    retired_at: str | None
+
+    @classmethod
+    def of(cls, row: dict[str, Any]) -> Entry:
+        return cls(row["id"], row["league_id"], row["spec"], row["submission_id"], row["user_id"], row["status"],
+                   row["checks"] or "", row["joined_at"], row["retired_at"])
+
+
+def _submission(row: dict[str, Any]) -> Submission:
+    return Submission(**{k: row[k] for k in Submission.__dataclass_fields__})
 
 
 @dataclass(frozen=True)

@@ -189,7 +189,14 @@ def _merge(raw: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _build(raw: dict[str, Any], source: str, base: Path) -> TournamentConfig:
+def config_from_table(raw: dict[str, Any], source: str, base: Path, check_field: bool = True) -> TournamentConfig:
+    """A configuration from a tournament file's table already read (a league's stored
+    settings); ``check_field`` False allows fewer than two bots (a league starts empty)."""
+    _check_all(raw, source)
+    return _build(raw, source, base, check_field)
+
+
+def _build(raw: dict[str, Any], source: str, base: Path, check_field: bool = True) -> TournamentConfig:
     def fail(message: str) -> ConfigError:
         return ConfigError(f"{source}: {message}")
 
@@ -199,7 +206,8 @@ def _build(raw: dict[str, Any], source: str, base: Path) -> TournamentConfig:
     fmt = raw.get("format", "round-robin")
     if fmt not in TOURNAMENT_FORMATS:
         raise fail(f"format must be one of {', '.join(TOURNAMENT_FORMATS)}, got {fmt!r}")
-    check_field_of_play(fmt, bots, challengers, fail)
+    if check_field:
+        check_field_of_play(fmt, bots, challengers, fail)
     try:
         rules = Rules(**raw.get("rules", {}))
     except RulesError as exc:

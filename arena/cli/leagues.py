@@ -1,0 +1,129 @@
+"""Leagues: ``arena league create|run|standings|add-member|list``."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from arena.cli.main import db_option, main, open_store
+from arena.text import plural, printable
+
+
+@main.group("league")
+def league_group() -> None:
+    """Leagues that play every new bot against the field by themselves."""
+
+
+@league_group.command("create")
+@click.argument("name")
+@click.argument("league_file", required=False, type=click.Path(dir_okay=False))
+@db_option
+def create_command(name: str, league_file: str | None, db: str) -> None:
+    """Create league NAME with the settings of LEAGUE_FILE (a tournament file's keys and a [league] table)."""
+    from arena.tournament.leagues import create_league
+
+    store = open_store(db, create=True)
+    league = create_league(store, name, league_file)
+    entrants = store.entries(league.id)
+    click.echo(f"league {league.name!r} created in {db} with {plural(len(entrants), 'installed bot')}"
+               + (f" ({', '.join(e.spec for e in entrants)})" if entrants else "")
+               + f"; play it with: arena league run {name!r} --db {db}")
+
+
+@league_group.command("list")
+@db_option
+def list_command(db: str) -> None:
+    """Every league, with its active entrants."""
+    store = open_store(db)
+    leagues = store.leagues()
+    if not leagues:
+        click.echo(f"no leagues in {db} yet: arena league create NAME [CONFIG]")
+    for league in leagues:
+        active = store.entries(league.id, status="active")
+        flags = ", ".join(f for f, on in (("closed", league.closed), ("public code", league.public_code)) if on)
+        click.echo(f"{printable(league.name)}: {plural(len(active), 'active entrant')}"
+                   + (f" ({flags})" if flags else "")
+                   + (": " + ", ".join(printable(e.spec) for e in active) if active else ""))
+
+
+@league_group.command("add-member")
+@click.argument("name")
+@click.argument("user")
+@db_option
+def add_member_command(name: str, user: str, db: str) -> None:
+    """Let USER submit to the closed league NAME."""
+    from arena.league.accounts import check_user
+
+    store = open_store(db, write=True)
+    league = store.check_league(name)
+    member = check_user(store, user)
+    store.add_member(league.id, member.id)
+    store.audit("add member", user, detail=f"league {name}")
+    click.echo(f"{user} may submit to league {name!r}")
+
+
+@league_group.command("run")
+@click.argument("name")
+@click.option("--workers", type=click.IntRange(min=0), default=0, help="Worker processes (default: one per core).")
+@click.option("--until-complete", is_flag=True, help="Stop once every pairing is played, instead of waiting.")
+@db_option
+def run_command(name: str, workers: int, until_complete: bool, db: str) -> None:
+    """Keep league NAME played: every active entrant against every other, newest first.
+
+    It waits for new entrants when all is played; Ctrl-C stops it, and running it
+    again resumes with nothing lost or played twice.
+    """
+    from arena.tournament.leagues import run_league
+
+    store = open_store(db, write=True)
+    league = store.check_league(name)
+    tty = sys.stderr.isatty()
+
+    def report(text: str) -> None:
+        try:
+            click.echo(("\r" + text + "\033[K") if tty and "games played" in text else text, err=True,
+                       nl=not (tty and "games played" in text))
+        except OSError:
+            pass
+
+    outcome = run_league(store, league, workers=workers, report=report, until_complete=until_complete)
+    if tty:
+        click.echo("", err=True)
+    if outcome.interrupted:
+        why = f"Stopped: {printable(outcome.problem)}" if outcome.problem else "Interrupted"
+        click.echo(f"{why}: {plural(outcome.played, 'game')} stored by this run; run the same command again "
+                   "to go on.", err=True)
+        sys.exit(outcome.exit_code)
+    click.echo(f"league {league.name!r}: {plural(outcome.played, 'game')} played; every pairing is complete")
+
+
+@league_group.command("standings")
+@click.argument("name")
+@click.option("--all-versions", is_flag=True, help="Also the retired versions (default: active entrants only).")
+@click.option("--format", "fmt", type=click.Choice(["table", "github", "csv", "json"]), default="table",
+              show_default=True, help="table, github (markdown), csv or json.")
+@db_option
+def standings_command(name: str, all_versions: bool, fmt: str, db: str) -> None:
+    """The standings of league NAME: its active entrants, rated on all the league's games."""
+    from arena.league.selection import SelectionError, select
+    from arena.league.standings import league_standings, render_standings
+    from arena.tournament.leagues import active_rows
+
+    store = open_store(db)
+    league = store.check_league(name)
+    try:
+        chosen = select(store, league.name)
+    except SelectionError:
+        click.echo(f"league {name!r} has no games yet: arena league run {name!r}")
+        return
+    rows = league_standings(chosen.results(), chosen.in_order())
+    if not all_versions:
+        rows = active_rows(rows, {e.spec for e in store.entries(league.id, status="active")})
+    heading = chosen.heading().replace(f"Tournament {league.name!r}", f"League {league.name!r}", 1)
+    if fmt == "csv":
+        click.echo(heading, err=True)
+    elif fmt != "json":
+        click.echo(heading + ("" if all_versions else "; active entrants") + "\n")
+    selection = {**chosen.as_dict(), "league": league.name, "all_versions": all_versions}
+    click.echo(render_standings(rows, fmt, selection))

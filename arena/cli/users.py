@@ -1,0 +1,82 @@
+"""Accounts of the open league: ``arena users add|list|disable|enable|token|password``."""
+
+from __future__ import annotations
+
+import click
+from tabulate import tabulate
+
+from arena.cli.main import db_option, main, open_store
+from arena.text import printable
+
+
+@main.group("users")
+def users_group() -> None:
+    """Accounts of the open league: add, list, disable, new token or password."""
+
+
+@users_group.command("add")
+@click.argument("name")
+@click.option("--admin", is_flag=True, help="May manage users, retire any bot and read all code.")
+@db_option
+def add_command(name: str, admin: bool, db: str) -> None:
+    """Create account NAME; print its one-time password and its API token (shown only now)."""
+    from arena.league.accounts import add_user
+
+    user, password, token = add_user(open_store(db, create=True), name, admin)
+    click.echo(f"user {user.name}{' (admin)' if admin else ''} added to {db}")
+    click.echo(f"password: {password}")
+    click.echo(f"API token: {token}")
+    click.echo("Give both to the user now: they are stored only as hashes and cannot be shown again.")
+
+
+@users_group.command("list")
+@db_option
+def list_command(db: str) -> None:
+    """Every account: name, admin, disabled, created."""
+    store = open_store(db)
+    rows = [[printable(u.name), "yes" if u.admin else "", "disabled" if u.disabled else "active", u.created_at]
+            for u in store.users()]
+    click.echo(tabulate(rows, headers=["user", "admin", "status", "created"]) if rows else "no users yet")
+
+
+@users_group.command("disable")
+@click.argument("name")
+@db_option
+def disable_command(name: str, db: str) -> None:
+    """Disable account NAME: it can no longer sign in, use its token or submit."""
+    from arena.league.accounts import disable_user
+
+    disable_user(open_store(db, write=True), name)
+    click.echo(f"user {name} disabled")
+
+
+@users_group.command("enable")
+@click.argument("name")
+@db_option
+def enable_command(name: str, db: str) -> None:
+    """Enable a disabled account NAME again."""
+    from arena.league.accounts import disable_user
+
+    disable_user(open_store(db, write=True), name, disabled=False)
+    click.echo(f"user {name} enabled")
+
+
+@users_group.command("token")
+@click.argument("name")
+@db_option
+def token_command(name: str, db: str) -> None:
+    """A new API token for NAME; the old one stops working at once."""
+    from arena.league.accounts import renew_token
+
+    token = renew_token(open_store(db, write=True), name)
+    click.echo(f"API token: {token}")
+
+
+@users_group.command("password")
+@click.argument("name")
+@db_option
+def password_command(name: str, db: str) -> None:
+    """A new one-time password for NAME (a forgotten password)."""
+    from arena.league.accounts import reset_password
+
+    click.echo(f"password: {reset_password(open_store(db, write=True), name)}")

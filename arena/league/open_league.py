@@ -1,0 +1,153 @@
+"""The open league's rules for its entrants: who may submit what, how often, and
+what a new version does to the previous one.
+
+Every submission is checked first, in the sandbox (the same checks as ``arena
+check``); a refusal of any kind (a bad file, failed checks, someone else's bot name,
+too many submissions, a closed league) changes nothing in the database. A passed
+version becomes an active entrant at once and retires its author's previous version
+of the same bot: the old one's games stay, it plays no more.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from arena.errors import ArenaError
+from arena.league.store import Entry, League, Store, Submission, User
+from arena.league.submissions import NAME
+from arena.plugins import installed_bots
+from arena.records import BotCode
+from arena.testing import CheckReport, check_code
+
+LEAGUE_FORMAT = "league"  # the format of the tournament row a league's games are stored under
+#: The [league] table of a league file: who may submit, whose code is shown, limits.
+LEAGUE_KEYS: dict[str, type] = {"public_code": bool, "closed": bool, "submissions_per_hour": int, "upload_kb": int}
+
+
+class LeagueError(ArenaError):
+    """A league that cannot be made, run or entered as asked."""
+
+
+class Refused(ArenaError):
+    """A submission refused; ``status`` is the HTTP status the API answers with."""
+
+    def __init__(self, message: str, status: int, report: CheckReport | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.report = report
+
+
+@dataclass(frozen=True)
+class LeagueSettings:
+    public_code: bool = False  # every entrant's code may be read by everyone
+    closed: bool = False  # only members may submit
+    submissions_per_hour: int = 20  # per author
+    upload_kb: int = 256  # the largest bot file accepted
+
+
+def settings_of(raw: dict[str, Any], source: str = "<league>") -> LeagueSettings:
+    """The [league] table of a league's settings, checked."""
+    table = raw.get("league", {})
+    if not isinstance(table, dict):
+        raise LeagueError(f"{source}: league must be a table")
+    for key, value in table.items():
+        kind = LEAGUE_KEYS.get(key)
+        if kind is None:
+            raise LeagueError(f"{source}: unknown key 'league.{key}'; valid keys: "
+                              + ", ".join(f"league.{k}" for k in LEAGUE_KEYS))
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise LeagueError(f"{source}: league.{key} must be {kind.__name__}, got {value!r}")
+    settings = LeagueSettings(**table)
+    if settings.submissions_per_hour < 1 or settings.upload_kb < 1:
+        raise LeagueError(f"{source}: league.submissions_per_hour and league.upload_kb must be at least 1")
+    return settings
+
+
+@dataclass(frozen=True)
+class Submitted:
+    entry: Entry
+    submission: Submission
+    report: CheckReport
+    retired: list[str]  # the author's earlier versions this one replaced
+
+
+def submit_to_league(
+    store: Store, league: League, user: User, name: str, source: bytes, filename: str = "bot.py",
+    about: str = "", class_name: str | None = None,
+) -> Submitted:
+    """Check ``source`` in the sandbox and enter it in ``league`` as ``user``'s bot ``name``.
+
+    Raises :class:`Refused` (with the HTTP status for it) and changes nothing when the
+    submission is not allowed or its checks fail."""
+    settings = settings_of(league.config)
+    if user.disabled:
+        raise Refused(f"account {user.name!r} is disabled", 403)
+    if league.closed and not user.admin and not store.is_member(league.id, user.id):
+        raise Refused(f"league {league.name!r} is closed: only its members may submit", 403)
+    if len(source) > settings.upload_kb * 1024:
+        raise Refused(f"the file is {len(source) // 1024} KB; league {league.name!r} takes at most "
+                      f"{settings.upload_kb} KB", 413)
+    if not NAME.fullmatch(name):
+        raise Refused(f"bad bot name {name!r}: use 1-40 lower-case letters, digits, '-' or '_', "
+                      "starting with a letter", 422)
+    if name in installed_bots():
+        raise Refused(f"{name!r} is the name of an installed bot: pick another name", 422)
+    owners = {s.user_id for s in store.submissions(name)}
+    if owners and owners != {user.id}:
+        raise Refused(f"bot name {name!r} belongs to another author: pick another name", 403)
+    if len(about) > 2000:
+        raise Refused("the description is longer than 2000 characters", 422)
+    try:
+        text = source.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Refused(f"the file is not UTF-8 text (byte {exc.start}): upload a Python source file", 422) from None
+    if "\x00" in text:
+        raise Refused("the file holds a NUL byte: upload a Python source file", 422)
+    since = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)).isoformat(timespec="seconds")
+    recent = store.db.execute("select count(*) from audit where user_id = ? and action = 'submit' and at >= ?",
+                              [user.id, since]).fetchone()[0]
+    if recent >= settings.submissions_per_hour:
+        raise Refused(f"{recent} submissions in the last hour: league {league.name!r} takes at most "
+                      f"{settings.submissions_per_hour} per author per hour; try again later", 429)
+    report = check_code(BotCode(label=filename, text=text, class_name=class_name))
+    if not report.passed:
+        raise Refused(f"{filename} did not pass the checks: {report.first_failure()}", 422, report)
+    with store.db.atomic():
+        submission, _ = store.submit(name, text, report.kind, filename, class_name, user.id, about or None)
+        same = [e for e in store.entries(league.id, status="active", user_id=user.id)
+                if e.spec.split("@", 1)[0] == name]
+        retired = []
+        for old in same:
+            if old.submission_id == submission.id:
+                raise Refused(f"{submission.spec} is already in league {league.name!r}: this is the same code",
+                              422)
+            store.retire_entry(old.id)
+            retired.append(old.spec)
+        entry = store.add_entry(league.id, submission.spec, "active", submission.id, user.id, report.text())
+        store.audit("submit", submission.spec, user.id, f"league {league.name}"
+                    + (f"; retired {', '.join(retired)}" if retired else ""))
+    return Submitted(entry, submission, report, retired)
+
+
+def retire(store: Store, league: League, user: User, entry_id: int) -> Entry:
+    """Take an entrant out of the league (its author's, or any for an admin)."""
+    entry = store.entry(entry_id)
+    if entry is None or entry.league_id != league.id:
+        raise Refused(f"no entrant {entry_id} in league {league.name!r}", 404)
+    if entry.user_id != user.id and not user.admin:
+        raise Refused(f"entrant {entry.spec} is not yours to retire", 403)
+    if entry.status != "active":
+        raise Refused(f"entrant {entry.spec} is {entry.status} already", 422)
+    with store.db.atomic():
+        store.retire_entry(entry.id)
+        store.audit("retire", entry.spec, user.id, f"league {league.name}")
+    return store.entry(entry.id)  # type: ignore[return-value]  # still there
+
+
+def may_read_code(league: League | None, user: User | None, submission: Submission) -> bool:
+    """Code is shown to its author and to admins, and to everyone in a league with public code."""
+    if league is not None and league.public_code:
+        return True
+    return user is not None and (user.admin or submission.user_id == user.id)

@@ -1,0 +1,269 @@
+"""Leagues: long-lived competitions that play every new bot against the field by themselves.
+
+A league has fixed settings (a tournament file's keys, plus a ``[league]`` table)
+and a changing field: installed bots added when it is created, and the versions
+authors submit. ``arena league run`` keeps it played: every active entrant meets
+every other active entrant ``games`` times, both colours, from the league's shared
+openings, so its crosstable is always complete. A new entrant's games come first;
+an author's new version of a bot retires the previous one (its games stay).
+
+The games are stored under a tournament row of the league's name (format
+``league``), so every table, page and command that takes ``--tournament`` works
+for a league. Keys name the two entrants and the game (``a~b-o0001-b``): the games
+of a pairing are the same whenever and in whatever order they are played, which
+makes a league resumable exactly as a tournament is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arena.engine.openings import game_seed
+from arena.league.open_league import LEAGUE_FORMAT, LeagueError, settings_of
+from arena.league.standings import Standings
+from arena.league.store import Entry, League, Store
+from arena.plugins import BotSpecError, installed_bots, load_entry, parse_spec
+from arena.records import BotCode, GameRecord, GameSpec
+from arena.tournament.config import ConfigError, TournamentConfig, config_from_table
+from arena.tournament.executors import Executor, WorkerLost, make_executor
+from arena.tournament.runner import _signals_deferred, _stop_signals, bot_identity, play_games
+from arena.tournament.schedule import openings
+
+ROUND_GAMES_PER_WORKER = 4  # games handed out per worker before the field is read again
+IDLE_SECONDS = 2.0  # how often an idle league looks for a new entrant
+
+
+def read_league_file(path: str | None) -> dict[str, Any]:
+    """A league file's table (a tournament file's keys and a [league] table); an
+    openings file is made absolute, so the stored settings do not depend on the
+    folder the league runs from."""
+    if path is None:
+        return {}
+    file = Path(path)
+    if not file.is_file():
+        raise LeagueError(f"league file {path!r} does not exist")
+    try:
+        raw = tomllib.loads(file.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise LeagueError(f"{path}: not valid TOML: {exc}") from None
+    openings_table = raw.get("openings")
+    if isinstance(openings_table, dict) and isinstance(openings_table.get("file"), str):
+        openings_table["file"] = str((file.resolve().parent / openings_table["file"]).resolve())
+    return raw
+
+
+def config_of(raw: dict[str, Any], name: str, source: str = "<league>") -> TournamentConfig:
+    """The league's game settings as a tournament configuration (its field changes)."""
+    table = {key: value for key, value in raw.items() if key not in ("league", "name", "db", "format")}
+    try:
+        config = config_from_table(table, source, Path.cwd(), check_field=False)
+    except ConfigError as exc:
+        raise LeagueError(str(exc)) from None
+    return dataclasses.replace(config, name=name, format=LEAGUE_FORMAT)
+
+
+def create_league(store: Store, name: str, path: str | None) -> League:
+    """A new league named ``name`` with the settings of the league file at ``path``
+    (defaults otherwise); its installed bots (``bots``) join at once."""
+    if not name.strip() or len(name) > 100:
+        raise LeagueError(f"bad league name {name!r}: give 1-100 characters")
+    raw = read_league_file(path)
+    source = path or "<league>"
+    settings = settings_of(raw, source)
+    config = config_of(raw, name, source)
+    for spec in config.bots:
+        try:
+            load_entry(parse_spec(spec), installed_bots())
+        except BotSpecError as exc:
+            raise LeagueError(f"{source}: bots: {exc}") from None
+    if store.league(name) is not None or store.tournament(name) is not None:
+        raise LeagueError(f"there is already a league or tournament named {name!r} in {store.path}: pick another")
+    identity = {"format": LEAGUE_FORMAT, "rules": config.rules.as_dict(), "name": name}
+    with store.db.atomic():
+        tournament_id = store.start_tournament(name, LEAGUE_FORMAT, identity, raw, config.seed)
+        store.finish_tournament(tournament_id, "interrupted")  # not running until 'arena league run'
+        league = store.create_league(name, raw, tournament_id, settings.public_code, settings.closed)
+        for spec in config.bots:
+            store.add_entry(league.id, spec, "active")
+        store.audit("create league", name, detail=", ".join(config.bots))
+    return league
+
+
+def active_field(store: Store, league: League) -> tuple[list[Entry], dict[str, BotCode]]:
+    """The active entrants, in the order they joined, and the code of the submitted ones."""
+    entries = store.entries(league.id, status="active")
+    code: dict[str, BotCode] = {}
+    for entry in entries:
+        if entry.submission_id is not None:
+            submission = store.submission_by_id(entry.submission_id)
+            if submission is not None:
+                code[submission.spec] = BotCode(label=submission.spec, text=submission.source,
+                                                class_name=submission.class_name)
+    return entries, code
+
+
+class LeagueSchedule:
+    """Which games to play next: every pairing of active entrants, newest entrant first.
+
+    What is stored is read once (``stored``) and kept up to date by the runner, and a
+    pairing found complete is remembered: choosing the next games costs a pass over
+    the pairings still open, never a scan of the stored games."""
+
+    def __init__(self, config: TournamentConfig, stored: set[str]) -> None:
+        self.config = config
+        self.stored = stored
+        self.lines = openings(config)
+        self.complete: set[tuple[str, str]] = set()
+
+    def keys(self, a: str, b: str) -> list[tuple[str, int]]:
+        return [(f"{a}~{b}-o{game // 2:04d}-{'b' if game % 2 else 'a'}", game) for game in range(self.config.games)]
+
+    def next_games(self, entries: list[Entry], code: dict[str, BotCode], limit: int,
+                   in_flight: set[str] = frozenset()) -> list[GameSpec]:  # type: ignore[assignment]
+        """Up to ``limit`` games not stored nor in flight, pairings with the newest entrant first."""
+        chosen: list[GameSpec] = []
+        for newer in range(len(entries) - 1, 0, -1):
+            for older in range(newer):
+                a, b = entries[older].spec, entries[newer].spec
+                if (a, b) in self.complete:
+                    continue
+                open_keys = [(key, game) for key, game in self.keys(a, b) if key not in self.stored]
+                if not open_keys:
+                    self.complete.add((a, b))
+                    continue
+                for key, game in open_keys:
+                    if key in in_flight:
+                        continue
+                    chosen.append(self._spec(key, game, a, b, code))
+                    if len(chosen) >= limit:
+                        return chosen
+        return chosen
+
+    def _spec(self, key: str, game: int, a: str, b: str, code: dict[str, BotCode]) -> GameSpec:
+        first, second = (b, a) if game % 2 else (a, b)
+        names = {parse_spec(first).name, parse_spec(second).name}
+        return GameSpec(
+            key=key, rules=self.config.rules, first=first, second=second, pairing=f"{a}~{b}",
+            opening=self.lines[game // 2], seed=game_seed(self.config.seed, key),
+            time_control=self.config.time_control, isolate=self.config.isolate, limits=self.config.limits,
+            submitted=tuple(sorted((name, c) for name, c in code.items() if name in names)),
+        )
+
+
+@dataclass
+class LeagueOutcome:
+    played: int = 0
+    interrupted: bool = False
+    problem: str | None = None
+    signal: int | None = None
+
+    @property
+    def exit_code(self) -> int:
+        if not self.interrupted:
+            return 0
+        return 1 if self.problem else 128 + (self.signal or 2)
+
+
+Report = Callable[[str], None]
+
+
+def run_league(
+    store: Store,
+    league: League,
+    workers: int = 0,
+    executor: Executor | None = None,
+    report: Report | None = None,
+    until_complete: bool = False,
+    idle_seconds: float = IDLE_SECONDS,
+) -> LeagueOutcome:
+    """Keep ``league`` played until stopped (Ctrl-C, SIGTERM), or with ``until_complete``
+    until every pairing of the active field is complete. Each finished game is stored
+    at once; a stop stores what finished and leaves the rest for the next run."""
+    config = config_of(league.config, league.name)
+    stored = store.stored_keys(league.tournament_id)
+    schedule = LeagueSchedule(config, stored)
+    outcome = LeagueOutcome()
+    bot_ids: dict[str, int] = {}
+    own_executor = executor is None
+    pending: list[GameRecord] = []
+    say = report or (lambda text: None)
+
+    def store_pending() -> None:
+        if not pending:
+            return
+        with _signals_deferred():
+            for record in pending:
+                for spec in record.spec.bots:
+                    if spec not in bot_ids:
+                        bot_ids[spec] = store.bot_id(bot_identity(spec, dict(record.spec.submitted)))
+            outcome.played += store.record_games(league.tournament_id, pending, bot_ids)
+            stored.update(record.spec.key for record in pending)
+            pending.clear()
+
+    with store.running(league.name), _stop_signals(outcome) as hold:  # type: ignore[arg-type]
+        store.db.table("tournaments").update(league.tournament_id, {"status": "running", "finished_at": None})
+        try:
+            if executor is None:
+                executor = make_executor(workers)
+            width = getattr(executor, "workers", 1)
+            idle = False
+            while True:
+                entries, code = active_field(store, league)
+                batch = schedule.next_games(entries, code, width * ROUND_GAMES_PER_WORKER)
+                if not batch:
+                    if until_complete:
+                        break
+                    if not idle:
+                        say(f"league {league.name!r}: every pairing of its {len(entries)} active entrants is "
+                            "played; waiting for a new entrant")
+                        idle = True
+                    time.sleep(idle_seconds)
+                    continue
+                idle = False
+                chunks = [batch[i:i + ROUND_GAMES_PER_WORKER] for i in range(0, len(batch), ROUND_GAMES_PER_WORKER)]
+                for records in executor.map_unordered(play_games, iter(chunks)):
+                    pending.extend(records)
+                    store_pending()
+                    if records:
+                        say(f"league {league.name!r}: {outcome.played} games played by this run")
+        except KeyboardInterrupt:
+            outcome.interrupted = True
+        except WorkerLost as lost:
+            outcome.interrupted = True
+            outcome.problem = str(lost)
+        finally:
+            hold()
+            if outcome.interrupted and executor is not None:
+                drain = getattr(executor, "drain", None)
+                if drain is not None:
+                    pending.extend(drain())
+            try:
+                store_pending()
+            finally:
+                if own_executor and executor is not None:
+                    executor.close(cancel=outcome.interrupted)
+                store.finish_tournament(league.tournament_id, "interrupted" if outcome.interrupted else "finished")
+    return outcome
+
+
+
+def active_rows(rows: Standings, active: set[str]) -> Standings:
+    """The standings of the active entrants only, ranked again (the ratings are those
+    of the fit of all the league's games, retired versions included: more games, the
+    same scale). LOS is against the next row shown only where that was the next row."""
+    shown = Standings()
+    shown.model = rows.model
+    kept = [row for row in rows if row.bot in active]
+    for rank, row in enumerate(kept, start=1):
+        following = rows[row.rank] if row.rank < len(rows) else None  # the next row of the full table
+        next_shown = kept[rank] if rank < len(kept) else None
+        los = row.los_next if following is not None and next_shown is not None and following.bot == next_shown.bot \
+            else None
+        shown.append(dataclasses.replace(row, rank=rank, los_next=los))
+    return shown
