@@ -19,7 +19,10 @@ def serve_command(db: str, host: str, port: int) -> None:
 
     It reads the database while tournaments write to it; Ctrl-C stops it.
     """
-    open_store(db)  # a missing or foreign database is one line here, not a page of errors later
+    # A missing or foreign database is one line here, not a page of errors later; an older
+    # one is brought up to date once, as the writing commands do (the site stores accounts
+    # and uploads), instead of being read through a copy in memory on every request.
+    open_store(db, write=True)
     listener = _listen(host, port)
     import uvicorn  # the web stack loads only for this command
 
