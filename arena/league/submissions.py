@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from arena.errors import ArenaError
 from arena.league.store import Store, Submission
@@ -79,3 +80,11 @@ def resolve(text: str, store: Store | None) -> tuple[str, BotCode] | None:
         return None
     canonical = BotSpec(name=found.spec, options=spec.options)
     return spec_text(canonical), BotCode(label=found.spec, text=found.source, class_name=found.class_name)
+
+
+def installed_bot(name: str) -> dict[str, Any] | None:
+    """What ``arena bots --json`` says of the installed plug-in ``name`` (its source,
+    description, options with their defaults and help, and why it is broken if it is),
+    or None: for front ends that stand on the league and not on the plug-ins (the site)."""
+    entry = installed_bots().get(name)
+    return None if entry is None else entry.as_dict()
