@@ -113,6 +113,18 @@ ARGUMENTS: dict[tuple[str, ...], list[str]] = {
     ("colours",): [],
     ("tournament", "run"): ["--bots", "random,greedy", "--games", "2", "--workers", "1", "--name", "t"],
     ("play",): ["greedy"],  # checks its database before the first move: a mistake asks for no move
+    ("serve",): ["--port", "0"],
+    ("users", "add"): ["ann"],
+    ("users", "list"): [],
+    ("users", "disable"): ["ann"],
+    ("users", "enable"): ["ann"],
+    ("users", "token"): ["ann"],
+    ("users", "password"): ["ann"],
+    ("league", "create"): ["cup"],
+    ("league", "list"): [],
+    ("league", "add-member"): ["cup", "ann"],
+    ("league", "run"): ["cup", "--until-complete"],
+    ("league", "standings"): ["cup"],
 }
 
 
