@@ -21,7 +21,7 @@ from arena.terminal.ticker import Ticker
 # --- item 13: bare `arena` and `arena tournament` --------------------------------------
 
 
-@pytest.mark.parametrize("args, last_command", [([], "tournament"), (["tournament"], "run")])
+@pytest.mark.parametrize("args, last_command", [([], "users"), (["tournament"], "run")])
 def test_a_bare_group_prints_its_help_on_stdout_with_exit_code_0(args: list[str], last_command: str) -> None:
     result = CliRunner().invoke(main, args, prog_name="arena")
     assert result.exit_code == 0, result.output

@@ -23,8 +23,12 @@ from arena.cli.main import main
 from arena.league.store import Store, StoreError, migrations
 from tests.test_errors import ARGUMENTS, arguments
 
-READING = [("bots",), ("games",), ("show",), ("replay",), ("export",), ("standings",), ("crosstable",), ("colours",)]
-WRITING = [("submit",), ("analyse",), ("import",), ("tournament", "run"), ("play",)]
+READING = [("bots",), ("games",), ("show",), ("replay",), ("export",), ("standings",), ("crosstable",), ("colours",),
+           ("users", "list"), ("league", "list"), ("league", "standings")]
+WRITING = [("submit",), ("analyse",), ("import",), ("tournament", "run"), ("play",),
+           # the site stores accounts and uploads, and upgrades an older database once at start
+           ("serve",), ("users", "add"), ("users", "disable"), ("users", "enable"), ("users", "token"),
+           ("users", "password"), ("league", "create"), ("league", "add-member"), ("league", "run")]
 
 
 def test_the_cases_cover_every_command_with_db() -> None:

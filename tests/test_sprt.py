@@ -165,9 +165,12 @@ def test_llr_grows_with_each_win(wins, draws, losses, model, elos):
     assert test.llr(Outcomes.games(wins + 1, draws, losses)) > test.llr(Outcomes.games(wins, draws, losses))
 
 
-@given(st.tuples(counts, counts, counts, counts, counts), models, bounds)
-def test_llr_grows_with_each_won_pair(pairs, model, elos):
-    test = Sprt(*elos, model=model)
+@given(st.tuples(counts, counts, counts, counts, counts), bounds)
+def test_llr_grows_with_each_won_pair(pairs, elos):
+    # Logistic bounds only: in normalized Elo a 2-0 pair also widens the spread of the
+    # pair scores, and next to many even pairs that can cost more than its points gain
+    # (pairs (0, 3, 10, 3, 0) at elo0=100, elo1=198: the ratio falls by 5e-4).
+    test = Sprt(*elos, model="logistic")
     more = Outcomes((*pairs[:4], pairs[4] + 1))
     assert test.llr(more) > test.llr(Outcomes(pairs))
 
