@@ -16,7 +16,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from arena.errors import ArenaError
-from arena.web import bots, tables
+from arena.web import bots, games, tables
 from arena.web.cache import TableCache
 from arena.web.pages import HERE, page
 
@@ -30,6 +30,7 @@ def create_app(db: str) -> FastAPI:
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     app.include_router(tables.router)
     app.include_router(bots.router)
+    app.include_router(games.router)
 
     def is_api(request: Request) -> bool:
         return request.url.path.startswith("/api/")

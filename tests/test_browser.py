@@ -1,0 +1,286 @@
+"""The league site in a real browser: `arena serve` in its own process, Chromium
+driven by Selenium. The standings read from the page against the CLI's JSON, a
+replay stepped through with the board read back from the page after every step,
+and a page that follows a tournament as it runs.
+
+Without Chromium and its driver these tests skip, saying what to install; with
+ARENA_BROWSER_TESTS=required (as in CI) they fail instead. docs/screenshots.py
+takes the pictures in docs/ with the same code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from arena.engine.game import Board, parse_moves
+from arena.league.store import Store, rules_of
+
+ROOT = Path(__file__).resolve().parent.parent
+QUICK = ROOT / "config" / "quick.toml"
+ARENA = str(Path(sys.executable).with_name("arena"))  # the command installed with the package
+INSTALL = "apt-get install chromium chromium-driver"
+T = TypeVar("T")
+
+
+# --- the browser and the server (docs/screenshots.py uses these too) ------------------------
+
+
+def browser_paths() -> tuple[str, str] | None:
+    """(browser, driver) where both are installed, else None."""
+    browser = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
+    driver = shutil.which("chromedriver")
+    return (browser, driver) if browser and driver else None
+
+
+def chromium(width: int = 1280, height: int = 900) -> Any:
+    """Headless Chromium under Selenium, with the driver installed beside it (never one
+    fetched from the internet). The caller quits it."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    found = browser_paths()
+    if found is None:
+        raise RuntimeError(f"no Chromium and chromedriver here: {INSTALL}")
+    browser, driver = found
+    options = webdriver.ChromeOptions()
+    options.binary_location = browser
+    # --no-sandbox: Chromium's own sandbox needs user namespaces, which containers
+    # (and root) often lack; the pages it opens are this test's own.
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     f"--window-size={width},{height}", "--force-device-scale-factor=1"):
+        options.add_argument(argument)
+    return webdriver.Chrome(options=options, service=Service(executable_path=driver))
+
+
+def free_port() -> int:
+    with closing(socket.socket()) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def serving(db: str | Path) -> Iterator[str]:
+    """`arena serve` on ``db`` in its own process, on a free port: its base URL."""
+    port = free_port()
+    server = subprocess.Popen([ARENA, "serve", "--db", str(db), "--port", str(port)],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(base + "/api/version", timeout=2):
+                    break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    server.kill()
+                    raise RuntimeError(f"arena serve did not start: {server.communicate()[0]}") from None
+                time.sleep(0.1)
+        yield base
+    finally:
+        server.terminate()
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def run_tournament(db: str | Path, config: str | Path = QUICK, *args: str) -> None:
+    subprocess.run([ARENA, "tournament", "run", str(config), "--db", str(db), "--workers", "2", *args],
+                   check=True, capture_output=True, text=True)
+
+
+def board_stones(driver: Any) -> set[tuple[int, int, int]]:
+    """(column, row, player) of every stone the page's board shows."""
+    return {tuple(stone) for stone in driver.execute_script(
+        "return Array.from(document.querySelectorAll('#board .stone'),"
+        " (s) => [Number(s.dataset.col), Number(s.dataset.row), Number(s.dataset.player)]);")}
+
+
+def wait_for(condition: Callable[[], T], seconds: float = 20, what: str = "the page") -> T:
+    deadline = time.monotonic() + seconds
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {seconds} s for {what}")
+        time.sleep(0.1)
+
+
+def standings_shown(driver: Any) -> list[list[str]]:
+    """The text of each cell of the standings table, row by row."""
+    return driver.execute_script(  # type: ignore[no-any-return]
+        "return Array.from(document.querySelectorAll('#standings tbody tr'),"
+        " (row) => Array.from(row.cells, (cell) => cell.textContent.trim()));")
+
+
+def standings_expected(db: str | Path, *selection: str) -> list[list[str]]:
+    """What the standings table should show: ``arena standings --format json``, as the page writes it."""
+    data = json.loads(subprocess.run([ARENA, "standings", "--db", str(db), "--format", "json", *selection],
+                                     check=True, capture_output=True, text=True).stdout)
+    rows = []
+    for row in data["standings"]:
+        elo = {">": f"> {row['elo'] - row['elo_minus']:.0f}", "<": f"< {row['elo'] + row['elo_plus']:.0f}",
+               None: f"{row['elo']:.0f}"}[row["bound"]]
+        los = "" if row["los_next"] is None else f"{100 * row['los_next']:.0f}%"
+        rows.append([str(row["rank"]), row["bot"], *(str(row[k]) for k in ("games", "wins", "draws", "losses")),
+                     f"{row['score_pct']:.1f}", elo, f"{row['elo_minus']:.0f}", f"{row['incremental_elo']:.0f}",
+                     str(row["forfeits"]), los])
+    return rows
+
+
+# --- the tests -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[Any]:
+    if browser_paths() is None:
+        message = f"no Chromium and chromedriver to test the site in a browser: {INSTALL}"
+        if os.environ.get("ARENA_BROWSER_TESTS") == "required":
+            pytest.fail(message)
+        pytest.skip(message)
+    browser = chromium()
+    yield browser
+    browser.quit()
+
+
+@pytest.fixture(scope="module")
+def league(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A database made by a real tournament: the quick one."""
+    path = tmp_path_factory.mktemp("browser") / "league.db"
+    run_tournament(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def site(league: Path) -> Iterator[str]:
+    with serving(league) as base:
+        yield base
+
+
+def test_the_standings_page_shows_the_numbers_of_arena_standings(driver, site, league):
+    driver.get(site + "/standings")
+    expected = standings_expected(league)
+    assert standings_shown(driver) == expected
+    # Sorted by a click on a heading (the script the live pages run again after an update).
+    driver.find_element("css selector", "#standings th[data-sort=text]").click()
+    assert [row[1] for row in standings_shown(driver)] == sorted(row[1] for row in expected)
+
+
+def test_a_replay_shows_the_stored_moves_after_every_step(driver, site, league):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    with Store(league, read_only=True) as store:
+        game = max(store.games(), key=lambda g: g.plies or 0)
+        rules = rules_of(game)
+        moves = parse_moves(game.moves or "", rules)
+    positions = []  # the stones after each number of plies
+    board = Board(rules)
+    for move in [None, *moves]:
+        if move is not None:
+            board.play(move)
+        positions.append({(c, r, owner) for c in range(rules.width) for r in range(rules.height)
+                          if (owner := board.cell(c, r)) is not None})
+    plies = len(moves)
+
+    def shows(ply: int) -> None:
+        assert board_stones(driver) == positions[ply], f"after {ply} plies"
+        assert driver.find_element("id", "board").get_attribute("data-ply") == str(ply)
+        assert driver.find_element("id", "board-caption").text.startswith(f"After {ply} of {plies} plies")
+        assert driver.find_element("id", "replay-ply").get_attribute("value") == str(ply)
+        current = driver.find_elements("css selector", "#moves tr[aria-current=step]")
+        assert [row.get_attribute("data-ply") for row in current] == ([str(ply)] if ply else [])
+
+    def button(step: str) -> Any:
+        return driver.find_element("css selector", f"[data-step={step}]")
+
+    driver.get(f"{site}/games/{game.id}")
+    shows(plies)  # the final position, as the server drew it
+    assert not driver.find_element("css selector", "nav.steps").is_displayed()  # its buttons replace the links
+    button("first").click()
+    shows(0)
+    for ply in range(1, plies + 1):  # forward: the button and the right arrow in turn
+        if ply % 2:
+            button("forward").click()
+        else:
+            ActionChains(driver).send_keys(Keys.ARROW_RIGHT).perform()
+        shows(ply)
+    assert button("forward").get_attribute("disabled") is not None
+    for ply in range(plies - 1, plies - 5, -1):  # back: the left arrow and the button
+        if ply % 2:
+            ActionChains(driver).send_keys(Keys.ARROW_LEFT).perform()
+        else:
+            button("back").click()
+        shows(ply)
+    link = driver.find_element("css selector", "#moves a[data-goto='3']")  # a move in the list
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", link)  # clear of the sticky heading
+    link.click()
+    shows(3)
+    assert driver.current_url.endswith("?ply=3")
+    driver.execute_script("const s = document.getElementById('replay-ply');"
+                          "s.value = 7; s.dispatchEvent(new Event('input'));")  # the slider
+    shows(7)
+    driver.execute_script("const s = document.getElementById('replay-ply');"
+                          f"s.value = {plies - 2}; s.dispatchEvent(new Event('input'));")
+    play = driver.find_element("css selector", "[data-play]")
+    play.click()
+    assert play.get_attribute("aria-pressed") == "true"
+    wait_for(lambda: play.text == "Play", 10, "the replay to play to its end and stop")
+    shows(plies)
+    driver.get(f"{site}/games/{game.id}?ply=5")  # a position linked to
+    shows(5)
+
+
+@pytest.mark.parametrize(("url", "name"), [("/standings?all=true", "watched-standings"), ("/", "watched-home")])
+def test_a_page_follows_a_tournament_running_in_another_process(driver, tmp_path, url, name):
+    db = tmp_path / "live.db"
+    run_tournament(db)  # a league to start from
+    config = tmp_path / "live.toml"
+    # Bots that think 0.1 s a move: the tournament runs for seconds, time for the page to poll.
+    config.write_text(f'name = "{name}"\nformat = "round-robin"\nbots = ["mcts:seconds=0.1", "greedy", "blocker"]\n'
+                      "games = 8\nseed = 3\n")
+    with serving(db) as base:
+        driver.get(base + url)
+        driver.execute_script("window.notReloaded = true;")
+
+        def games_shown() -> int:
+            text = driver.execute_script("return document.querySelector('[data-live] p').textContent;")
+            return int(text.split("games")[0].split()[-1])
+
+        before = games_shown()
+        tournament = subprocess.Popen([ARENA, "tournament", "run", str(config), "--db", str(db), "--workers", "1"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        while_running = set()
+        while tournament.poll() is None:
+            while_running.add(games_shown())
+            time.sleep(0.1)
+        assert tournament.returncode == 0, tournament.stderr.read() if tournament.stderr else ""
+        after = before + 24  # 3 pairings, 8 games each
+        wait_for(lambda: games_shown() == after, 10, f"the page to show {after} games")
+        assert any(before < shown < after for shown in while_running), while_running
+        assert driver.execute_script("return window.notReloaded === true;")  # updated in place, never reloaded
+        if url.startswith("/standings"):
+            expected = standings_expected(db, "--all")
+            wait_for(lambda: standings_shown(driver) == expected, 10, "the standings of the whole league")
+            # The sorting script was run again over the new table.
+            driver.find_element("css selector", "#standings th[data-sort=text]").click()
+            assert [row[1] for row in standings_shown(driver)] == sorted(row[1] for row in expected)
+        else:
+            wait_for(lambda: "finished" in driver.find_element("xpath", f"//tr[th/a[text()='{name}']]").text,
+                     10, "the tournament to show as finished")
