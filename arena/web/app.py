@@ -4,7 +4,7 @@ FastAPI (on Starlette) serves server-rendered Jinja2 pages that work without
 JavaScript, and the same numbers as JSON under /api with the field names of the
 CLI's ``--format json``. Views call the library (selection, standings,
 crosstable) and never write SQL. The pages live in one module per subject
-(``tables``), each an APIRouter; this module puts them together.
+(``tables``, ``bots``, ``games``), each an APIRouter; this module puts them together.
 """
 
 from __future__ import annotations
