@@ -13,8 +13,9 @@ choosing the next games costs, and the site under load while the league plays.
    batches of 8 until the newcomer's 398 games are chosen; and reading the active
    field from the database (what the runner does before each batch).
 3. The site under load: 50 viewers at once, 20 pages each (1,000 requests, then
-   they stop), on the league of part 1 while ``arena league run`` plays and a new
-   version is uploaded every 2 s: median, p95 and slowest page, errors.
+   they stop), on the league of part 1 while ``arena league run`` plays and new
+   versions are uploaded (each 2 s after the last was answered): median, p95 and
+   slowest page, errors.
 
 Run: python bench/league.py [--viewers 50] [--pages 20] [--keep DIR]
 """
@@ -338,8 +339,8 @@ def main() -> None:
             print(f"   newcomer {n}: checks done and entered in {answered:.2f} s; first standings row after "
                   f"{shown:.2f} s")
         print(f"   median: {statistics.median(t for _, t in times):.2f} s from submission to standings")
-        print(f"3. {args.viewers} viewers x {args.pages} pages while the league plays and a version is uploaded "
-              "every 2 s")
+        print(f"3. {args.viewers} viewers x {args.pages} pages while the league plays and new versions are "
+              "uploaded, 2 s apart")
         load = under_load(db, running, tokens, args.viewers, args.pages)
     finally:
         running.stop()
