@@ -83,6 +83,10 @@ def _set_flag(words: list[str], flags: tuple[str, ...], value: str) -> list[str]
 
 def scaled(words: list[str]) -> list[str]:
     """The same command and flags, made quick: fewer games, smaller time budgets."""
+    if "--server" in words:  # needs a league site: check that it parses (tests/test_web_league.py submits)
+        return [*words, "--help"]
+    if words[:3] == ["arena", "league", "run"]:  # plays until stopped: until its pairings are played
+        return [*words, "--until-complete"]
     command = words[:3] if words[:2] == ["arena", "tournament"] else words[:2]
     if command == ["arena", "tournament", "run"]:
         return _set_flag(words, ("--games",), "2")

@@ -107,8 +107,7 @@ def run_command(name: str, workers: int, until_complete: bool, db: str) -> None:
 def standings_command(name: str, all_versions: bool, fmt: str, db: str) -> None:
     """The standings of league NAME: its active entrants, rated on all the league's games."""
     from arena.league.selection import SelectionError, select
-    from arena.league.standings import league_standings, render_standings
-    from arena.tournament.leagues import active_rows
+    from arena.league.standings import active_rows, league_standings, render_standings
 
     store = open_store(db)
     league = store.check_league(name)

@@ -88,10 +88,11 @@ def set_password(store: Store, user: User, password: str) -> None:
     store.audit("password changed", user.name, user.id)
 
 
-def disable_user(store: Store, name: str, disabled: bool = True) -> None:
+def disable_user(store: Store, name: str, disabled: bool = True, by: User | None = None) -> None:
+    """Disable (or enable) account ``name``; ``by``: the admin who did it on the site (audited)."""
     user = check_user(store, name)
     store.update_user(user.id, disabled=int(disabled))
-    store.audit("disable user" if disabled else "enable user", name)
+    store.audit("disable user" if disabled else "enable user", name, by.id if by else None)
 
 
 def sign_in(store: Store, name: str, password: str) -> User | None:

@@ -9,7 +9,7 @@ import csv
 import io
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from tabulate import tabulate
@@ -199,3 +199,19 @@ def csv_text(headers: list[str], table: list[list[Any]]) -> str:
     writer.writerow(headers)
     writer.writerows(table)
     return out.getvalue().rstrip("\n")
+
+
+def active_rows(rows: Standings, active: set[str]) -> Standings:
+    """The standings of the active entrants only, ranked again (the ratings are those
+    of the fit of all the league's games, retired versions included: more games, the
+    same scale). LOS is against the next row shown only where that was the next row."""
+    shown = Standings()
+    shown.model = rows.model
+    kept = [row for row in rows if row.bot in active]
+    for rank, row in enumerate(kept, start=1):
+        following = rows[row.rank] if row.rank < len(rows) else None  # the next row of the full table
+        next_shown = kept[rank] if rank < len(kept) else None
+        los = row.los_next if following is not None and next_shown is not None and following.bot == next_shown.bot \
+            else None
+        shown.append(replace(row, rank=rank, los_next=los))
+    return shown

@@ -14,7 +14,7 @@ import sqlite3
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from contextlib import closing, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -311,7 +311,7 @@ class Store:
             applied = self._arena_schema(conn)
             if set(applied) == set(_MIGRATION_NAMES):
                 return Database(conn)
-            copy = sqlite3.connect(":memory:")
+            copy = sqlite3.connect(":memory:", check_same_thread=False)
             conn.backup(copy)
         except BaseException:
             conn.close()
@@ -635,6 +635,82 @@ class Store:
         self.db.execute("insert or ignore into settings (key, value) values (?, ?)", [key, value])
         self.db.conn.commit()
         return str(self.db.execute("select value from settings where key = ?", [key]).fetchone()[0])
+
+    # --- what the open league's pages read ---------------------------------------------
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Every read inside sees the database as the first one found it (one read
+        transaction): a table counted in several queries while a league or tournament
+        writes counts the same games in each, never a bot the others have not seen."""
+        conn = self.db.conn
+        if conn.in_transaction:
+            yield
+            return
+        conn.execute("begin")
+        try:
+            yield
+        finally:
+            conn.execute("commit")
+
+    def stored_setting(self, key: str) -> str | None:
+        """A value the site keeps, if it was made (read-only: see :meth:`setting`)."""
+        row = self.db.execute("select value from settings where key = ?", [key]).fetchone()
+        return None if row is None else str(row[0])
+
+    def league_by_id(self, league_id: int) -> League | None:
+        rows = list(self.db.table("leagues").rows_where("id = ?", [league_id]))
+        return League.of(rows[0]) if rows else None
+
+    def submission_leagues(self, submission_id: int) -> list[League]:
+        """The leagues a submitted version was entered in (whose settings say who may read its code)."""
+        rows = self.db.query("select * from leagues where id in (select league_id from entries where "
+                             "submission_id = ?) order by id", [submission_id])
+        return [League.of(row) for row in rows]
+
+    def tournament_game_count(self, tournament_id: int) -> int:
+        """How many games a tournament (or league) has stored: a count of its index, no join."""
+        return int(self.db.execute("select count(*) from games where tournament_id = ?",
+                                   [tournament_id]).fetchone()[0])
+
+    def entrant_record(self, tournament_id: int, spec: str, recent: int = 10) -> EntrantRecord:
+        """How the bot stored as ``spec`` did in one tournament (a league's): its results,
+        the games it forfeited by reason, and its ``recent`` latest games.
+
+        Read through the games' bot indexes (a bot's games, not the tournament's)."""
+        ids = [bot_id for (bot_id,) in self.db.execute("select id from bots where spec = ?", [spec])]
+        if not ids:
+            return EntrantRecord(spec)
+        marks = ", ".join("?" * len(ids))
+        # Each game once, from the entrant's side (0 moved first); a bot never plays itself in a league.
+        sides = (f"select 0 as side, winner, termination, reason from games where first_bot_id in ({marks}) "
+                 "and tournament_id = ? union all select 1, winner, termination, reason from games "
+                 f"where second_bot_id in ({marks}) and tournament_id = ?")
+        params = [*ids, tournament_id, *ids, tournament_id]
+        # One pass: games by outcome for the entrant, and the reasons of those it forfeited.
+        counts = {"won": 0, "drew": 0, "lost": 0}
+        forfeits: dict[str, int] = {}
+        for outcome, reason, count in self.db.execute(
+                "select case when winner is null then 'drew' when winner = side then 'won' else 'lost' end, "
+                "case when winner = 1 - side and termination = ? then coalesce(reason, '') end, count(*) "
+                f"from ({sides}) group by 1, 2", [str(Termination.FORFEIT), *params]):
+            counts[outcome] += count
+            if reason is not None:
+                forfeits[reason] = count
+        latest = self.db.execute(
+            "select g.id, b1.spec, b2.spec, g.result, g.winner, g.termination, g.reason, g.finished_at, "
+            f"g.first_bot_id in ({marks}) from games g join bots b1 on b1.id = g.first_bot_id "
+            "join bots b2 on b2.id = g.second_bot_id where g.id in ("
+            f"select id from (select id from games where first_bot_id in ({marks}) and tournament_id = ? "
+            f"order by id desc limit ?) union all select id from (select id from games where second_bot_id in "
+            f"({marks}) and tournament_id = ? order by id desc limit ?)) order by g.id desc limit ?",
+            [*ids, *ids, tournament_id, recent, *ids, tournament_id, recent, recent]).fetchall()
+        return EntrantRecord(
+            spec, sum(counts.values()), counts["won"], counts["drew"], counts["lost"],
+            sorted(forfeits.items(), key=lambda item: (-item[1], item[0])),
+            [EntrantGame(game_id, second if first_side else first, bool(first_side), result, winner, termination,
+                         reason, finished_at)
+             for game_id, first, second, result, winner, termination, reason, finished_at, first_side in latest])
 
     # --- analyses -----------------------------------------------------------------------
 
@@ -1057,6 +1133,44 @@ class Entry:
                    row["checks"] or "", row["joined_at"], row["retired_at"])
 
 
+@dataclass(frozen=True)
+class EntrantGame:
+    """One game of an entrant, from its side."""
+
+    id: int
+    opponent: str  # the other bot's spec
+    moved_first: bool
+    result: str  # "1-0", "0-1" or "1/2-1/2", first player first
+    winner: int | None  # 0 (first), 1 (second) or None
+    termination: str
+    reason: str | None
+    finished_at: str | None
+
+    @property
+    def outcome(self) -> str:
+        """"won", "drew" or "lost", for the entrant."""
+        if self.winner is None:
+            return "drew"
+        return "won" if (self.winner == 0) == self.moved_first else "lost"
+
+
+@dataclass(frozen=True)
+class EntrantRecord:
+    """How one bot did in one tournament or league (see :meth:`Store.entrant_record`)."""
+
+    spec: str
+    games: int = 0
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    forfeits: list[tuple[str, int]] = field(default_factory=list)  # (reason, games lost so), most first
+    recent: list[EntrantGame] = field(default_factory=list)  # newest first
+
+    @property
+    def forfeited(self) -> int:
+        return sum(count for _, count in self.forfeits)
+
+
 def _submission(row: dict[str, Any]) -> Submission:
     return Submission(**{k: row[k] for k in Submission.__dataclass_fields__})
 
@@ -1248,24 +1362,27 @@ def _check_folder(path: str) -> None:
         raise StoreError(f"cannot create database {path!r}: folder {str(folder)!r} does not exist")
 
 
-_SQLITE_HEADER = b"SQLite format 3\x00"
-
-
 def _reading_connection(path: str) -> sqlite3.Connection:
     """A connection to the file at ``path`` that cannot write to it.
 
-    Opened read-only (``mode=ro``), except for a database in WAL mode with no
-    -wal file beside it (nothing waits to be checkpointed): a read-only connection
-    there would leave new -wal and -shm files behind, so it is opened normally with
-    ``query_only``, and SQLite removes those files when it closes, as always. Where
-    a -wal file exists (a writer at work, or one that died), ``mode=ro`` reads it
-    and leaves the database file as it is.
+    Opened normally with ``query_only`` where nothing waits beside the file: a
+    database in WAL mode gets its -wal and -shm files, which SQLite removes when
+    it closes, as always. Where a -wal file exists (a writer at work, or one that
+    died) or a rollback journal, ``mode=ro`` reads it and leaves the database file
+    as it is.
+
+    Which one is decided from the files beside it, never by opening the database
+    file itself: closing any descriptor of a file drops every POSIX lock this
+    process holds on it, those of its open SQLite connections too, and a writer in
+    another process that then finds no lock takes itself for the last connection
+    and removes the -wal and -shm files under them (a long-running reader, the
+    site, then fails with "disk I/O error").
+
+    Usable from any thread (one at a time): the site opens a request's store in one
+    of its worker threads and may read it in another.
     """
-    with open(path, "rb") as file:
-        header = file.read(20)
-    wal = header.startswith(_SQLITE_HEADER) and header[18:20] == b"\x02\x02"
-    if wal and not Path(path + "-wal").exists():
-        conn = sqlite3.connect(path)
+    if not (Path(path + "-wal").exists() or Path(path + "-journal").exists()):
+        conn = sqlite3.connect(path, check_same_thread=False)
         conn.execute("PRAGMA query_only=ON")
         return conn
-    return sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True)
+    return sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True, check_same_thread=False)

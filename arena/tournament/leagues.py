@@ -26,7 +26,6 @@ from typing import Any
 
 from arena.engine.openings import game_seed
 from arena.league.open_league import LEAGUE_FORMAT, LeagueError, settings_of
-from arena.league.standings import Standings
 from arena.league.store import Entry, League, Store
 from arena.plugins import BotSpecError, installed_bots, load_entry, parse_spec
 from arena.records import BotCode, GameRecord, GameSpec
@@ -250,20 +249,3 @@ def run_league(
                     executor.close(cancel=outcome.interrupted)
                 store.finish_tournament(league.tournament_id, "interrupted" if outcome.interrupted else "finished")
     return outcome
-
-
-
-def active_rows(rows: Standings, active: set[str]) -> Standings:
-    """The standings of the active entrants only, ranked again (the ratings are those
-    of the fit of all the league's games, retired versions included: more games, the
-    same scale). LOS is against the next row shown only where that was the next row."""
-    shown = Standings()
-    shown.model = rows.model
-    kept = [row for row in rows if row.bot in active]
-    for rank, row in enumerate(kept, start=1):
-        following = rows[row.rank] if row.rank < len(rows) else None  # the next row of the full table
-        next_shown = kept[rank] if rank < len(kept) else None
-        los = row.los_next if following is not None and next_shown is not None and following.bot == next_shown.bot \
-            else None
-        shown.append(dataclasses.replace(row, rank=rank, los_next=los))
-    return shown

@@ -4,7 +4,7 @@ FastAPI (on Starlette) serves server-rendered Jinja2 pages that work without
 JavaScript, and the same numbers as JSON under /api with the field names of the
 CLI's ``--format json``. Views call the library (selection, standings,
 crosstable) and never write SQL. The pages live in one module per subject
-(``tables``, ``bots``, ``games``), each an APIRouter; this module puts them together.
+(``tables``, ``bots``, ``games``, ``accounts``, ``leagues``), each an APIRouter; this module puts them together.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.sessions import SessionMiddleware
 
 from arena.errors import ArenaError
-from arena.web import bots, games, tables
+from arena.web import accounts, bots, games, leagues, tables
 from arena.web.cache import TableCache
 from arena.web.pages import HERE, page
 
@@ -31,6 +32,10 @@ def create_app(db: str) -> FastAPI:
     app.include_router(tables.router)
     app.include_router(bots.router)
     app.include_router(games.router)
+    app.include_router(accounts.router)
+    app.include_router(leagues.router)
+    app.add_middleware(SessionMiddleware, **accounts.session_settings(db))
+    app.state.sign_in_throttle = accounts.new_throttle()
 
     def is_api(request: Request) -> bool:
         return request.url.path.startswith("/api/")
@@ -52,9 +57,12 @@ def create_app(db: str) -> FastAPI:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        # Its headers too: a redirect's Location, a 401's WWW-Authenticate.
         if is_api(request):
-            return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
-        return page(request, "error.html", exc.status_code, title=str(exc.detail), message=str(exc.detail))
+            return JSONResponse({"error": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+        response = page(request, "error.html", exc.status_code, title=str(exc.detail), message=str(exc.detail))
+        response.headers.update(exc.headers or {})
+        return response
 
     @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
     def api_docs(request: Request) -> HTMLResponse:

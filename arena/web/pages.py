@@ -72,12 +72,13 @@ def tables(request: Request, store: Store, tournament: str | None, league: bool)
     cache: TableCache = request.app.state.cache
 
     def compute() -> Tables:
-        chosen = select(store, tournament, league)
-        results = chosen.results()
-        rows = league_standings(results, chosen.in_order())
-        order = [row.bot for row in rows]
-        return Tables(chosen.heading(), chosen.as_dict(), rows, crosstable(results.pairs, order),
-                      by_colour(results.pairs, order))
+        with store.snapshot():  # its queries count the same games while a league or tournament writes
+            chosen = select(store, tournament, league)
+            results = chosen.results()
+            rows = league_standings(results, chosen.in_order())
+            order = [row.bot for row in rows]
+            return Tables(chosen.heading(), chosen.as_dict(), rows, crosstable(results.pairs, order),
+                          by_colour(results.pairs, order))
 
     return cache.get(("tables", tournament, league), store.version(), compute)
 

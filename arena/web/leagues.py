@@ -1,0 +1,409 @@
+"""The open league on the site: the leagues and their standings, one's own bots, uploads,
+retiring a bot, reading code, and the API that ``arena submit --server`` posts to.
+
+An upload is checked exactly as ``arena submit`` checks a file: in the sandbox, whose
+processes this server's spawner forks (the bot's code never runs in the server), by
+:func:`arena.league.open_league.submit_to_league`, which also decides who may enter
+what and changes nothing when it refuses. The body of an upload is read up to a
+bound before anything parses it, so a huge upload costs the server no more than
+that bound.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, HTTPException, Path, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.datastructures import UploadFile
+from starlette.types import Message
+
+from arena.league.accounts import hash_token
+from arena.league.open_league import (
+    LeagueSettings,
+    Refused,
+    Submitted,
+    may_read_code,
+    retire,
+    settings_of,
+    submit_to_league,
+)
+from arena.league.selection import SelectionError
+from arena.league.standings import Standings, active_rows, standings_data
+from arena.league.store import EntrantRecord, Entry, League, Store, StoreError, Submission, User
+from arena.text import printable
+from arena.web.accounts import Csrf, Next, check_csrf, csrf_token, local_path, private, require_user, signed_in, writing
+from arena.web.pages import StoreDep, page, tables
+
+router = APIRouter()
+
+#: The sandbox's spawner in this process answers one caller at a time: uploads are
+#: checked one after another (a check takes well under a second for most bots).
+CHECKS = threading.Lock()
+FIELDS_KB = 64  # room in an upload's body, beside the file, for its other fields and the multipart framing
+EntryId = Annotated[int, Path(ge=1, le=2**62, description="The entrant's id ('entry' in POST /api/bots's answer).")]
+AllVersions = Annotated[bool, Query(description="Also the retired versions (default: active entrants only).")]
+LeagueName = Annotated[str, Path(max_length=200, description="The league's name.")]
+
+
+@dataclass(frozen=True)
+class Upload:
+    """What an upload form or API call sent."""
+
+    source: bytes
+    filename: str
+    name: str
+    about: str
+    league: str
+    class_name: str | None
+    csrf: str
+
+
+# --- the leagues, as everyone sees them ------------------------------------------------------
+
+
+@router.get("/leagues", response_class=HTMLResponse, include_in_schema=False)
+def leagues_page(request: Request, store: StoreDep) -> HTMLResponse:
+    return page(request, "leagues.html", title="Leagues", leagues=league_rows(store))
+
+
+@router.get("/api/leagues", summary="Every league: its settings, active entrants and games")
+def api_leagues(store: StoreDep) -> list[dict[str, Any]]:
+    return league_rows(store)
+
+
+@router.get("/leagues/{name}", response_class=HTMLResponse, include_in_schema=False)
+def league_page(request: Request, store: StoreDep, name: LeagueName, all_versions: AllVersions = False) -> Response:
+    league = store.check_league(name)
+    viewer = signed_in(request, store)
+    if viewer is not None and viewer.disabled:
+        viewer = None  # a disabled account sees what everyone sees, and may do nothing
+    standings = league_standings(request, store, league, all_versions)
+    authors = {user.id: user.name for user in store.users()}
+    entries = store.entries(league.id, status=None if all_versions else "active")
+    shown = [entrant_row(store, league, viewer, entry, authors) for entry in reversed(entries)]
+    response = page(request, "league.html", title=f"League {league.name}", league=league,
+                    settings=settings_of(league.config), standings=standings, entries=shown,
+                    all_versions=all_versions, authors={e.spec: authors.get(e.user_id or 0, "") for e in entries},
+                    csrf=csrf_token(request) if viewer else "", running=tournament_status(store, league))
+    return private(response) if viewer else response
+
+
+@router.get("/api/leagues/{name}",
+            summary="A league's standings, as 'arena league standings NAME --format json' (active entrants by default)")
+def api_league(request: Request, store: StoreDep, name: LeagueName,
+               all_versions: AllVersions = False) -> dict[str, Any]:
+    league = store.check_league(name)
+    standings = league_standings(request, store, league, all_versions)
+    if standings is None:
+        return {"selection": {"league": league.name, "games": 0, "all_versions": all_versions}, "standings": []}
+    rows, selection = standings
+    return standings_data(rows, {**selection, "league": league.name, "all_versions": all_versions})
+
+
+def league_standings(request: Request, store: Store, league: League,
+                     all_versions: bool) -> tuple[Standings, dict[str, Any]] | None:
+    """The league's standings (the site's cached table of its tournament row), of its
+    active entrants unless ``all_versions``; None before its first game."""
+    try:
+        shown = tables(request, store, league.name, False)
+    except SelectionError:
+        return None
+    rows = shown.standings
+    if not all_versions:
+        rows = active_rows(rows, {entry.spec for entry in store.entries(league.id, status="active")})
+    return rows, shown.selection
+
+
+def league_rows(store: Store) -> list[dict[str, Any]]:
+    rows = []
+    for league in store.leagues():
+        settings = settings_of(league.config)
+        rows.append({
+            "name": league.name, "active": len(store.entries(league.id, status="active")),
+            "games": store.tournament_game_count(league.tournament_id), "status": tournament_status(store, league),
+            "closed": league.closed, "public_code": league.public_code, "upload_kb": settings.upload_kb,
+            "submissions_per_hour": settings.submissions_per_hour, "created_at": league.created_at})
+    return rows
+
+
+def tournament_status(store: Store, league: League) -> str:
+    """"running" while ``arena league run`` plays it, else "interrupted" or "finished"."""
+    return next((t.status for t in store.tournaments() if t.id == league.tournament_id), "unknown")
+
+
+def entrant_row(store: Store, league: League, viewer: User | None, entry: Entry,
+                authors: dict[int, str]) -> dict[str, Any]:
+    submission = store.submission_by_id(entry.submission_id) if entry.submission_id is not None else None
+    return {"entry": entry, "author": authors.get(entry.user_id or 0, ""), "submission": submission,
+            "code": submission is not None and may_read_code(league, viewer, submission),
+            "retire": viewer is not None and entry.status == "active" and (viewer.admin or entry.user_id == viewer.id)}
+
+
+# --- one's own bots --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OwnEntry:
+    """An entrant of the visitor's, with what its page shows."""
+
+    league: League
+    entry: Entry
+    submission: Submission | None
+    record: EntrantRecord
+
+
+@router.get("/my", response_class=HTMLResponse, include_in_schema=False)
+def my_page(request: Request, store: StoreDep) -> Response:
+    user = require_user(request, store)
+    own = []
+    for league in store.leagues():
+        for entry in reversed(store.entries(league.id, user_id=user.id)):
+            submission = store.submission_by_id(entry.submission_id) if entry.submission_id is not None else None
+            own.append(OwnEntry(league, entry, submission, store.entrant_record(league.tournament_id, entry.spec)))
+    return private(page(request, "my.html", title="My bots", user=user, own=own, csrf=csrf_token(request)))
+
+
+@router.post("/entries/{entry_id}/retire", include_in_schema=False)
+def retire_form(request: Request, entry_id: EntryId, csrf: Csrf = "", next_page: Next = "/my") -> Response:
+    with writing(request) as store:
+        user = require_user(request, store, form=True)
+        check_csrf(request, csrf)
+        retire_entry(store, user, entry_id)
+    return RedirectResponse(local_path(next_page), 303)
+
+
+@router.get("/submissions/{submission_id}/code", response_class=HTMLResponse, include_in_schema=False)
+def code_page(request: Request, store: StoreDep,
+              submission_id: Annotated[int, Path(ge=1, le=2**62)]) -> Response:
+    submission = store.submission_by_id(submission_id)
+    if submission is None:
+        raise HTTPException(404, f"no submitted bot with id {submission_id}")
+    viewer = signed_in(request, store)
+    if viewer is not None and viewer.disabled:
+        request.session.clear()
+        raise HTTPException(403, f"account {viewer.name!r} is disabled: ask the organiser")
+    leagues = store.submission_leagues(submission_id)
+    # A version in no league (submitted at the server's terminal) is its author's and the admins' to read.
+    entered_in: list[League | None] = [*leagues] or [None]
+    if not any(may_read_code(league, viewer, submission) for league in entered_in):
+        if viewer is None:
+            raise HTTPException(401, "sign in to read the code of your own bots")
+        raise HTTPException(403, f"the code of {submission.spec} is its author's: not shown to others")
+    author = store.user_by_id(submission.user_id) if submission.user_id is not None else None
+    return private(page(request, "code.html", title=f"Code of {submission.spec}", submission=submission,
+                        author=author.name if author else "", leagues=leagues, lines=code_lines(submission.source)))
+
+
+def code_lines(source: str) -> list[str]:
+    """The lines of a bot's code as Python reads them, each control character other
+    than a tab made visible: a terminal escape or a bidi override (code that reads
+    otherwise than it runs) shows as ``\\x1b`` or ``\\u202e``."""
+    return ["\t".join(printable(part) for part in line.removesuffix("\r").split("\t"))
+            for line in source.split("\n")]
+
+
+# --- uploads ---------------------------------------------------------------------------------
+
+
+@router.get("/upload", response_class=HTMLResponse, include_in_schema=False)
+def upload_page(request: Request, store: StoreDep) -> Response:
+    user = require_user(request, store)
+    return private(upload_form(request, store, user))
+
+
+def upload_form(request: Request, store: Store, user: User, status: int = 200, **context: Any) -> Response:
+    """The upload form (with the outcome of the last upload, if any)."""
+    open_to = [(league, settings_of(league.config)) for league in store.leagues()
+               if not league.closed or user.admin or store.is_member(league.id, user.id)]
+    values = {"submitted": None, "refusal": None, "report": None, "form": {}, **context}
+    return page(request, "upload.html", status, title="Upload a bot", leagues=open_to, csrf=csrf_token(request),
+                **values)
+
+
+@router.post("/upload", response_class=HTMLResponse, include_in_schema=False)
+async def upload_submit(request: Request) -> Response:
+    db: str = request.app.state.db
+    user = await run_in_threadpool(_session_user, request)
+    upload = await read_upload(request, await run_in_threadpool(upload_cap, db))
+    check_csrf(request, upload.csrf)
+    form = {"name": upload.name, "about": upload.about, "league": upload.league, "class": upload.class_name or ""}
+    try:
+        league, submitted = await run_in_threadpool(enter, db, user, upload)
+    except Refused as refused:
+        return await run_in_threadpool(_upload_page, request, user, refused.status,
+                                       {"refusal": str(refused), "report": refused.report, "form": form})
+    return await run_in_threadpool(_upload_page, request, user, 200,
+                                   {"submitted": submitted, "report": submitted.report, "league": league.name})
+
+
+def _session_user(request: Request) -> User:
+    with Store(request.app.state.db, read_only=True) as store:
+        return require_user(request, store, form=True)
+
+
+def _upload_page(request: Request, user: User, status: int, context: dict[str, Any]) -> Response:
+    with Store(request.app.state.db, read_only=True) as store:
+        return private(upload_form(request, store, user, status, **context))
+
+
+_API_BODY = {
+    "required": True,
+    "content": {"multipart/form-data": {"schema": {
+        "type": "object", "required": ["file"],
+        "properties": {
+            "file": {"type": "string", "format": "binary", "description": "The bot file (UTF-8 Python source)."},
+            "name": {"type": "string", "description": "The bot's name (default: the file's name, in lower case)."},
+            "description": {"type": "string", "description": "What the bot is, in its author's words."},
+            "league": {"type": "string", "description": "The league (default: the only one, if there is one)."},
+            "class": {"type": "string", "description": "The Bot subclass to enter, in a file that has several."},
+        }}}},
+}
+_API_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"description": "No API token, or an unknown or revoked one"},
+    403: {"description": "A disabled account, another author's bot name, or a closed league"},
+    404: {"description": "No such league or entrant"},
+    413: {"description": "The file is larger than the league takes"},
+    422: {"description": "A bad file, name or description, or failed checks (with the report)"},
+    429: {"description": "Too many submissions in the last hour"},
+}
+Bearer = Annotated[str | None, Header(description="Bearer TOKEN: the API token of 'arena users add' or 'token'.")]
+
+
+@router.post("/api/bots", status_code=201, openapi_extra={"requestBody": _API_BODY}, responses=_API_ERRORS,
+             summary="Submit a bot (multipart: file, name, description, league, class): checked in the sandbox, "
+                     "then entered in the league, retiring your previous version of it; 201 with the checks")
+async def api_submit(request: Request, authorization: Bearer = None) -> Response:
+    db: str = request.app.state.db
+    user = await run_in_threadpool(token_user, db, authorization)  # before the body is read
+    upload = await read_upload(request, await run_in_threadpool(upload_cap, db))
+    try:
+        league, submitted = await run_in_threadpool(enter, db, user, upload)
+    except Refused as refused:
+        body: dict[str, Any] = {"error": str(refused)}
+        if refused.report is not None:
+            body["checks"] = refused.report.as_dict()
+        return JSONResponse(body, status_code=refused.status)
+    submission = submitted.submission
+    return JSONResponse({
+        "version": submission.version, "spec": submission.spec, "entry": submitted.entry.id, "league": league.name,
+        "kind": submission.kind, "sha256": submission.content_hash, "checks": submitted.report.as_dict(),
+        "retired": submitted.retired}, status_code=201)
+
+
+@router.post("/api/entries/{entry_id}/retire", responses=_API_ERRORS,
+             summary="Retire an entrant of yours (an admin: anyone's): its games stay, it plays no more")
+def api_retire(request: Request, entry_id: EntryId, authorization: Bearer = None) -> dict[str, Any]:
+    user = token_user(request.app.state.db, authorization)
+    with writing(request) as store:
+        entry, league = retire_entry(store, user, entry_id)
+    return {"entry": entry.id, "spec": entry.spec, "league": league.name, "status": entry.status,
+            "retired_at": entry.retired_at}
+
+
+def token_user(db: str, authorization: str | None) -> User:
+    """The account of an API call's ``Authorization: Bearer TOKEN``: 401 without a
+    token or with an unknown or revoked one, 403 for a disabled account."""
+    scheme, _, token = (authorization or "").partition(" ")
+    challenge = {"WWW-Authenticate": "Bearer"}
+    if scheme.lower() != "bearer" or not token.strip():
+        raise HTTPException(401, "no API token: send the header 'Authorization: Bearer TOKEN'", headers=challenge)
+    with Store(db, read_only=True) as store:
+        user = store.user_by_token(hash_token(token.strip()))
+    if user is None:
+        raise HTTPException(401, "unknown or revoked API token: ask the organiser for a new one", headers=challenge)
+    if user.disabled:
+        raise HTTPException(403, f"account {user.name!r} is disabled: ask the organiser")
+    return user
+
+
+def retire_entry(store: Store, user: User, entry_id: int) -> tuple[Entry, League]:
+    """Retire an entrant as ``user`` (see :func:`arena.league.open_league.retire`), or
+    the HTTP error that says why not."""
+    entry = store.entry(entry_id)
+    league = store.league_by_id(entry.league_id) if entry is not None else None
+    if entry is None or league is None:
+        raise HTTPException(404, f"no entrant with id {entry_id}")
+    try:
+        return retire(store, league, user, entry_id), league
+    except Refused as refused:
+        raise HTTPException(refused.status, str(refused)) from None
+
+
+def upload_cap(db: str) -> int:
+    """The most bytes an upload's body may hold: the largest file a league takes, and room for the rest."""
+    with Store(db, read_only=True) as store:
+        largest = max((settings_of(league.config).upload_kb for league in store.leagues()),
+                      default=LeagueSettings().upload_kb)
+    return (largest + FIELDS_KB) * 1024
+
+
+async def read_upload(request: Request, cap: int) -> Upload:
+    """The fields of a multipart upload, its body read up to ``cap`` bytes (413 beyond)."""
+    too_large = f"the upload is larger than {cap // 1024} KB: no league here takes a file that large"
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > cap:
+        raise HTTPException(413, too_large)
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > cap:
+            raise HTTPException(413, too_large)
+    delivered = False
+
+    async def replay() -> Message:  # the body read above, to the form parser
+        nonlocal delivered
+        if delivered:
+            return {"type": "http.disconnect"}
+        delivered = True
+        return {"type": "http.request", "body": bytes(body), "more_body": False}
+
+    form = await Request(request.scope, replay).form(max_files=2, max_fields=10)
+    try:
+        files = [value for _, value in form.multi_items() if isinstance(value, UploadFile)]
+        if len(files) != 1 or not isinstance(form.get("file"), UploadFile):
+            raise HTTPException(422, "send exactly one file, as the multipart field 'file'"
+                                     + (f" (this upload has {len(files)})" if files else ""))
+        file = files[0]
+        source = await file.read()
+
+        def text(key: str) -> str:
+            value = form.get(key)
+            return value.strip() if isinstance(value, str) else ""
+
+        filename = PurePosixPath((file.filename or "").replace("\\", "/")).name[:100] or "bot.py"
+        return Upload(source=source, filename=filename,
+                      name=text("name") or PurePosixPath(filename).stem.lower().replace(" ", "-"),
+                      about=text("description"), league=text("league"), class_name=text("class") or None,
+                      csrf=text("csrf"))
+    finally:
+        await form.close()
+
+
+def enter(db: str, user: User, upload: Upload) -> tuple[League, Submitted]:
+    """Check an upload in the sandbox and enter it as ``user``'s; :class:`Refused` (with
+    its HTTP status) changes nothing."""
+    with Store(db, create=False) as store:
+        league = chosen_league(store, upload.league)
+        current = store.user_by_id(user.id) or user  # as it is now: disabled meanwhile is refused
+        with CHECKS:
+            return league, submit_to_league(store, league, current, upload.name, upload.source, upload.filename,
+                                            upload.about, upload.class_name)
+
+
+def chosen_league(store: Store, name: str) -> League:
+    """The league an upload names, or the only league when it names none."""
+    if not name:
+        leagues = store.leagues()
+        if len(leagues) == 1:
+            return leagues[0]
+        known = ", ".join(repr(league.name) for league in leagues) or "none yet"
+        raise Refused(f"name the league to enter (the field 'league'): {known}", 422 if leagues else 404)
+    try:
+        return store.check_league(name)
+    except StoreError as exc:
+        raise Refused(str(exc), 404) from None

@@ -1,0 +1,213 @@
+"""The open league in a real browser: `arena serve` in its own process, Chromium driven
+by Selenium. An author signs in, uploads a bot, reads its check results, and finds it
+in the league's standings once `arena league run` (another process) has played it; a
+bot that fails its checks is shown why; the pages fit a phone's width.
+
+Without Chromium and its driver these tests skip, saying what to install; with
+ARENA_BROWSER_TESTS=required (as in CI) they fail instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from arena.league.accounts import add_user
+from arena.league.store import Store
+from arena.tournament.leagues import create_league
+
+ARENA = str(Path(sys.executable).with_name("arena"))  # the command installed with the package
+INSTALL = "apt-get install chromium chromium-driver"
+T = TypeVar("T")
+BOT = '''from arena.bot import Bot
+
+
+class Lefty(Bot):
+    """Plays the first legal move."""
+
+    def choose_move(self, board):
+        return board.legal_moves()[0]
+'''
+
+
+def browser_paths() -> tuple[str, str] | None:
+    """(browser, driver) where both are installed, else None."""
+    browser = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
+    driver = shutil.which("chromedriver")
+    return (browser, driver) if browser and driver else None
+
+
+def chromium(width: int = 1280, height: int = 900) -> Any:
+    """Headless Chromium under Selenium, with the driver installed beside it."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    found = browser_paths()
+    if found is None:
+        raise RuntimeError(f"no Chromium and chromedriver here: {INSTALL}")
+    browser, driver = found
+    options = webdriver.ChromeOptions()
+    options.binary_location = browser
+    # --no-sandbox: Chromium's own sandbox needs user namespaces, which containers
+    # (and root) often lack; the pages it opens are this test's own.
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     f"--window-size={width},{height}", "--force-device-scale-factor=1"):
+        options.add_argument(argument)
+    return webdriver.Chrome(options=options, service=Service(executable_path=driver))
+
+
+def free_port() -> int:
+    with closing(socket.socket()) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def serving(db: Path) -> Iterator[str]:
+    """`arena serve` on ``db`` in its own process, on a free port: its base URL."""
+    port = free_port()
+    server = subprocess.Popen([ARENA, "serve", "--db", str(db), "--port", str(port)],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(base + "/api/leagues", timeout=2):
+                    break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    server.kill()
+                    raise RuntimeError(f"arena serve did not start: {server.communicate()[0]}") from None
+                time.sleep(0.1)
+        yield base
+    finally:
+        server.terminate()
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def wait_for(condition: Callable[[], T], seconds: float = 20, what: str = "the page") -> T:
+    deadline = time.monotonic() + seconds
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {seconds} s for {what}")
+        time.sleep(0.1)
+
+
+@pytest.fixture(scope="module")
+def browser_here() -> None:
+    if browser_paths() is None:
+        message = f"no Chromium and chromedriver to test the site in a browser: {INSTALL}"
+        if os.environ.get("ARENA_BROWSER_TESTS") == "required":
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def driver(browser_here: None) -> Iterator[Any]:
+    browser = chromium()
+    yield browser
+    browser.quit()
+
+
+@pytest.fixture(scope="module")
+def league(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Path]:
+    """A league of two installed bots, an author's account (its password) and the
+    folder with the author's bot files."""
+    folder = tmp_path_factory.mktemp("browser-league")
+    (folder / "league.toml").write_text('bots = ["random", "greedy"]\ngames = 2\nseed = 4\n')
+    db = folder / "league.db"
+    with Store(db) as store:
+        create_league(store, "class", str(folder / "league.toml"))
+        password = add_user(store, "alice")[1]
+    (folder / "lefty.py").write_text(BOT)
+    (folder / "broken.py").write_text("this is not python(\n")
+    return db, password, folder
+
+
+@pytest.fixture(scope="module")
+def site(league: tuple[Path, str, Path]) -> Iterator[str]:
+    with serving(league[0]) as base:
+        yield base
+
+
+def sign_in(driver: Any, site: str, password: str) -> None:
+    driver.get(site + "/signin")
+    driver.find_element("id", "name").send_keys("alice")
+    driver.find_element("id", "password").send_keys(password)
+    driver.find_element("css selector", "form.stacked button[type=submit]").click()
+    wait_for(lambda: driver.current_url == site + "/my", what="the sign-in to land on my bots")
+
+
+def upload(driver: Any, site: str, name: str, file: Path) -> None:
+    driver.get(site + "/upload")
+    driver.find_element("id", "name").send_keys(name)
+    driver.find_element("id", "description").send_keys("Takes the leftmost column.")
+    driver.find_element("id", "file").send_keys(str(file))  # the browser's own file chooser, filled in
+    driver.find_element("css selector", "#upload button[type=submit]").click()
+    wait_for(lambda: driver.find_elements("id", "outcome"), what="the outcome of the upload")
+
+
+def checks_shown(driver: Any) -> list[list[str]]:
+    return driver.execute_script(  # type: ignore[no-any-return]
+        "return Array.from(document.querySelectorAll('#checks tbody tr'),"
+        " (row) => Array.from(row.cells, (cell) => cell.textContent.trim()));")
+
+
+def test_an_author_signs_in_uploads_sees_the_checks_and_then_the_standings(driver, site, league):
+    db, password, folder = league
+    sign_in(driver, site, password)
+    upload(driver, site, "lefty", folder / "lefty.py")
+    assert driver.find_element("css selector", "#outcome h2").text == "lefty@v1 entered in league class"
+    checks = checks_shown(driver)
+    assert len(checks) == 7 and all(row[0] == "ok" for row in checks), checks
+    assert checks[0][1] == "loads and starts a game (7x6 connect 4)"
+
+    upload(driver, site, "broken", folder / "broken.py")
+    assert "did not pass the checks" in driver.find_element("css selector", "#outcome .error").text
+    assert checks_shown(driver)[0][0] == "FAIL"
+    assert driver.find_element("id", "name").get_attribute("value") == "broken"  # the form kept what was typed
+
+    driver.get(site + "/leagues/class")
+    assert not driver.find_elements("id", "league-standings")  # no games yet
+    subprocess.run([ARENA, "league", "run", "class", "--until-complete", "--workers", "2", "--db", str(db)],
+                   check=True, capture_output=True, timeout=300)
+    driver.get(site + "/leagues/class")
+    row = driver.find_element("css selector", "#league-standings tr[data-bot='lefty@v1']")
+    cells = [cell.text for cell in row.find_elements("css selector", "td, th")]
+    assert cells[1:4] == ["lefty@v1", "alice", "4"], cells  # 2 opponents x 2 games
+    driver.get(site + "/my")
+    assert "4 games:" in driver.find_element("css selector", "#entry-3 .record").text
+
+
+def test_the_pages_fit_a_phone(browser_here, league, site):
+    password = league[1]
+    phone = chromium(390, 844)
+    try:
+        sign_in(phone, site, password)
+        for page in ("/my", "/upload", "/leagues", "/leagues/class", "/account"):
+            phone.get(site + page)
+            overflow = phone.execute_script("return document.documentElement.scrollWidth - window.innerWidth;")
+            assert overflow <= 0, (page, overflow)
+        phone.find_element("css selector", "header form button").click()  # sign out, from the menu
+        wait_for(lambda: phone.find_elements("link text", "Sign in"), what="the signed-out menu")
+    finally:
+        phone.quit()

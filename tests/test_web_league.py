@@ -1,0 +1,811 @@
+"""The open league on the site and over the API: who may do what (a permission matrix),
+sessions and their forms, the sign-in throttle, uploads and what they refuse, and the
+whole flow from a submission to the league's standings, through the API and through
+``arena submit --server``. Every refusal is checked to leave the database as it was."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx2
+import pytest
+from click.testing import CliRunner
+from fastapi.testclient import TestClient
+from itsdangerous import TimestampSigner
+
+from arena.cli.main import main
+from arena.league import accounts
+from arena.league.accounts import add_user, disable_user, renew_token
+from arena.league.open_league import submit_to_league
+from arena.league.store import Store
+from arena.tournament.leagues import create_league
+from arena.web.accounts import SESSION_SECONDS, SIGN_IN_FAILURES
+from arena.web.app import create_app
+
+ARENA = str(Path(sys.executable).with_name("arena"))  # the command installed with the package
+BOT = '''from arena.bot import Bot
+
+
+class {name}(Bot):
+    """Plays the {which} legal move{suffix}."""
+
+    def choose_move(self, board):
+        return board.legal_moves()[{index}]
+'''
+LEAGUE = """bots = ["random", "greedy"]
+games = 2
+seed = 3
+[openings]
+plies = 2
+[league]
+submissions_per_hour = 5
+upload_kb = 4
+"""
+
+
+def bot(name: str = "Lefty", suffix: str = "", index: int = 0) -> bytes:
+    return BOT.format(name=name, suffix=suffix, index=index, which="first" if index == 0 else "last").encode()
+
+
+def dump(path: str | Path) -> list[str]:
+    with closing(sqlite3.connect(path)) as conn:
+        return list(conn.iterdump())
+
+
+def csrf_of(text: str) -> str:
+    return re.search(r'name="csrf" value="([^"]+)"', text).group(1)
+
+
+@dataclass
+class Secrets:
+    passwords: dict[str, str]
+    tokens: dict[str, str]
+    revoked: str  # alice's first token, replaced by a new one
+    entry: int  # alice's lefty@v1 in the league
+    submission: int
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory) -> tuple[Path, Secrets]:
+    """A league with its installed bots, four accounts (an admin among them) and alice's
+    bot lefty@v1: copied for each test that changes it."""
+    folder = tmp_path_factory.mktemp("open-league")
+    (folder / "league.toml").write_text(LEAGUE)
+    path = folder / "league.db"
+    passwords, tokens = {}, {}
+    with Store(path) as store:
+        league = create_league(store, "class", str(folder / "league.toml"))
+        for name in ("alice", "bob", "admin", "carol"):
+            _, passwords[name], tokens[name] = add_user(store, name, admin=name == "admin")
+        revoked, tokens["alice"] = tokens["alice"], renew_token(store, "alice")
+        entered = submit_to_league(store, league, store.user("alice"), "lefty", bot())
+    return path, Secrets(passwords, tokens, revoked, entered.entry.id, entered.submission.id)
+
+
+@dataclass
+class Site:
+    db: Path
+    app: object
+    secrets: Secrets
+
+    def client(self, address: str = "testclient") -> TestClient:
+        return TestClient(self.app, follow_redirects=False, client=(address, 50000))
+
+    def signed_in(self, name: str, address: str = "testclient") -> TestClient:
+        client = self.client(address)
+        token = csrf_of(client.get("/signin").text)
+        response = client.post("/signin", data={"name": name, "password": self.secrets.passwords[name],
+                                                "csrf": token})
+        assert response.status_code == 303, response.text
+        return client
+
+
+@pytest.fixture
+def site(template, tmp_path) -> Site:
+    path, secrets = template
+    copy = tmp_path / "league.db"
+    shutil.copy(path, copy)
+    return Site(copy, create_app(str(copy)), secrets)
+
+
+# --- the permission matrix -------------------------------------------------------------------
+
+ROLES = ["anonymous", "alice", "bob", "admin", "disabled"]
+
+
+def visitor(site: Site, role: str) -> TestClient:
+    """A browser of ``role``: alice is the author of lefty@v1, bob another author; the
+    disabled account (carol) signed in before the organiser disabled it."""
+    if role == "anonymous":
+        return site.client()
+    client = site.signed_in("carol" if role == "disabled" else role)
+    if role == "disabled":
+        with Store(site.db) as store:
+            disable_user(store, "carol")
+    return client
+
+
+def form_token(client: TestClient) -> str:
+    """The form token of the client's session (anonymous: none)."""
+    page = client.get("/signin")
+    return csrf_of(page.text)
+
+
+def upload(client: TestClient, name: str, source: bytes, **fields: str) -> object:
+    return client.post("/upload", data={"csrf": fields.pop("csrf", None) or form_token(client), "league": "class",
+                                        "name": name, **fields}, files={"file": (f"{name}.py", source)})
+
+
+WEB_ACTIONS = {
+    "view the league": lambda c, s: c.get("/leagues/class"),
+    "view my bots": lambda c, s: c.get("/my"),
+    "view the upload form": lambda c, s: c.get("/upload"),
+    "upload a new bot": lambda c, s: upload(c, "newbot", bot("Newbot")),
+    "replace alice's bot": lambda c, s: upload(c, "lefty", bot(suffix=", again")),
+    "retire alice's bot": lambda c, s: c.post(f"/entries/{s.secrets.entry}/retire", data={"csrf": form_token(c)}),
+    "read alice's code": lambda c, s: c.get(f"/submissions/{s.secrets.submission}/code"),
+    "view the users page": lambda c, s: c.get("/users"),
+    "disable bob": lambda c, s: c.post("/users/bob/disable", data={"csrf": form_token(c)}),
+}
+#: The status of each action for each role; 303 is a page's redirect (a form done, or
+#: "sign in first"), 401 a form sent by no one signed in.
+WEB_EXPECTED = {
+    "view the league":      {"anonymous": 200, "alice": 200, "bob": 200, "admin": 200, "disabled": 200},
+    "view my bots":         {"anonymous": 303, "alice": 200, "bob": 200, "admin": 200, "disabled": 403},
+    "view the upload form": {"anonymous": 303, "alice": 200, "bob": 200, "admin": 200, "disabled": 403},
+    "upload a new bot":     {"anonymous": 401, "alice": 200, "bob": 200, "admin": 200, "disabled": 403},
+    "replace alice's bot":  {"anonymous": 401, "alice": 200, "bob": 403, "admin": 403, "disabled": 403},
+    "retire alice's bot":   {"anonymous": 401, "alice": 303, "bob": 403, "admin": 303, "disabled": 403},
+    "read alice's code":    {"anonymous": 401, "alice": 200, "bob": 403, "admin": 200, "disabled": 403},
+    "view the users page":  {"anonymous": 303, "alice": 403, "bob": 403, "admin": 200, "disabled": 403},
+    "disable bob":          {"anonymous": 401, "alice": 403, "bob": 403, "admin": 303, "disabled": 403},
+}
+WRITES = {"upload a new bot", "replace alice's bot", "retire alice's bot", "disable bob"}
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("action", list(WEB_ACTIONS))
+def test_the_site_lets_each_visitor_do_only_what_they_may(site, role, action):
+    client = visitor(site, role)
+    before = dump(site.db)
+    response = WEB_ACTIONS[action](client, site)
+    expected = WEB_EXPECTED[action][role]
+    assert response.status_code == expected, (action, role, response.text[-600:])
+    assert "Traceback" not in response.text
+    if expected >= 400 or action not in WRITES:
+        assert dump(site.db) == before, (action, role)  # a refusal, or a page: nothing changed
+    else:
+        assert dump(site.db) != before, (action, role)
+    if expected == 303 and action.startswith("view"):
+        assert response.headers["location"].startswith("/signin?next=/")
+
+
+def test_what_each_allowed_action_did(site):
+    alice = site.signed_in("alice")
+    assert "lefty@v2 entered in league class" in upload(alice, "lefty", bot(suffix=".")).text
+    with Store(site.db, read_only=True) as store:
+        league = store.check_league("class")
+        assert [e.spec for e in store.entries(league.id, status="active")] == ["random", "greedy", "lefty@v2"]
+        v2 = store.entries(league.id, status="active")[-1]
+    admin = site.signed_in("admin")
+    assert admin.post(f"/entries/{v2.id}/retire", data={"csrf": form_token(admin)}).status_code == 303
+    assert admin.post("/users/bob/disable", data={"csrf": form_token(admin)}).status_code == 303
+    with Store(site.db, read_only=True) as store:
+        assert store.entry(v2.id).status == "retired" and store.user("bob").disabled
+        log = [(row["user"], row["action"], row["subject"]) for row in store.audit_log()]
+    assert ("alice", "submit", "lefty@v2") in log
+    assert ("admin", "retire", "lefty@v2") in log and ("admin", "disable user", "bob") in log
+
+
+API_ACTIONS = {
+    "upload a new bot": lambda c, s, h: c.post("/api/bots", headers=h, data={"name": "newbot"},
+                                               files={"file": ("newbot.py", bot("Newbot"))}),
+    "replace alice's bot": lambda c, s, h: c.post("/api/bots", headers=h, data={"name": "lefty"},
+                                                  files={"file": ("lefty.py", bot(suffix=", again"))}),
+    "retire alice's bot": lambda c, s, h: c.post(f"/api/entries/{s.secrets.entry}/retire", headers=h),
+}
+TOKENS = ["none", "bad", "revoked", "alice", "bob", "admin", "disabled"]
+API_EXPECTED = {
+    "upload a new bot":    {"none": 401, "bad": 401, "revoked": 401, "alice": 201, "bob": 201, "admin": 201,
+                            "disabled": 403},
+    "replace alice's bot": {"none": 401, "bad": 401, "revoked": 401, "alice": 201, "bob": 403, "admin": 403,
+                            "disabled": 403},
+    "retire alice's bot":  {"none": 401, "bad": 401, "revoked": 401, "alice": 200, "bob": 403, "admin": 200,
+                            "disabled": 403},
+}
+
+
+@pytest.mark.parametrize("token", TOKENS)
+@pytest.mark.parametrize("action", list(API_ACTIONS))
+def test_the_api_lets_each_token_do_only_what_its_account_may(site, token, action):
+    secrets = site.secrets
+    value = {"none": None, "bad": "arena_not-a-token", "revoked": secrets.revoked,
+             "disabled": secrets.tokens["carol"]}.get(token, secrets.tokens.get(token))
+    if token == "disabled":
+        with Store(site.db) as store:
+            disable_user(store, "carol")
+    headers = {} if value is None else {"Authorization": f"Bearer {value}"}
+    before = dump(site.db)
+    response = API_ACTIONS[action](site.client(), site, headers)
+    expected = API_EXPECTED[action][token]
+    assert response.status_code == expected, (action, token, response.text)
+    if expected >= 400:
+        assert set(response.json()) <= {"error", "checks"} and response.json()["error"]
+        assert dump(site.db) == before, (action, token)
+    else:
+        assert dump(site.db) != before
+    if expected == 401:
+        assert response.headers["www-authenticate"] == "Bearer"
+
+
+def test_a_submission_through_the_api_answers_with_its_version_and_checks(site):
+    response = site.client().post("/api/bots", headers={"Authorization": f"Bearer {site.secrets.tokens['alice']}"},
+                                  data={"name": "lefty", "description": "the same, again"},
+                                  files={"file": ("lefty.py", bot(suffix=" (v2)"))})
+    assert response.status_code == 201
+    answer = response.json()
+    assert answer["version"] == 2 and answer["spec"] == "lefty@v2" and answer["league"] == "class"
+    assert answer["retired"] == ["lefty@v1"] and answer["kind"] == "bot" and len(answer["sha256"]) == 64
+    assert answer["checks"]["passed"] and len(answer["checks"]["checks"]) == 7
+    retired = site.client().post(f"/api/entries/{answer['entry']}/retire",
+                                 headers={"Authorization": f"Bearer {site.secrets.tokens['alice']}"})
+    assert retired.status_code == 200 and retired.json()["status"] == "retired"
+    again = site.client().post(f"/api/entries/{answer['entry']}/retire",
+                               headers={"Authorization": f"Bearer {site.secrets.tokens['alice']}"})
+    assert again.status_code == 422 and "retired already" in again.json()["error"]
+    assert site.client().post("/api/entries/999/retire", headers={
+        "Authorization": f"Bearer {site.secrets.tokens['alice']}"}).status_code == 404
+
+
+# --- uploads: what they refuse -----------------------------------------------------------------
+
+CRASHER = b'''from arena.bot import Bot
+
+
+class Crasher(Bot):
+    def choose_move(self, board):
+        raise RuntimeError("<script>alert(1)</script>\\x1b[31m")
+'''
+
+
+@pytest.mark.parametrize(("files", "fields", "status", "message"), [
+    ([("file", ("big.py", b"# " + b"x" * 5000))], {}, 413, "takes at most 4 KB"),
+    ([("file", ("huge.py", b"#" * 400_000))], {}, 413, "the upload is larger than"),
+    ([("file", ("a.py", bot())), ("file", ("b.py", bot("Other")))], {}, 422, "exactly one file"),
+    ([], {}, 422, "exactly one file"),
+    ([("file", ("latin.py", "# caf\xe9\n".encode("latin-1")))], {}, 422, "not UTF-8"),
+    ([("file", ("crasher.py", CRASHER))], {}, 422, "did not pass the checks"),
+    ([("file", ("x.py", bot()))], {"name": "Not A Name"}, 422, "bad bot name"),
+    ([("file", ("x.py", bot()))], {"name": "greedy"}, 422, "installed bot"),
+    ([("file", ("x.py", bot()))], {"description": "x" * 2001}, 422, "longer than 2000"),
+    ([("file", ("x.py", bot()))], {"league": "nope"}, 404, "no league named 'nope'"),
+])
+def test_a_refused_upload_says_why_and_changes_nothing(site, files, fields, status, message):
+    before = dump(site.db)
+    response = site.client().post("/api/bots", headers={"Authorization": f"Bearer {site.secrets.tokens['bob']}"},
+                                  data={"name": "mine", **fields}, files=files)
+    assert response.status_code == status, response.text
+    assert message in response.json()["error"]
+    assert dump(site.db) == before
+
+
+def test_failed_checks_come_back_with_the_report_and_bot_text_escaped(site):
+    bob = site.signed_in("bob")
+    page = upload(bob, "crasher", CRASHER, description='<img src=x onerror="alert(2)">')
+    assert page.status_code == 422
+    assert "<script>alert(1)" not in page.text and "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
+    assert "\x1b" not in page.text and "\\x1b[31m" in page.text
+    assert "FAIL" in page.text and "Nothing was stored" in page.text
+    assert "<img src=x" not in page.text and "&lt;img src=x onerror=" in page.text  # the form keeps it, escaped
+    answer = site.client().post("/api/bots", headers={"Authorization": f"Bearer {site.secrets.tokens['bob']}"},
+                                data={"name": "crasher"}, files={"file": ("crasher.py", CRASHER)}).json()
+    failed = [check for check in answer["checks"]["checks"] if not check["passed"]]
+    assert answer["checks"]["passed"] is False and len(failed) == 1
+    # Data, as JSON carries it (quoted as the arena quotes a bot's words; a page escapes it).
+    assert failed[0]["detail"] == 'crashed: RuntimeError: "<script>alert(1)</script>\\x1b[31m"'
+
+
+def test_what_an_author_wrote_is_escaped_on_every_page(site):
+    source = bot("Sly", suffix="</code><script>alert(3)</script>\u202e")
+    bob = site.signed_in("bob")
+    assert upload(bob, "sly", source, description="<b>bold</b> claims\x1b[2J").status_code == 200
+    with Store(site.db, read_only=True) as store:
+        submission = store.submission("sly")
+    for url in ("/my", "/leagues/class", f"/submissions/{submission.id}/code"):
+        text = bob.get(url).text
+        assert "<script>alert(3)" not in text and "<b>bold" not in text and "\x1b" not in text, url
+        assert "\u202e" not in text, url
+    code = bob.get(f"/submissions/{submission.id}/code").text
+    assert "&lt;/code&gt;&lt;script&gt;alert(3)&lt;/script&gt;\\u202e" in code
+
+
+def test_submissions_per_hour_are_limited_and_the_limit_is_429(site):
+    token = {"Authorization": f"Bearer {site.secrets.tokens['bob']}"}
+    client = site.client()
+    for i in range(5):
+        response = client.post("/api/bots", headers=token, data={"name": "counter"},
+                               files={"file": ("c.py", bot("Counter", suffix=f" #{i}"))})
+        assert response.status_code == 201, response.text
+    before = dump(site.db)
+    response = client.post("/api/bots", headers=token, data={"name": "counter"},
+                           files={"file": ("c.py", bot("Counter", suffix=" #6"))})
+    assert response.status_code == 429 and "at most 5 per author per hour" in response.json()["error"]
+    assert dump(site.db) == before
+
+
+def test_a_closed_league_takes_only_its_members_and_a_site_of_two_leagues_needs_a_name(site, tmp_path):
+    (tmp_path / "cup.toml").write_text('bots = ["random"]\n[league]\nclosed = true\n')
+    with Store(site.db) as store:
+        create_league(store, "cup", str(tmp_path / "cup.toml"))
+    token = {"Authorization": f"Bearer {site.secrets.tokens['bob']}"}
+    client = site.client()
+
+    def send(**fields: str):
+        return client.post("/api/bots", headers=token, data={"name": "righty", **fields},
+                           files={"file": ("r.py", bot("Righty", index=-1))})
+
+    before = dump(site.db)
+    unnamed = send()
+    assert unnamed.status_code == 422 and "'class', 'cup'" in unnamed.json()["error"]
+    closed = send(league="cup")
+    assert closed.status_code == 403 and "closed" in closed.json()["error"]
+    assert dump(site.db) == before
+    bob = site.signed_in("bob")
+    assert '<option value="cup"' not in bob.get("/upload").text  # the form offers only what bob may enter
+    with Store(site.db) as store:
+        store.add_member(store.check_league("cup").id, store.user("bob").id)
+    assert send(league="cup").status_code == 201
+    assert '<option value="cup"' in bob.get("/upload").text
+
+
+def test_code_is_public_in_a_league_with_public_code(site, tmp_path):
+    (tmp_path / "open.toml").write_text('bots = ["random"]\n[league]\npublic_code = true\n')
+    with Store(site.db) as store:
+        league = create_league(store, "open", str(tmp_path / "open.toml"))
+        entered = submit_to_league(store, league, store.user("bob"), "righty", bot("Righty", index=-1))
+    assert site.client().get(f"/submissions/{entered.submission.id}/code").status_code == 200
+    assert site.client().get(f"/submissions/{site.secrets.submission}/code").status_code == 401  # class's is not
+    assert site.client().get("/submissions/999/code").status_code == 404
+
+
+# --- sessions and forms ----------------------------------------------------------------------
+
+
+FORMS = [("/upload", "files"), ("/entries/{entry}/retire", None), ("/users/bob/disable", None),
+         ("/account/password", None), ("/account/token", None), ("/signout", None)]
+
+
+@pytest.mark.parametrize(("url", "kind"), FORMS)
+@pytest.mark.parametrize("csrf", ["missing", "another session's"])
+def test_a_form_without_its_session_token_is_refused(site, url, kind, csrf):
+    client = site.signed_in("admin")
+    other = site.signed_in("bob")
+    data = {"current": site.secrets.passwords["admin"], "new": "a new password", "again": "a new password",
+            "name": "newbot", "league": "class"}
+    if csrf != "missing":
+        data["csrf"] = form_token(other)
+    before = dump(site.db)
+    files = {"file": ("newbot.py", bot("Newbot"))} if kind == "files" else None
+    response = client.post(url.format(entry=site.secrets.entry), data=data, files=files)
+    assert response.status_code == 403, response.text
+    assert "security token" in response.text
+    assert dump(site.db) == before
+    assert client.get("/my").status_code == 200  # still signed in: the refused sign-out did nothing
+
+
+def test_signing_in_needs_the_form_token_too(site):
+    client = site.client()
+    response = client.post("/signin", data={"name": "alice", "password": site.secrets.passwords["alice"]})
+    assert response.status_code == 403
+    assert client.get("/my").status_code == 303
+
+
+def test_the_session_cookie_is_signed_httponly_samesite_and_expires(site, monkeypatch):
+    client = site.client()
+    token = csrf_of(client.get("/signin").text)
+    response = client.post("/signin", data={"name": "alice", "password": site.secrets.passwords["alice"],
+                                             "csrf": token})
+    cookie = response.headers["set-cookie"].lower()
+    assert "httponly" in cookie and "samesite=lax" in cookie and f"max-age={SESSION_SECONDS}" in cookie
+    assert site.secrets.passwords["alice"].lower() not in cookie
+    assert client.get("/my").status_code == 200
+    # A cookie changed by hand is no session.
+    value = client.cookies["arena_session"]
+    forged = site.client()
+    forged.cookies.set("arena_session", value[:-3] + ("AAA" if not value.endswith("AAA") else "BBB"))
+    assert forged.get("/my").status_code == 303
+    # Eight hours after signing in, the session is over.
+    now = time.time()
+    monkeypatch.setattr(TimestampSigner, "get_timestamp", lambda self: int(now + SESSION_SECONDS + 5))
+    assert client.get("/my").status_code == 303
+
+
+def test_signing_out_ends_the_session(site):
+    alice = site.signed_in("alice")
+    response = alice.post("/signout", data={"csrf": form_token(alice)})
+    assert response.status_code == 303 and response.headers["location"] == "/"
+    assert alice.get("/my").status_code == 303
+
+
+def test_a_changed_password_ends_every_other_session(site):
+    here, elsewhere = site.signed_in("alice"), site.signed_in("alice")
+    wrong = here.post("/account/password", data={"csrf": form_token(here), "current": "not it",
+                                                 "new": "brand new pass", "again": "brand new pass"})
+    assert wrong.status_code == 401
+    differ = here.post("/account/password", data={"csrf": form_token(here), "current": site.secrets.passwords["alice"],
+                                                  "new": "brand new pass", "again": "other new pass"})
+    assert differ.status_code == 422
+    short = here.post("/account/password", data={"csrf": form_token(here), "current": site.secrets.passwords["alice"],
+                                                  "new": "short", "again": "short"})
+    assert short.status_code == 422 and "at least 8 characters" in short.text
+    done = here.post("/account/password", data={"csrf": form_token(here), "current": site.secrets.passwords["alice"],
+                                                 "new": "brand new pass", "again": "brand new pass"})
+    assert done.status_code == 200 and "Password changed" in done.text
+    assert here.get("/my").status_code == 200
+    assert elsewhere.get("/my").status_code == 303
+    with Store(site.db, read_only=True) as store:
+        assert accounts.sign_in(store, "alice", "brand new pass") is not None
+        assert accounts.sign_in(store, "alice", site.secrets.passwords["alice"]) is None
+
+
+def test_an_author_makes_their_own_new_token_and_the_old_one_stops(site):
+    alice = site.signed_in("alice")
+    page = alice.post("/account/token", data={"csrf": form_token(alice)})
+    new = re.search(r'<code class="token" id="token">(arena_[^<]+)</code>', page.text).group(1)
+    api = site.client()
+    old = api.post(f"/api/entries/{site.secrets.entry}/retire",
+                   headers={"Authorization": f"Bearer {site.secrets.tokens['alice']}"})
+    assert old.status_code == 401
+    assert api.post(f"/api/entries/{site.secrets.entry}/retire",
+                    headers={"Authorization": f"Bearer {new}"}).status_code == 200
+
+
+def test_a_disabled_account_cannot_sign_in_and_an_admin_cannot_disable_themselves(site):
+    with Store(site.db) as store:
+        disable_user(store, "carol")
+    client = site.client()
+    response = client.post("/signin", data={"name": "carol", "password": site.secrets.passwords["carol"],
+                                            "csrf": form_token(client)})
+    assert response.status_code == 401
+    admin = site.signed_in("admin")
+    assert admin.post("/users/admin/disable", data={"csrf": form_token(admin)}).status_code == 422
+    assert admin.post("/users/nobody/disable", data={"csrf": form_token(admin)}).status_code == 404
+
+
+def test_sign_in_is_throttled_per_account_and_per_address(site, monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr(accounts.time, "monotonic", lambda: clock[0])
+
+    def attempt(name: str, password: str, address: str) -> int:
+        client = site.client(address)
+        return client.post("/signin", data={"name": name, "password": password,
+                                            "csrf": form_token(client)}).status_code
+
+    for i in range(SIGN_IN_FAILURES):
+        assert attempt("alice", f"guess {i}", f"10.0.0.{i}") == 401  # five addresses, one account
+    right = site.secrets.passwords["alice"]
+    assert attempt("alice", right, "10.0.1.1") == 429  # the account waits, even with its password
+    for i in range(SIGN_IN_FAILURES):
+        assert attempt(f"nobody{i}", "guess", "10.9.9.9") == 401  # one address, five names
+    assert attempt("bob", site.secrets.passwords["bob"], "10.9.9.9") == 429  # that address waits
+    assert attempt("bob", site.secrets.passwords["bob"], "10.0.1.2") == 303  # bob elsewhere does not
+    clock[0] += 15 * 60 + 1
+    assert attempt("alice", right, "10.0.1.1") == 303  # the window has passed
+
+
+def test_passwords_are_never_logged_nor_echoed(site, caplog):
+    caplog.set_level("DEBUG")
+    client = site.client()
+    secret = "hunter2-not-the-password"
+    page = client.post("/signin", data={"name": "alice", "password": secret, "csrf": form_token(client)})
+    assert page.status_code == 401 and secret not in page.text
+    assert secret not in caplog.text
+    assert secret not in str(dump(site.db))
+
+
+def test_next_never_leaves_the_site(site):
+    client = site.client()
+    for target, lands in (("//evil.example/x", "/my"), ("https://evil.example", "/my"), ("/upload", "/upload"),
+                          ("/\\evil.example", "/my")):
+        response = client.post("/signin", data={"name": "alice", "password": site.secrets.passwords["alice"],
+                                                "csrf": form_token(client), "next": target})
+        assert response.headers["location"] == lands, target
+
+
+# --- the pages ---------------------------------------------------------------------------------
+
+
+def test_my_bots_shows_versions_checks_games_and_forfeits(site):
+    with Store(site.db) as store:
+        league = store.check_league("class")
+        # It passes the checks (they ask only the first player's moves) and forfeits every game as second.
+        submit_to_league(store, league, store.user("bob"), "sleepy", b'''from arena.bot import Bot
+
+
+class Sleepy(Bot):
+    def new_game(self, rules, player, seed):
+        self.player = player
+
+    def choose_move(self, board):
+        if self.player == 1:
+            raise RuntimeError("tired")
+        return board.legal_moves()[0]
+''')
+    result = CliRunner().invoke(main, ["league", "run", "class", "--until-complete", "--workers", "1",
+                                       "--db", str(site.db)])
+    assert result.exit_code == 0, result.output
+    bob = site.signed_in("bob")
+    page = bob.get("/my").text
+    assert "sleepy@v1" in page and "ok   loads and starts a game" in page
+    record = re.search(r"(\d+) games: (\d+) won, (\d+) drawn, (\d+) lost \([\d.]+%\); (\d+) lost by forfeit", page)
+    games, won, drawn, lost, forfeited = map(int, record.groups())
+    assert games == 6 and won + drawn + lost == 6  # 3 opponents x 2 games
+    assert forfeited == 3  # every game as second
+    assert '<td class="num">3</td><td class="reason">crashed: RuntimeError: &#34;tired&#34;</td>' in page
+    assert page.count('href="/games/') == 6 and "<td>lefty@v1</td>" in page  # its games, alice's bot among them
+    assert 'action="/entries/' in page and "/submissions/" in page  # retire, and its code
+    assert 'data-spec="lefty@v1"' not in page  # alice's bot is not bob's
+
+
+def test_the_league_page_shows_active_entrants_and_all_versions_on_request(site):
+    with Store(site.db) as store:
+        league = store.check_league("class")
+    CliRunner().invoke(main, ["league", "run", "class", "--until-complete", "--workers", "1", "--db", str(site.db)])
+    with Store(site.db) as store:
+        submit_to_league(store, league, store.user("alice"), "lefty", bot(suffix=", v2"))
+    CliRunner().invoke(main, ["league", "run", "class", "--until-complete", "--workers", "1", "--db", str(site.db)])
+    client = site.client()
+    active = client.get("/leagues/class").text
+    assert '<tr data-bot="lefty@v2">' in active and '<tr data-bot="lefty@v1">' not in active
+    assert "?tournament=class" in active  # the crosstable, colours and games of its tournament row
+    every = client.get("/leagues/class?all_versions=true").text
+    assert '<tr data-bot="lefty@v1">' in every and "retired" in every
+    assert client.get("/leagues/nope").status_code == 404
+    assert client.get("/leagues/class?all_versions=maybe").status_code == 422
+    for flags in ([], ["--all-versions"]):
+        result = CliRunner().invoke(main, ["league", "standings", "class", "--format", "json", "--db", str(site.db),
+                                           *flags])
+        query = "?all_versions=true" if flags else ""
+        assert client.get(f"/api/leagues/class{query}").json() == json.loads(result.output)
+    listing = client.get("/leagues").text
+    assert 'href="/leagues/class"' in listing
+    assert client.get("/api/leagues").json()[0]["active"] == 3
+
+
+def test_a_league_without_games_says_so(site):
+    text = site.client().get("/leagues/class").text
+    assert "No games yet" in text and "lefty@v1" in text
+    assert site.client().get("/api/leagues/class").json()["standings"] == []
+
+
+def test_the_upload_form_and_api_are_described(site):
+    schema = site.client().get("/openapi.json").json()
+    body = schema["paths"]["/api/bots"]["post"]
+    assert {"201", "401", "403", "413", "422", "429"} <= set(body["responses"])
+    assert "file" in body["requestBody"]["content"]["multipart/form-data"]["schema"]["properties"]
+    assert "/api/entries/{entry_id}/retire" in schema["paths"]
+    page = site.signed_in("alice").get("/upload").text
+    for label in ('for="league"', 'for="name"', 'for="description"', 'for="file"'):
+        assert label in page
+
+
+# --- the whole flow, over HTTP, with the league run by another process ------------------------
+
+
+def free_port() -> int:
+    with closing(socket.socket()) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def serving(db: Path) -> Iterator[str]:
+    """`arena serve` on ``db`` in its own process: its base URL."""
+    port = free_port()
+    server = subprocess.Popen([ARENA, "serve", "--db", str(db), "--port", str(port)],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(base + "/api/leagues", timeout=2):
+                    break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    server.kill()
+                    raise RuntimeError(f"arena serve did not start: {server.communicate()[0]}") from None
+                time.sleep(0.1)
+        yield base
+    finally:
+        server.terminate()
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def run_league(db: Path) -> None:
+    subprocess.run([ARENA, "league", "run", "class", "--until-complete", "--workers", "2", "--db", str(db)],
+                   check=True, capture_output=True, timeout=300)
+
+
+def api_submit(base: str, token: str, name: str, source: bytes) -> dict:
+    with httpx2.Client(base_url=base, timeout=60) as client:  # a real connection to the server's process
+        response = client.post("/api/bots", headers={"Authorization": f"Bearer {token}"}, data={"name": name},
+                               files={"file": (f"{name}.py", source)})
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def cli_submit(base: str, token: str, name: str, source: bytes, folder: Path) -> dict:
+    path = folder / f"{name}.py"
+    path.write_bytes(source)
+    done = subprocess.run([ARENA, "submit", str(path), "--server", base], capture_output=True, text=True,
+                          env={**os.environ, "ARENA_TOKEN": token}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("  ok    ") == 7  # the check lines, as a local submit prints them
+    spec = re.search(r"^Submitted (\S+) \(bot, sha256 [0-9a-f]{12}\) to league 'class' at ", done.stdout, re.M)
+    retired = re.search(r"; it replaces (\S+);", done.stdout)
+    return {"spec": spec.group(1), "retired": [retired.group(1)] if retired else []}
+
+
+def standings(base: str, all_versions: bool = False) -> dict[str, int]:
+    query = "?all_versions=true" if all_versions else ""
+    with urllib.request.urlopen(f"{base}/api/leagues/class{query}", timeout=10) as response:
+        return {row["bot"]: row["games"] for row in json.load(response)["standings"]}
+
+
+@pytest.mark.parametrize("way", ["api", "cli"])
+def test_two_authors_submit_the_league_plays_them_and_a_new_version_replaces_the_old(template, tmp_path, way):
+    db = tmp_path / "league.db"
+    with Store(template[0], read_only=True) as source, Store(db) as target:
+        source.db.conn.backup(target.db.conn)
+    with Store(db) as store:  # from nothing: the template's own bot is retired first
+        store.retire_entry(template[1].entry)
+    tokens = template[1].tokens
+
+    def submit(token: str, name: str, source: bytes) -> dict:
+        return api_submit(base, token, name, source) if way == "api" else cli_submit(base, token, name, source,
+                                                                                     tmp_path)
+
+    with serving(db) as base:
+        assert submit(tokens["alice"], "lefty", bot(suffix=" (alice)"))["spec"] == "lefty@v2"
+        assert submit(tokens["bob"], "righty", bot("Righty", index=-1))["spec"] == "righty@v1"
+        run_league(db)
+        played = standings(base)
+        assert set(played) == {"random", "greedy", "lefty@v2", "righty@v1"}
+        assert played["lefty@v2"] == played["righty@v1"] == 6  # 3 opponents x 2 games
+        again = submit(tokens["alice"], "lefty", bot(suffix=" (alice, better)"))
+        assert again["spec"] == "lefty@v3" and again["retired"] == ["lefty@v2"]
+        run_league(db)
+        played = standings(base)
+        assert set(played) == {"random", "greedy", "lefty@v3", "righty@v1"} and played["lefty@v3"] == 6
+        assert standings(base, all_versions=True)["lefty@v2"] == 6  # its games stay
+        with urllib.request.urlopen(f"{base}/leagues/class", timeout=10) as response:
+            page = response.read().decode()
+        assert '<tr data-bot="lefty@v3">' in page and '<tr data-bot="righty@v1">' in page
+
+
+def test_submit_to_a_server_fails_in_one_line(template, tmp_path, monkeypatch):
+    monkeypatch.delenv("ARENA_TOKEN", raising=False)
+    path = tmp_path / "lefty.py"
+    path.write_bytes(bot())
+    broken = tmp_path / "broken.py"
+    broken.write_text("x = (\n")
+    runner = CliRunner()
+    port = free_port()  # nothing listens there
+    cases = [
+        (["--server", "http://127.0.0.1:8000"], "needs your API token"),
+        (["--server", "ftp://example", "--token", "t"], "bad --server 'ftp://example'"),
+        (["--server", f"http://127.0.0.1:{port}", "--token", "t"], "cannot reach"),
+        (["--token", "t"], "--token and --league go with --server"),
+    ]
+    for flags, message in cases:
+        result = runner.invoke(main, ["submit", str(path), *flags])
+        assert result.exit_code == 2, (flags, result.output)
+        assert message in result.output and result.output.count("\n") == 1, result.output
+    db = tmp_path / "league.db"
+    shutil.copy(template[0], db)
+    with serving(db) as base:
+        bad = runner.invoke(main, ["submit", str(path), "--server", base, "--token", "arena_nothing"])
+        assert bad.exit_code == 2 and "refused" in bad.output and "(401)" in bad.output
+        assert bad.output.count("\n") == 1
+        failing = runner.invoke(main, ["submit", str(broken), "--server", base],
+                                env={"ARENA_TOKEN": template[1].tokens["bob"]})
+        assert failing.exit_code == 2
+        lines = failing.output.splitlines()
+        assert lines[0].startswith("  FAIL  loads and starts a game") and "(422)" in lines[-1] and len(lines) == 2
+        elsewhere = runner.invoke(main, ["submit", str(path), "--server", base + "/static", "--token", "t"])
+        assert elsewhere.exit_code == 2 and "answered 405 without the arena's JSON" in elsewhere.output
+
+
+WRITER = """
+import sys
+from arena.league.store import Store
+store = Store(sys.argv[1])
+store.audit("write", "from another process")
+print("written", flush=True)
+sys.stdin.readline()
+for i in range(50):
+    store.audit("write", f"more {i}")
+store.close()
+"""
+
+
+def test_the_site_keeps_reading_while_another_process_writes_and_stops(template, tmp_path):
+    """The site holds connections while `arena league run` writes and ends: opening a
+    store in the site's process must not drop their locks, or the writer, ending,
+    removes the -wal and -shm files under them ("disk I/O error")."""
+    db = tmp_path / "league.db"
+    shutil.copy(template[0], db)
+    reader = Store(db, read_only=True)  # a request in flight, or the server's own
+    reader.users()
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(db)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline().strip() == "written"
+        for _ in range(3):  # other requests come and go
+            Store(db, read_only=True).close()
+            with Store(db) as other:
+                other.users()
+        writer.stdin.write("go\n")
+        writer.stdin.flush()
+        assert writer.wait(30) == 0
+        assert Path(str(db) + "-wal").exists() and Path(str(db) + "-shm").exists()  # the reader still holds them
+        with Store(db, read_only=True) as later:
+            assert len(later.audit_log()) == len(reader.audit_log())
+            assert later.audit_log()[-1]["subject"] == "more 49"
+    finally:
+        reader.close()
+        if writer.poll() is None:
+            writer.kill()
+
+
+def test_a_table_counts_one_state_of_the_database_while_games_arrive(template, tmp_path, monkeypatch):
+    """The standings are counted in several queries; a game stored between two of them
+    (by a new bot, here) must not reach the second only: one read transaction."""
+    from arena.engine.game import Rules
+    from arena.league.selection import Selection
+    from arena.league.store import BotIdentity
+    from arena.records import GameSpec
+    from arena.referee.referee import play_game
+
+    db = tmp_path / "league.db"
+    shutil.copy(template[0], db)
+    with Store(db) as store:
+        league = store.check_league("class")
+        ids = {spec: store.bot_id(BotIdentity(spec, spec, {}, "test")) for spec in ("random", "greedy")}
+        game = play_game(GameSpec(key="g1", pairing="p", rules=Rules(), first="random", second="greedy", seed=1))
+        store.record_games(league.tournament_id, [game], ids)
+    counted = Selection.results
+
+    def with_a_game_arriving(selection):
+        with Store(db) as writer:  # another process's league run, storing a game of a bot not seen yet
+            newcomer = {"random": ids["random"], "blocker": writer.bot_id(BotIdentity("blocker", "blocker", {}, "t"))}
+            late = play_game(GameSpec(key="g2", pairing="p", rules=Rules(), first="random", second="blocker", seed=2))
+            writer.record_games(league.tournament_id, [late], newcomer)
+        return counted(selection)
+
+    monkeypatch.setattr(Selection, "results", with_a_game_arriving)
+    client = TestClient(create_app(str(db)))
+    response = client.get("/api/standings", params={"tournament": "class"})
+    assert response.status_code == 200, response.text
+    assert {row["bot"] for row in response.json()["standings"]} == {"random", "greedy"}
+    monkeypatch.setattr(Selection, "results", counted)
+    later = client.get("/api/standings", params={"tournament": "class"}).json()
+    assert {row["bot"] for row in later["standings"]} == {"random", "greedy", "blocker"}
