@@ -209,7 +209,8 @@ def test_kill_9_and_restart_store_the_games_of_an_uninterrupted_run(tmp_path):
     """Deterministic bots: the league killed mid-run and run again ends with exactly the
     games of a run that was never stopped, none twice."""
     file = tmp_path / "league.toml"
-    file.write_text('bots = ["greedy", "blocker", "minimax:depth=2", "neighbour"]\ngames = 6\nseed = 5\n')
+    # Enough games (96, minimax searching deeper) that the kill lands in the middle.
+    file.write_text('bots = ["greedy", "blocker", "minimax:depth=3", "neighbour"]\ngames = 16\nseed = 5\n')
     paths = []
     for run in ("whole", "killed"):
         path = tmp_path / f"{run}.db"
@@ -225,7 +226,7 @@ def test_kill_9_and_restart_store_the_games_of_an_uninterrupted_run(tmp_path):
         time.sleep(0.05)
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
-    assert 0 < len(_games(paths[1])) < 36
+    assert 0 < len(_games(paths[1])) < 96
     subprocess.run([*command, "--db", str(paths[1])], check=True, capture_output=True, timeout=300)
     assert _games(paths[1]) == _games(paths[0])
-    assert len(_games(paths[0])) == 36  # 6 pairings x 6 games
+    assert len(_games(paths[0])) == 96  # 6 pairings x 16 games
