@@ -68,6 +68,9 @@ def selected_games(db: str, tournament: str | None, league: bool) -> Selection:
     store = open_store(db)
     if league and tournament:
         raise ArenaUsageError("give either --tournament NAME or --all, not both")
+    # One read transaction for the whole command: a table counted in several queries
+    # while a tournament writes counts the same games in each.
+    click.get_current_context().with_resource(store.snapshot())
     return select(store, tournament, league)
 
 

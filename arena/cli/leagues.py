@@ -110,6 +110,7 @@ def standings_command(name: str, all_versions: bool, fmt: str, db: str) -> None:
     from arena.league.standings import active_rows, league_standings, render_standings
 
     store = open_store(db)
+    click.get_current_context().with_resource(store.snapshot())  # the same games in every query
     league = store.check_league(name)
     try:
         chosen = select(store, league.name)

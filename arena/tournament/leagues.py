@@ -94,16 +94,26 @@ def create_league(store: Store, name: str, path: str | None) -> League:
     return league
 
 
-def active_field(store: Store, league: League) -> tuple[list[Entry], dict[str, BotCode]]:
-    """The active entrants, in the order they joined, and the code of the submitted ones."""
+def active_field(
+    store: Store, league: League, known: dict[int, BotCode] | None = None
+) -> tuple[list[Entry], dict[str, BotCode]]:
+    """The active entrants, in the order they joined, and the code of the submitted ones.
+
+    ``known`` keeps the code already read, by submission id: a stored version never
+    changes, so the runner reads each one's source once, not before every batch."""
+    known = {} if known is None else known
     entries = store.entries(league.id, status="active")
     code: dict[str, BotCode] = {}
     for entry in entries:
-        if entry.submission_id is not None:
+        if entry.submission_id is None:
+            continue
+        if entry.submission_id not in known:
             submission = store.submission_by_id(entry.submission_id)
-            if submission is not None:
-                code[submission.spec] = BotCode(label=submission.spec, text=submission.source,
-                                                class_name=submission.class_name)
+            if submission is None:
+                continue
+            known[entry.submission_id] = BotCode(label=submission.spec, text=submission.source,
+                                                 class_name=submission.class_name)
+        code[entry.spec] = known[entry.submission_id]
     return entries, code
 
 
@@ -192,6 +202,7 @@ def run_league(
     own_executor = executor is None
     pending: list[GameRecord] = []
     say = report or (lambda text: None)
+    known_code: dict[int, BotCode] = {}
 
     def store_pending() -> None:
         if not pending:
@@ -213,7 +224,7 @@ def run_league(
             width = getattr(executor, "workers", 1)
             idle = False
             while True:
-                entries, code = active_field(store, league)
+                entries, code = active_field(store, league, known_code)
                 batch = schedule.next_games(entries, code, width * ROUND_GAMES_PER_WORKER)
                 if not batch:
                     if until_complete:
