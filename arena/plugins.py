@@ -184,16 +184,19 @@ def make_bot(
 ) -> Bot:
     """A fresh bot built from a spec.
 
-    Bot files and submitted bots (whose code is in ``submitted``, by name) are
-    untrusted: they always run sandboxed in a process of their own. Installed
-    bots run in this process unless ``isolate`` is set.
+    Bot files and submitted bots (whose code is in ``submitted``, by name; a bot
+    file's code may be there too, by its path, when the game is played on a
+    cluster's worker) are untrusted: they always run sandboxed in a process of
+    their own. Installed bots run in this process unless ``isolate`` is set.
     """
     from arena.sandbox.proxy import SandboxedBot
 
     if isinstance(spec, str):
         spec = _parse_installed_spec(spec) if installed is None else parse_spec(spec)
     if spec.is_file:
-        return SandboxedBot(file_code(spec), spec.options, limits)
+        # On another machine the file is not there: its code comes with the game, by path.
+        carried = submitted.get(spec.path) if submitted and spec.path else None
+        return SandboxedBot(carried or file_code(spec), spec.options, limits)
     if submitted and spec.name in submitted:
         return SandboxedBot(submitted[spec.name], spec.options, limits)
     entry = load_entry(spec, installed)

@@ -117,7 +117,8 @@ class GameSpec:
     time_control: TimeControl = TimeControl()
     isolate: bool = False  # run installed bots in their own processes too
     limits: Limits = Limits()  # for sandboxed bots
-    submitted: tuple[tuple[str, BotCode], ...] = ()  # code of submitted bots, by name
+    # Code of submitted bots, by name; on a cluster also of bot files, by path.
+    submitted: tuple[tuple[str, BotCode], ...] = ()
 
     @property
     def bots(self) -> tuple[str, str]:

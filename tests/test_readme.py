@@ -205,7 +205,7 @@ KEY_FLAGS = {
     "rules.gravity": "--no-gravity", "rules.scoring": "--scoring", "openings.plies": "--openings",
     "openings.file": "--openings-file", "time.move_seconds": "--move-seconds",
     "time.bank_seconds": "--bank-seconds", "limits.memory_mb": "--memory-mb", "limits.output_kb": "--output-kb",
-    "limits.processes": "--processes",
+    "limits.processes": "--processes", "cluster": "--cluster",
 }
 
 

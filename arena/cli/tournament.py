@@ -33,6 +33,8 @@ def tournament_group() -> None:
 @click.option("--move-seconds", type=float, help="Time limit per move.")
 @click.option("--bank-seconds", type=float, help="Extra time a bot may draw on over the game.")
 @click.option("--workers", type=int, help="Worker processes (default: one per core).")
+@click.option("--cluster", help="Play the games on a Dask cluster: its scheduler's address (tcp://host:8786), or "
+              "local:N for N worker processes here (default: the file's cluster, else ARENA_CLUSTER).")
 @click.option("--isolate", is_flag=True, default=None, help="Run installed bots sandboxed too (bot files always are).")
 @click.option("--memory-mb", type=int, help="Memory limit of a sandboxed bot, MB (default 1024).")
 @click.option("--output-kb", type=int, help="Output limit of a sandboxed bot, KB (default 1024).")
@@ -45,8 +47,8 @@ def tournament_group() -> None:
 def tournament_run(config: str | None, bots: str | None, challengers: str | None, fmt: str | None,
                    games: int | None, opening_plies: int | None, openings_file: str | None,
                    move_seconds: float | None, bank_seconds: float | None, workers: int | None,
-                   isolate: bool | None, memory_mb: int | None, output_kb: int | None, processes: int | None,
-                   seed: int | None,
+                   cluster: str | None, isolate: bool | None, memory_mb: int | None, output_kb: int | None,
+                   processes: int | None, seed: int | None,
                    db: str | None, name: str | None, width: int | None, height: int | None, connect: int | None,
                    no_gravity: bool, scoring: str | None) -> None:
     """Play a tournament defined by CONFIG (a TOML file) and flags, then print standings.
@@ -58,7 +60,7 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
         "bots": _split(bots), "challengers": _split(challengers), "format": fmt, "games": games,
         "openings.plies": opening_plies, "openings.file": openings_file,
         "time.move_seconds": move_seconds, "time.bank_seconds": bank_seconds, "workers": workers,
-        "isolate": isolate, "limits.memory_mb": memory_mb, "limits.output_kb": output_kb,
+        "cluster": cluster, "isolate": isolate, "limits.memory_mb": memory_mb, "limits.output_kb": output_kb,
         "limits.processes": processes,
         "seed": seed, "db": db, "name": name, "rules.width": width, "rules.height": height,
         "rules.connect": connect, "rules.gravity": False if no_gravity else None, "rules.scoring": scoring,
@@ -66,7 +68,14 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
     cfg = resolve_bots_in_database(load_config(config, overrides))
     store = open_store(cfg.db, create=True)
     bar = progress_bar.ProgressBar.for_stderr()
-    outcome = run_tournament(cfg, store, progress=bar.update if bar else None)
+
+    def note(line: str) -> None:  # on its own line, where the progress bar was
+        try:
+            click.echo(("\r\x1b[K" if bar else "") + printable(line), err=True)
+        except OSError:
+            pass  # the terminal is gone (a hang-up)
+
+    outcome = run_tournament(cfg, store, progress=bar.update if bar else None, notify=note)
     if bar:
         try:
             bar.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -60,6 +61,7 @@ class TournamentConfig:
     isolate: bool = False  # installed bots too run sandboxed (bot files always are)
     limits: Limits = Limits()
     db: str = DEFAULT_DB
+    cluster: str | None = None  # where the games are played: local:N or a Dask scheduler's address; None: here
     origin: str = "<command line>"  # the file the definition came from (or none), for messages
     opening_lines: tuple[tuple[int, ...], ...] = field(default=(), compare=False)
     submitted: tuple[tuple[str, BotCode], ...] = field(default=(), compare=False)  # submitted bots' code, by name
@@ -99,7 +101,7 @@ class TournamentConfig:
 
 _TOP_KEYS = {
     "name": str, "format": str, "bots": list, "challengers": list, "games": int,
-    "seed": int, "workers": int, "db": str, "isolate": bool, "rules": dict, "openings": dict,
+    "seed": int, "workers": int, "db": str, "cluster": str, "isolate": bool, "rules": dict, "openings": dict,
     "time": dict, "limits": dict,
 }
 _LIMITS_KEYS = {"memory_mb": int, "output_kb": int, "processes": int}
@@ -224,6 +226,9 @@ def _build(raw: dict[str, Any], source: str, base: Path, check_field: bool = Tru
         raise fail(f"openings.plies must be between 0 and {rules.cells // 2}, got {openings.plies}")
     lines = _opening_lines(openings.file, rules, base, fail) if openings.file else ()
     name = raw.get("name") or (Path(source).stem if source != "<command line>" else "")
+    cluster = raw.get("cluster") or os.environ.get(CLUSTER_VARIABLE) or None
+    if cluster is not None:
+        check_cluster(cluster, fail)
     return TournamentConfig(
         name=name,
         bots=bots,
@@ -238,9 +243,39 @@ def _build(raw: dict[str, Any], source: str, base: Path, check_field: bool = Tru
         isolate=raw.get("isolate", False),
         limits=_limits(raw.get("limits", {}), fail),
         db=db,
+        cluster=cluster,
         origin=source,
         opening_lines=lines,
     )
+
+
+#: Where the games are played when neither a file nor --cluster says: a scheduler's
+#: address, or local:N (see :func:`check_cluster`).
+CLUSTER_VARIABLE = "ARENA_CLUSTER"
+_LOCAL_CLUSTER = re.compile(r"local:(\d+)")
+# A Dask scheduler's address: an optional protocol, a host name or IP (IPv6 in
+# brackets), an optional port. Only its form is checked here: whether a scheduler
+# answers there is for the run to find out.
+_SCHEDULER_ADDRESS = re.compile(r"(?:(?:tcp|tls|ws|wss|ucx)://)?(?:[\w.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?")
+
+
+def local_cluster_workers(cluster: str) -> int | None:
+    """N for ``local:N`` (a cluster of N worker processes on this machine); None for
+    a scheduler's address."""
+    match = _LOCAL_CLUSTER.fullmatch(cluster)
+    return int(match.group(1)) if match else None
+
+
+def check_cluster(cluster: str, fail: Callable[[str], ConfigError]) -> None:
+    """``cluster`` is ``local:N`` with N at least 1, or has the form of a scheduler's address."""
+    workers = local_cluster_workers(cluster)
+    if workers is not None:
+        if workers < 1:
+            raise fail(f"cluster local:N needs at least one worker process, got {cluster!r}")
+        return
+    if cluster == "local" or cluster.startswith("local:") or not _SCHEDULER_ADDRESS.fullmatch(cluster):
+        raise fail(f"cluster must be local:N (N worker processes on this machine) or a Dask scheduler's address "
+                   f"such as tcp://scheduler.lan:8786, got {cluster!r}")
 
 
 def _bot_specs(items: list[Any], key: str, fail: Callable[[str], ConfigError]) -> tuple[str, ...]:

@@ -17,11 +17,14 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from arena.records import GameRecord, GameSpec
 from arena.sandbox import process_control
 from arena.sandbox.spawner import PROCESS_SPAWNER
+
+if TYPE_CHECKING:
+    from arena.tournament.cluster import WorkerNeeds
 
 #: Seconds a ProcessExecutor gathers finished games before it hands them over (one
 #: transaction for many short games), and the longest it waits without yielding (an
@@ -271,9 +274,25 @@ def _send(pipe: Any, message: Any) -> None:
         pass  # the coordinator is gone: the main thread sees the pipe close
 
 
-def make_executor(workers: int, games: int | None = None) -> Executor:
+def make_executor(
+    workers: int,
+    games: int | None = None,
+    cluster: str | None = None,
+    needs: WorkerNeeds | None = None,
+    notify: Callable[[str], None] | None = None,
+) -> Executor:
     """``workers`` processes (0 means one per core), never more than the ``games``
-    to play: a process without a game would only start and stop."""
+    to play: a process without a game would only start and stop.
+
+    With ``cluster`` (``local:N`` or a Dask scheduler's address) the cluster's
+    workers play instead, each checked for ``needs`` first (see
+    :func:`arena.tournament.cluster.worker_needs`); ``notify`` gets one line for
+    each worker refused. A tournament and a league alike call this.
+    """
+    if cluster:
+        from arena.tournament.cluster import ClusterExecutor, worker_needs
+
+        return ClusterExecutor(cluster, needs or worker_needs(()), notify)
     count = workers or os.cpu_count() or 1
     if games is not None:
         count = max(1, min(count, games))

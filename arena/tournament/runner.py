@@ -20,6 +20,7 @@ from arena.plugins import installed_bots, load_entry, parse_spec
 from arena.records import BotCode, GameRecord, GameSpec
 from arena.referee.referee import play_game
 from arena.text import content_hash
+from arena.tournament.cluster import worker_needs
 from arena.tournament.config import TournamentConfig
 from arena.tournament.entrants import resolve_bots
 from arena.tournament.executors import Executor, WorkerLost, make_executor
@@ -55,21 +56,24 @@ def run_tournament(
     store: Store,
     executor: Executor | None = None,
     progress: Progress | None = None,
+    notify: Callable[[str], None] | None = None,
 ) -> RunOutcome:
     """Play every scheduled game that is not stored yet; store each as it finishes.
 
     A config straight from :func:`~arena.tournament.config.load_config` is resolved
     first (:func:`~arena.tournament.entrants.resolve_bots`, submitted bots looked up
     in ``store``), so its bots are checked before the tournament is stored or any
-    game is played; a resolved one is run as it is.
+    game is played; a resolved one is run as it is. ``notify`` gets the lines a
+    cluster has to say as it plays (a worker refused).
     """
     config = resolve_bots(config, store)
     with store.running(config.name):
-        return _run(config, store, executor, progress)
+        return _run(config, store, executor, progress, notify)
 
 
 def _run(
-    config: TournamentConfig, store: Store, executor: Executor | None, progress: Progress | None
+    config: TournamentConfig, store: Store, executor: Executor | None, progress: Progress | None,
+    notify: Callable[[str], None] | None = None,
 ) -> RunOutcome:
     total = game_count(config)
     submitted = dict(config.submitted)
@@ -95,7 +99,8 @@ def _run(
     with _stop_signals(outcome) as hold:
         try:
             if todo_count and executor is None:
-                executor = make_executor(config.workers, todo_count)
+                needs = worker_needs(config.entrants, config.submitted, config.isolate) if config.cluster else None
+                executor = make_executor(config.workers, todo_count, config.cluster, needs, notify)
             if todo_count:
                 assert executor is not None
                 for records in executor.map_unordered(play_games, chunked(todo, todo_count, executor)):
@@ -108,6 +113,9 @@ def _run(
         except WorkerLost as lost:
             outcome.interrupted = True
             outcome.problem = str(lost)
+        except BaseException:  # a cluster that cannot play, a bug: not finished, and what finished is kept
+            outcome.interrupted = True
+            raise
         finally:
             hold()  # from here on a stop signal changes nothing: what finished is stored
             if outcome.interrupted and executor is not None:

@@ -1,0 +1,369 @@
+"""Tournaments on a Dask cluster: the same games as here, faults survived, workers
+checked before they play, bounded work in flight, one line for what goes wrong.
+
+Clusters here are local (worker processes on this machine, on 127.0.0.1): a
+``LocalCluster``, or a scheduler and ``dask worker`` processes started as the
+README says, where a worker must differ from this process (another folder, other
+plug-ins, no sandbox)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arena.league.store import Store
+from arena.plugins import INSTALLED_BOTS
+from arena.records import GameSpec
+from arena.tournament import cluster
+from arena.tournament.cluster import (
+    ClusterError,
+    ClusterExecutor,
+    WorkerNeeds,
+    arena_version,
+    check_worker,
+    worker_needs,
+)
+from arena.tournament.config import ConfigError, load_config
+from arena.tournament.executors import SerialExecutor
+from arena.tournament.runner import play_games, run_tournament
+from arena.tournament.schedule import schedule
+from tests.test_runner import SLEEPY, _stored, snapshot
+
+BIN = Path(sys.executable).parent
+FIELD = ["minimax:depth=2", "greedy", "random", f"{SLEEPY}:stream=1"]
+
+
+def config(db: str, **overrides):
+    values = {"name": "t", "bots": FIELD, "games": 4, "seed": 5, "db": db, **overrides}
+    return load_config(None, values)
+
+
+def serial_snapshot(tmp_path: Path, **overrides) -> dict[str, tuple]:
+    """The games a run on this machine stores for the same configuration."""
+    db = str(tmp_path / "here.db")
+    run_tournament(config(db, **overrides), Store(db), SerialExecutor())
+    return snapshot(db)
+
+
+# --- the same games ------------------------------------------------------------------------------
+
+
+def test_a_local_cluster_stores_the_same_games_as_a_run_here(tmp_path):
+    db = str(tmp_path / "cluster.db")
+    notes: list[str] = []
+    outcome = run_tournament(config(db, cluster="local:2"), Store(db), notify=notes.append)
+    assert (outcome.played, outcome.interrupted, notes) == (24, False, [])
+    assert snapshot(db) == serial_snapshot(tmp_path)
+    assert Store(db).tournament("t").status == "finished"
+
+
+def test_killed_workers_have_their_games_played_again_elsewhere_and_their_replacements_get_work(tmp_path):
+    db = str(tmp_path / "killed.db")
+    bots = [f"{SLEEPY}:stream=1", f"{SLEEPY}:stream=2", "greedy"]
+    executor = ClusterExecutor("local:2", worker_needs(bots))
+    first = executor.client.run(os.getpid)  # worker -> its process
+    one, other = sorted(first)
+    killed: list[str] = []
+    started = time.monotonic()
+
+    def kill(done: int, total: int, seconds: float) -> None:
+        assert time.monotonic() - started < 60, "games lost with their worker were never played again"
+        if done and not killed:  # the first games are stored: the worker is in the middle of others
+            os.kill(first[one], signal.SIGKILL)  # its games go to the other worker (the scheduler moves them)
+            killed.append(one)
+        elif len(killed) == 1 and executor.admitted - set(first):
+            # Its replacement passed its check: every game in flight was given to the
+            # other worker alone, which dies now; they must go to the replacement.
+            os.kill(first[other], signal.SIGKILL)
+            killed.append(other)
+
+    try:
+        outcome = run_tournament(config(db, bots=bots, games=16), Store(db), executor, progress=kill)
+    finally:
+        executor.close()
+    assert killed == [one, other] and not outcome.interrupted and outcome.played == 48
+    assert snapshot(db) == serial_snapshot(tmp_path, bots=bots, games=16)  # none lost, none twice, the same
+    assert set(executor.played) - set(first), f"no replacement got games: {executor.played}"
+
+
+# --- workers that cannot play ----------------------------------------------------------------------
+
+
+PLUGIN = '''
+from arena.bot import Bot
+
+
+class Edge(Bot):
+    """Plays the leftmost free column: a plug-in of its own distribution."""
+
+    def choose_move(self, board):
+        return min(board.legal_moves())
+'''
+
+
+def _plugin(folder: Path, version: str) -> Path:
+    """A folder holding an installed distribution, edge-bots VERSION, with the bot `edge`."""
+    folder.mkdir()
+    (folder / "edge_bots.py").write_text(PLUGIN)
+    info = folder / f"edge_bots-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: edge-bots\nVersion: {version}\n")
+    (info / "entry_points.txt").write_text("[arena.bots]\nedge = edge_bots:Edge\n")
+    return folder
+
+
+def _scheduler(tmp_path: Path) -> tuple[subprocess.Popen, str]:
+    """``dask scheduler`` on 127.0.0.1, as the README starts one; its address."""
+    file = tmp_path / "scheduler.json"
+    process = subprocess.Popen([BIN / "dask", "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                                "--scheduler-file", file], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            return process, json.loads(file.read_text())["address"]
+        except (OSError, ValueError, KeyError):
+            time.sleep(0.1)
+    process.kill()
+    raise AssertionError("the scheduler did not start")
+
+
+def _worker(address: str, name: str, cwd: Path, pythonpath: Path | None = None, wrap: tuple[str, ...] = (),
+            threads: int = 1) -> subprocess.Popen:
+    """``dask worker ADDRESS`` in ``cwd`` with the plug-ins of ``pythonpath``, started by ``wrap``."""
+    env = {**os.environ, "PYTHONPATH": str(pythonpath or "")}
+    command = [*wrap, str(BIN / "dask"), "worker", address, "--name", name, "--nthreads", str(threads), "--no-nanny",
+               "--host", "127.0.0.1", "--no-dashboard"]
+    return subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+# Runs what follows in a user namespace that may make no PID or network namespace:
+# a machine whose sandbox cannot isolate bots (as in tests/test_containment.py).
+WITHOUT_NAMESPACES = ("unshare", "--user", "--map-root-user", "sh", "-c",
+                      "echo 0 > /proc/sys/user/max_pid_namespaces && echo 0 > /proc/sys/user/max_net_namespaces"
+                      ' && exec "$@"', "sh")
+
+
+def test_workers_without_the_plugins_or_the_sandbox_are_named_and_get_no_games(tmp_path, monkeypatch):
+    if subprocess.run(["unshare", "--user", "--map-root-user", "true"], capture_output=True).returncode:
+        pytest.skip("this kernel allows no user namespace to stand in for a machine without PID namespaces")
+    here, old = _plugin(tmp_path / "v1", "1.0"), _plugin(tmp_path / "v2", "2.0")
+    monkeypatch.syspath_prepend(str(here))
+    INSTALLED_BOTS.refresh()
+    elsewhere = tmp_path / "elsewhere"  # the good worker's folder: the bot file is not there
+    elsewhere.mkdir()
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sleepy.py").write_text(SLEEPY.read_text())
+    bots = ["edge", "sleepy.py", "greedy"]  # a plug-in, an untrusted bot file (by a relative path), a built-in
+    scheduler, address = _scheduler(tmp_path)
+    workers = [_worker(address, "good", elsewhere, here, threads=2), _worker(address, "bare", elsewhere),
+               _worker(address, "old-and-open", elsewhere, old, WITHOUT_NAMESPACES)]
+    try:
+        from distributed import Client
+
+        with Client(address, timeout=30) as client:
+            client.wait_for_workers(3, timeout=60)
+            named = {info["name"]: worker for worker, info in client.scheduler_info()["workers"].items()}
+        notes: list[str] = []
+        executor = ClusterExecutor(address, worker_needs(bots), notes.append)
+        try:
+            db = str(tmp_path / "checked.db")
+            outcome = run_tournament(config(db, bots=bots, games=2), Store(db), executor)
+        finally:
+            executor.close()
+    finally:
+        for process in (*workers, scheduler):
+            process.kill()
+            process.wait()
+    assert not outcome.interrupted and outcome.played == 6
+    assert set(executor.played) == {named["good"]}
+    assert len(notes) == 3 and all("\n" not in line for line in notes), notes
+    good, bare, opened = (next(line for line in notes if named[name] in line) for name in ("good", "bare",
+                                                                                          "old-and-open"))
+    assert good == (f"worker {named['good']} (good) has 2 threads, and a game holds the interpreter: its games "
+                    "share one core (start workers with --nworkers 2 --nthreads 1)")
+    assert bare == (f"worker {named['bare']} (bare) gets no games: bot 'edge' is not installed there "
+                    "(install edge-bots 1.0)")
+    assert opened.startswith(f"worker {named['old-and-open']} (old-and-open) gets no games: ")
+    assert "bot 'edge' is edge-bots 2.0 there, the tournament's is edge-bots 1.0" in opened
+    assert "it cannot isolate untrusted bots" in opened and "PID" in opened
+    assert snapshot(db) == serial_snapshot(tmp_path, bots=bots, games=2)  # the file bot played there as here
+
+
+def test_a_worker_is_checked_for_the_arena_version_the_plugins_and_the_sandbox(monkeypatch):
+    here = worker_needs(["minimax:depth=2", "greedy"])
+    assert here == WorkerNeeds(arena_version(), (("greedy", f"connectk-arena {arena_version()}"),
+                                                 ("minimax", f"connectk-arena {arena_version()}")), sandbox=False)
+    assert check_worker(here) == []
+    assert worker_needs([f"{SLEEPY}:stream=1", "greedy"]).sandbox  # a bot file: untrusted
+    assert worker_needs(["mybot@v1", "greedy"], submitted=[("mybot@v1", None)]).sandbox  # type: ignore[list-item]
+    assert worker_needs(["greedy", "random"], isolate=True).sandbox
+    other = WorkerNeeds("0.0.1", (("greedy", "connectk-arena 0.0.1"), ("deep-blue", "ibm 1997")))
+    assert check_worker(other) == [
+        f"it has connectk-arena {arena_version()}, the tournament 0.0.1 (install that version)",
+        f"bot 'greedy' is connectk-arena {arena_version()} there, the tournament's is connectk-arena 0.0.1",
+        "bot 'deep-blue' is not installed there (install ibm 1997)",
+    ]
+    monkeypatch.setenv("ARENA_WEAK_SANDBOX", "0")
+    monkeypatch.setattr("arena.sandbox.doctor.containment", lambda: ([], ["no PID namespace (EPERM)"]))
+    problems = check_worker(WorkerNeeds(arena_version(), sandbox=True))
+    assert problems == ["it cannot isolate untrusted bots: no PID namespace (EPERM) (see 'arena doctor' there; "
+                        "a worker started with ARENA_WEAK_SANDBOX=1 runs them with weaker containment)"]
+    monkeypatch.setenv("ARENA_WEAK_SANDBOX", "1")  # its owner accepted weaker containment
+    assert check_worker(WorkerNeeds(arena_version(), sandbox=True)) == []
+
+
+# --- bounded work in flight -------------------------------------------------------------------------
+
+
+def test_work_in_flight_is_bounded_however_long_the_tournament():
+    game = schedule(config(":memory:", bots=["random:stream=1", "random:stream=2"], games=2))[0]
+    taken = itertools.count()
+
+    def endless() -> Iterator[list[GameSpec]]:
+        while True:  # a tournament without end
+            if next(taken) > 10_000:
+                raise AssertionError("the executor reads games ahead without bound")
+            yield [game] * 64
+
+    executor = ClusterExecutor("local:1", worker_needs(["random"]))
+    returned = 0
+    started = time.monotonic()
+    try:
+        for records in executor.map_unordered(play_games, endless()):
+            returned += len(records)
+            if time.monotonic() - started > 3:
+                break
+    finally:
+        executor.close(cancel=True)
+    read = 64 * next(taken)
+    bound = cluster.TASKS_PER_WORKER * 1 * cluster.MAX_TASK_GAMES + 64  # tasks in flight, and one chunk read
+    assert returned > 100 and read - returned <= bound, (read, returned)
+
+
+# --- the command: its setting, one line for what goes wrong, Ctrl-C, resume ------------------------
+
+
+def test_the_cluster_comes_from_the_flag_the_file_or_arena_cluster_and_bad_ones_are_refused(tmp_path, monkeypatch):
+    monkeypatch.delenv("ARENA_CLUSTER", raising=False)
+    file = tmp_path / "t.toml"
+    file.write_text('bots = ["random", "greedy"]\ncluster = "tcp://10.1.2.3:8786"\n')
+    assert load_config(str(file)).cluster == "tcp://10.1.2.3:8786"
+    assert load_config(str(file), {"cluster": "local:3"}).cluster == "local:3"
+    assert load_config(None, {"bots": ["random", "greedy"]}).cluster is None
+    monkeypatch.setenv("ARENA_CLUSTER", "scheduler.lan:8786")
+    assert load_config(None, {"bots": ["random", "greedy"]}).cluster == "scheduler.lan:8786"
+    assert load_config(str(file)).cluster == "tcp://10.1.2.3:8786"  # the file's own says more
+    for good in ("local:1", "localhost:8786", "tls://[::1]:8786", "10.0.0.5"):
+        assert load_config(None, {"bots": ["random", "greedy"], "cluster": good}).cluster == good
+    for bad, says in (("local:0", "needs at least one worker process, got 'local:0'"),
+                      ("local", "cluster must be local:N"), ("local:two", "cluster must be local:N"),
+                      ("tcp://a b:1", "got 'tcp://a b:1'"), ("http://x:8786", "got 'http://x:8786'")):
+        with pytest.raises(ConfigError, match=says):
+            load_config(None, {"bots": ["random", "greedy"], "cluster": bad})
+
+
+def test_no_scheduler_at_the_address_is_one_line_and_the_tournament_is_not_finished(cli, tmp_path, monkeypatch):
+    monkeypatch.setattr(cluster, "CONNECT_SECONDS", 1.0)
+    result = cli("tournament", "run", "--bots", "random,greedy", "--games", "2", "--cluster", "tcp://127.0.0.1:9",
+                 "--name", "nowhere")
+    assert result.exit_code == 2 and result.output.count("\n") == 1, result.output
+    assert "no Dask scheduler answers at tcp://127.0.0.1:9" in result.output and "dask scheduler" in result.output
+    with sqlite3.connect(tmp_path / "arena.db") as db:
+        assert db.execute("select status from tournaments where name = 'nowhere'").fetchone() == ("interrupted",)
+    bad = cli("tournament", "run", "--bots", "random,greedy", "--cluster", "local:0")
+    assert bad.exit_code == 2 and bad.output.count("\n") == 1 and "local:0" in bad.output, bad.output
+
+
+def _arena(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """The arena command in its own session (Ctrl-C goes to its process group), without
+    the ARENA_* settings of whoever runs the tests, with those of ``env``."""
+    environment = {k: v for k, v in os.environ.items() if k not in ("ARENA_DB", "ARENA_CLUSTER")}
+    environment.update(PYTHONPATH=str(Path(__file__).parent.parent), **(env or {}))
+    return subprocess.Popen([sys.executable, "-m", "arena", *args], cwd=cwd, env=environment,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+
+
+def test_a_cluster_without_a_worker_that_can_play_is_one_line_before_any_game(tmp_path, monkeypatch):
+    from distributed import LocalCluster
+
+    monkeypatch.setattr(cluster, "WORKER_WAIT_SECONDS", 1.0)
+    with LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=None) as empty:
+        with pytest.raises(ClusterError) as raised:
+            ClusterExecutor(empty.scheduler_address, worker_needs(["greedy"]))
+        assert str(raised.value) == (
+            f"the cluster at {empty.scheduler_address} has no worker after 1 s: start some with 'dask worker "
+            f"{empty.scheduler_address} --nworkers N --nthreads 1' (see the README's \"More machines\")")
+        empty.scale(1)
+        notes: list[str] = []
+        refused = r"worker tcp://127\.0\.0\.1:\d+( \(\S+\))? gets no games: it has connectk-arena"
+        with pytest.raises(ClusterError, match=r"no worker of the cluster at .* can play these games: " + refused):
+            ClusterExecutor(empty.scheduler_address, WorkerNeeds("0.0.1"), notes.append)
+        assert len(notes) == 1 and "the tournament 0.0.1 (install that version)" in notes[0]
+
+
+SLOW = ["--bots", f"{SLEEPY}:stream=1,{SLEEPY}:stream=2,greedy", "--games", "12", "--seed", "11", "--name", "slow"]
+
+
+def _run_until_some_are_stored(db: Path, *args: str, cwd: Path, env: dict[str, str] | None = None
+                               ) -> subprocess.Popen:
+    run = _arena("tournament", "run", *SLOW, "--db", db.name, *args, cwd=cwd, env=env)
+    deadline = time.monotonic() + 120
+    while _stored(db) < 2 and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return run
+
+
+def test_ctrl_c_keeps_the_finished_games_in_one_line_and_the_same_command_resumes(tmp_path):
+    db = tmp_path / "stopped.db"
+    run = _run_until_some_are_stored(db, "--cluster", "local:2", cwd=tmp_path)
+    os.killpg(run.pid, signal.SIGINT)  # as a terminal does: the whole process group, local workers too
+    _out, err = run.communicate(timeout=60)
+    assert run.returncode == 130, err.decode()
+    stored = _stored(db)
+    assert err.decode().splitlines() == [
+        f"Interrupted: {stored} of 36 games stored in stopped.db; run the same command again to resume."]
+    assert 2 <= stored < 36
+    again = _arena("tournament", "run", *SLOW, "--db", db.name, "--cluster", "local:2", cwd=tmp_path)
+    out, err = again.communicate(timeout=300)
+    assert again.returncode == 0, err.decode()
+    assert f"{stored} were already stored" in out.decode()
+    whole = tmp_path / "whole.db"
+    assert _arena("tournament", "run", *SLOW, "--db", whole.name, cwd=tmp_path).wait(timeout=300) == 0
+    assert snapshot(str(db), "slow") == snapshot(str(whole), "slow")
+
+
+def test_the_scheduler_going_away_is_one_line_and_running_again_resumes(tmp_path):
+    scheduler, address = _scheduler(tmp_path)
+    worker = _worker(address, "w", tmp_path)
+    db = tmp_path / "orphaned.db"
+    try:
+        run = _run_until_some_are_stored(db, "--cluster", address, cwd=tmp_path)
+        scheduler.kill()
+        _out, err = run.communicate(timeout=60)
+    finally:
+        for process in (worker, scheduler):
+            process.kill()
+            process.wait()
+    stored = _stored(db)
+    assert run.returncode == 1, err.decode()
+    assert err.decode().splitlines() == [
+        f"Stopped: lost the connection to the cluster's scheduler at {address}: {stored} of 36 games stored in "
+        "orphaned.db; run the same command again to resume."]
+    assert 2 <= stored < 36
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("select status from tournaments").fetchone() == ("interrupted",)
+    # Again, on another cluster: the one of ARENA_CLUSTER, where the flag says nothing.
+    again = _arena("tournament", "run", *SLOW, "--db", db.name, cwd=tmp_path, env={"ARENA_CLUSTER": "local:2"})
+    out, err = again.communicate(timeout=300)
+    assert again.returncode == 0, err.decode()
+    assert f"{stored} were already stored" in out.decode() and _stored(db) == 36
