@@ -79,6 +79,14 @@ def write_bot(tmp_path: Path):
     return write
 
 
+@pytest.fixture(autouse=True)
+def _no_outside_cluster_or_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A developer's ARENA_CLUSTER or ARENA_TOKEN never sends a test's games or bots
+    elsewhere: tests that need one set it themselves."""
+    for name in ("ARENA_CLUSTER", "ARENA_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     """Run the arena command in a temporary working directory; returns the result."""

@@ -294,7 +294,7 @@ def _arena(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subproce
 
 
 def test_a_cluster_without_a_worker_that_can_play_is_one_line_before_any_game(tmp_path, monkeypatch):
-    from distributed import LocalCluster
+    from distributed import Client, LocalCluster
 
     monkeypatch.setattr(cluster, "WORKER_WAIT_SECONDS", 1.0)
     with LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=None) as empty:
@@ -304,6 +304,9 @@ def test_a_cluster_without_a_worker_that_can_play_is_one_line_before_any_game(tm
             f"the cluster at {empty.scheduler_address} has no worker after 1 s: start some with 'dask worker "
             f"{empty.scheduler_address} --nworkers N --nthreads 1' (see the README's \"More machines\")")
         empty.scale(1)
+        # A worker takes a while to start on a busy machine: have it up before the check.
+        with Client(empty.scheduler_address) as client:
+            client.wait_for_workers(1, timeout=120)
         notes: list[str] = []
         refused = r"worker tcp://127\.0\.0\.1:\d+( \(\S+\))? gets no games: it has connectk-arena"
         with pytest.raises(ClusterError, match=r"no worker of the cluster at .* can play these games: " + refused):
