@@ -230,3 +230,26 @@ def test_kill_9_and_restart_store_the_games_of_an_uninterrupted_run(tmp_path):
     subprocess.run([*command, "--db", str(paths[1])], check=True, capture_output=True, timeout=300)
     assert _games(paths[1]) == _games(paths[0])
     assert len(_games(paths[0])) == 96  # 6 pairings x 16 games
+
+
+def test_a_league_on_a_local_cluster_stores_the_games_of_a_local_run(tmp_path):
+    """The same league played by the local worker processes and by a local Dask
+    cluster (deterministic bots): the same games, with the same keys and moves."""
+    file = tmp_path / "league.toml"
+    file.write_text('bots = ["greedy", "blocker", "minimax:depth=2"]\ngames = 4\nseed = 9\n')
+    paths = []
+    for where in ("local", "cluster"):
+        path = tmp_path / f"{where}.db"
+        with Store(path) as store:
+            league = create_league(store, "l", str(file))
+            outcome = run_league(store, league, workers=2, until_complete=True,
+                                 cluster="local:2" if where == "cluster" else None)
+            assert outcome.played == 12 and not outcome.interrupted
+        paths.append(path)
+    assert _games(paths[1]) == _games(paths[0])
+
+
+def test_a_bad_cluster_for_a_league_is_one_line(league_db):
+    result = CliRunner().invoke(main, ["league", "run", "class", "--cluster", "local:0", "--db", str(league_db)])
+    assert result.exit_code == 2
+    assert result.output.startswith("Error: --cluster: cluster local:N needs at least one worker process")

@@ -67,8 +67,9 @@ def add_member_command(name: str, user: str, db: str) -> None:
 @click.argument("name")
 @click.option("--workers", type=click.IntRange(min=0), default=0, help="Worker processes (default: one per core).")
 @click.option("--until-complete", is_flag=True, help="Stop once every pairing is played, instead of waiting.")
+@click.option("--cluster", help="Play on a Dask cluster: a scheduler's address, or local:N (default: ARENA_CLUSTER).")
 @db_option
-def run_command(name: str, workers: int, until_complete: bool, db: str) -> None:
+def run_command(name: str, workers: int, until_complete: bool, cluster: str | None, db: str) -> None:
     """Keep league NAME played: every active entrant against every other, newest first.
 
     It waits for new entrants when all is played; Ctrl-C stops it, and running it
@@ -87,7 +88,12 @@ def run_command(name: str, workers: int, until_complete: bool, db: str) -> None:
         except OSError:
             pass
 
-    outcome = run_league(store, league, workers=workers, report=report, until_complete=until_complete)
+    if cluster is not None:
+        from arena.tournament.config import ConfigError, check_cluster
+
+        check_cluster(cluster, lambda message: ConfigError(f"--cluster: {message}"))
+    outcome = run_league(store, league, workers=workers, report=report, until_complete=until_complete,
+                         cluster=cluster)
     if tty:
         click.echo("", err=True)
     if outcome.interrupted:

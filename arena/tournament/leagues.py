@@ -29,6 +29,7 @@ from arena.league.open_league import LEAGUE_FORMAT, LeagueError, settings_of
 from arena.league.store import Entry, League, Store
 from arena.plugins import BotSpecError, installed_bots, load_entry, parse_spec
 from arena.records import BotCode, GameRecord, GameSpec
+from arena.tournament.cluster import worker_needs
 from arena.tournament.config import ConfigError, TournamentConfig, config_from_table
 from arena.tournament.executors import Executor, WorkerLost, make_executor
 from arena.tournament.runner import _signals_deferred, _stop_signals, bot_identity, play_games
@@ -190,11 +191,13 @@ def run_league(
     report: Report | None = None,
     until_complete: bool = False,
     idle_seconds: float = IDLE_SECONDS,
+    cluster: str | None = None,
 ) -> LeagueOutcome:
     """Keep ``league`` played until stopped (Ctrl-C, SIGTERM), or with ``until_complete``
     until every pairing of the active field is complete. Each finished game is stored
     at once; a stop stores what finished and leaves the rest for the next run."""
     config = config_of(league.config, league.name)
+    cluster = cluster or config.cluster  # --cluster, else the league file's, else ARENA_CLUSTER
     stored = store.stored_keys(league.tournament_id)
     schedule = LeagueSchedule(config, stored)
     outcome = LeagueOutcome()
@@ -220,7 +223,10 @@ def run_league(
         store.db.table("tournaments").update(league.tournament_id, {"status": "running", "finished_at": None})
         try:
             if executor is None:
-                executor = make_executor(workers)
+                # The field changes as authors submit: a cluster's workers need the league's
+                # installed bots and a sandbox for the versions to come.
+                needs = worker_needs(config.bots, (), isolate=True) if cluster else None
+                executor = make_executor(workers, None, cluster, needs, say)
             width = getattr(executor, "workers", 1)
             idle = False
             while True:
@@ -247,6 +253,9 @@ def run_league(
         except WorkerLost as lost:
             outcome.interrupted = True
             outcome.problem = str(lost)
+        except BaseException:  # a cluster that cannot play, a bug: what finished is kept
+            outcome.interrupted = True
+            raise
         finally:
             hold()
             if outcome.interrupted and executor is not None:
