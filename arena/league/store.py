@@ -636,6 +636,18 @@ class Store:
         self.db.conn.commit()
         return str(self.db.execute("select value from settings where key = ?", [key]).fetchone()[0])
 
+    def end_session(self, session: str, until: str) -> None:
+        """Remember that site session ``session`` (a digest of its token) was signed out:
+        its cookie, copied before, is refused until ``until`` (when it expires anyway).
+        Those past their time are forgotten."""
+        self.db.execute("delete from settings where key like 'ended session %' and value < ?", [_now()])
+        self.db.execute("insert or replace into settings (key, value) values (?, ?)",
+                        [f"ended session {session}", until])
+        self.db.conn.commit()
+
+    def session_ended(self, session: str) -> bool:
+        return self.stored_setting(f"ended session {session}") is not None
+
     # --- what the open league's pages read ---------------------------------------------
 
     @contextmanager

@@ -6,7 +6,9 @@ sign-in. It holds the account's id, a fingerprint of its password hash (a change
 password ends every other session) and a random token that every form which
 changes something must send back (CSRF: another site can make a browser post a
 form, but cannot read the token). The account is read again on each request, so a
-disabled account is refused at once, whatever its cookie says.
+disabled account is refused at once, whatever its cookie says. Signing out is
+remembered in the database until the cookie would have expired, so a copy of a
+signed-out session's cookie signs no one in.
 
 Failed sign-ins are counted per account and per client address in the server's
 memory (:class:`arena.league.accounts.Throttle`); passwords are never logged, stored
@@ -15,6 +17,7 @@ or echoed: only their Argon2 hash is kept (``arena/league/accounts.py``).
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import re
 import secrets
@@ -90,10 +93,16 @@ def signed_in(request: Request, store: Store) -> User | None:
     if not isinstance(user_id, int):
         return None
     user = store.user_by_id(user_id)
-    if user is None or request.session.get("key") != fingerprint(user):
+    if user is None or request.session.get("key") != fingerprint(user) or store.session_ended(session_id(request)):
         request.session.clear()
         return None
     return user
+
+
+def session_id(request: Request) -> str:
+    """What names a session where the server remembers it: a digest of its form token,
+    which is made afresh at each sign-in."""
+    return hashlib.sha256(str(request.session.get("csrf")).encode()).hexdigest()
 
 
 def require_user(request: Request, store: Store, form: bool = False) -> User:
@@ -200,6 +209,12 @@ def signin_submit(request: Request, store: StoreDep, name: Annotated[str, Form(m
 @router.post("/signout")
 def signout(request: Request, csrf: Csrf = "") -> Response:
     check_csrf(request, csrf)
+    if "user" in request.session:
+        # The cookie is signed, not stored: a copy of it would sign in again until it
+        # expires, unless the server remembers that this session ended.
+        until = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=SESSION_SECONDS)
+        with writing(request) as store:
+            store.end_session(session_id(request), until.isoformat(timespec="seconds"))
     request.session.clear()
     return RedirectResponse("/", 303)
 
