@@ -133,10 +133,11 @@ class Throttle:
             events.popleft()
         return events
 
-    def blocked(self, *keys: str) -> bool:
+    def blocked(self, *keys: str, limit: int | None = None) -> bool:
+        """Whether a key has had its ``limit`` (default: the throttle's) events in the window."""
         now = time.monotonic()
         with self._lock:
-            return any(len(self._recent(key, now)) >= self.limit for key in keys)
+            return any(len(self._recent(key, now)) >= (limit or self.limit) for key in keys)
 
     def record(self, *keys: str) -> None:
         now = time.monotonic()

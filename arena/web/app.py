@@ -36,6 +36,7 @@ def create_app(db: str) -> FastAPI:
     app.include_router(leagues.router)
     app.add_middleware(SessionMiddleware, **accounts.session_settings(db))
     app.state.sign_in_throttle = accounts.new_throttle()
+    app.state.failed_checks = leagues.new_failed_checks()
 
     def is_api(request: Request) -> bool:
         return request.url.path.startswith("/api/")

@@ -22,7 +22,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from starlette.datastructures import UploadFile
 from starlette.types import Message
 
-from arena.league.accounts import hash_token
+from arena.league.accounts import Throttle, hash_token
 from arena.league.open_league import (
     LeagueSettings,
     Refused,
@@ -233,7 +233,7 @@ async def upload_submit(request: Request) -> Response:
     check_csrf(request, upload.csrf)
     form = {"name": upload.name, "about": upload.about, "league": upload.league, "class": upload.class_name or ""}
     try:
-        league, submitted = await run_in_threadpool(enter, db, user, upload)
+        league, submitted = await run_in_threadpool(enter, db, user, upload, failed_checks(request))
     except Refused as refused:
         return await run_in_threadpool(_upload_page, request, user, refused.status,
                                        {"refusal": str(refused), "report": refused.report, "form": form})
@@ -282,7 +282,7 @@ async def api_submit(request: Request, authorization: Bearer = None) -> Response
     user = await run_in_threadpool(token_user, db, authorization)  # before the body is read
     upload = await read_upload(request, await run_in_threadpool(upload_cap, db))
     try:
-        league, submitted = await run_in_threadpool(enter, db, user, upload)
+        league, submitted = await run_in_threadpool(enter, db, user, upload, failed_checks(request))
     except Refused as refused:
         body: dict[str, Any] = {"error": str(refused)}
         if refused.report is not None:
@@ -384,15 +384,37 @@ async def read_upload(request: Request, cap: int) -> Upload:
         await form.close()
 
 
-def enter(db: str, user: User, upload: Upload) -> tuple[League, Submitted]:
+def enter(db: str, user: User, upload: Upload, failed: Throttle) -> tuple[League, Submitted]:
     """Check an upload in the sandbox and enter it as ``user``'s; :class:`Refused` (with
-    its HTTP status) changes nothing."""
+    its HTTP status) changes nothing. ``failed``: the uploads whose checks failed, per
+    author and league, limited per hour as the league limits submissions (a failure is
+    not stored, so the database cannot count it, but its checks held every other upload)."""
     with Store(db, create=False) as store:
         league = chosen_league(store, upload.league)
         current = store.user_by_id(user.id) or user  # as it is now: disabled meanwhile is refused
-        with CHECKS:
-            return league, submit_to_league(store, league, current, upload.name, upload.source, upload.filename,
-                                            upload.about, upload.class_name)
+        limit = settings_of(league.config).submissions_per_hour
+        key = f"league {league.id} author {user.id}"
+        with CHECKS:  # counted and recorded under the lock: parallel uploads cannot all pass the count
+            if failed.blocked(key, limit=limit):
+                raise Refused(f"{limit} uploads failed their checks in the last hour: league {league.name!r} "
+                              f"checks at most {limit} per author per hour; try again later", 429)
+            try:
+                return league, submit_to_league(store, league, current, upload.name, upload.source,
+                                                upload.filename, upload.about, upload.class_name)
+            except Refused as refused:
+                if refused.report is not None:  # the sandbox ran it
+                    failed.record(key)
+                raise
+
+
+def failed_checks(request: Request) -> Throttle:
+    """This server's count of uploads that failed their checks (see :func:`enter`)."""
+    found: Throttle = request.app.state.failed_checks
+    return found
+
+
+def new_failed_checks() -> Throttle:
+    return Throttle(LeagueSettings().submissions_per_hour, 3600)  # each league's own limit is given when counted
 
 
 def chosen_league(store: Store, name: str) -> League:
