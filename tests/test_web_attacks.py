@@ -4,6 +4,8 @@ uploading bots that fail them."""
 
 from __future__ import annotations
 
+import pytest
+
 from arena.league import accounts
 from tests import test_web_league as league_site
 from tests.test_web_league import CRASHER, Site, bot, dump, form_token
@@ -53,3 +55,28 @@ def test_uploads_that_fail_their_checks_are_limited_per_hour_too(site: Site, mon
     clock[0] += 3601  # an hour on, bob may try again
     assert client.post("/api/bots", headers=token, data={"name": "fine"},
                        files={"file": ("fine.py", bot("Fine"))}).status_code == 201
+
+
+@pytest.mark.parametrize(("flags", "trusted"), [([], False), (["--behind-proxy"], True)])
+def test_x_forwarded_for_is_trusted_only_behind_a_declared_proxy(tmp_path, monkeypatch, flags, trusted):
+    """Without --behind-proxy, a visitor connecting from this machine cannot name another
+    address in X-Forwarded-For to slip past the sign-in throttle."""
+    import uvicorn
+    from click.testing import CliRunner
+
+    from arena.cli.main import main
+    from arena.league.store import Store
+
+    Store(tmp_path / "site.db").close()
+    seen = {}
+
+    def run(server, sockets=None):
+        server.config.load()
+        seen["proxy_headers"] = server.config.proxy_headers
+        for listener in sockets or ():
+            listener.close()
+
+    monkeypatch.setattr(uvicorn.Server, "run", run)
+    result = CliRunner().invoke(main, ["serve", "--db", str(tmp_path / "site.db"), "--port", "0", *flags])
+    assert result.exit_code == 0, result.output
+    assert seen == {"proxy_headers": trusted}

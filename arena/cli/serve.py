@@ -14,7 +14,9 @@ from arena.cli.main import ArenaUsageError, db_option, main, open_store
 @db_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: every one).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port to listen on.")
-def serve_command(db: str, host: str, port: int) -> None:
+@click.option("--behind-proxy", is_flag=True,
+              help="An HTTPS proxy on this machine forwards the visitors: trust its X-Forwarded-For.")
+def serve_command(db: str, host: str, port: int, behind_proxy: bool) -> None:
     """Serve the league site: standings, crosstables, bots, matchups, games with replays, a JSON API.
 
     It reads the database while tournaments write to it; Ctrl-C stops it.
@@ -30,7 +32,11 @@ def serve_command(db: str, host: str, port: int) -> None:
 
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"Serving the league in {db} at http://{shown}:{listener.getsockname()[1]}/ (Ctrl-C stops it)")
-    config = uvicorn.Config(create_app(db), log_level="warning", lifespan="off")
+    # The visitor's address (which the sign-in throttle counts by) is the connection's
+    # own unless a proxy on this machine is declared: otherwise anyone who can connect
+    # from this machine could name any address in X-Forwarded-For.
+    config = uvicorn.Config(create_app(db), log_level="warning", lifespan="off", proxy_headers=behind_proxy,
+                            forwarded_allow_ips="127.0.0.1" if behind_proxy else "")
     server = uvicorn.Server(config)
     try:
         server.run(sockets=[listener])
