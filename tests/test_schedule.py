@@ -3,6 +3,8 @@ pure and deterministic so that tournaments can resume."""
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import json
 import os
 import random
@@ -16,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from arena.engine.game import Board, Rules
-from arena.engine.openings import game_seed, random_openings
+from arena.engine.openings import game_seed, iter_random_openings, random_openings
 from arena.records import TimeControl
 from arena.tournament.config import TournamentConfig, load_config
-from arena.tournament.schedule import openings, pairings, schedule
+from arena.tournament.schedule import iter_schedule, openings, pairings, schedule
 
 BOTS = ["random", "greedy", "blocker", "neighbour", "minimax:depth=1"]
 KEY = re.compile(r"p(\d{4,})-o(\d{4,})-([ab])")
@@ -316,3 +318,23 @@ def test_game_seed_is_stable_and_differs_across_keys_and_seeds():
 def test_time_control_travels_into_every_spec():
     cfg = config(time__move_seconds=0.25, time__bank_seconds=1)
     assert {s.time_control for s in schedule(cfg)} == {TimeControl(0.25, 1.0)}
+
+
+@pytest.mark.parametrize("games", [1, 2, 7, 40])
+@pytest.mark.parametrize("lines", [(), ((3,), (2, 4))])
+def test_the_schedule_draws_its_openings_one_at_a_time_as_the_list_gives_them(games, lines):
+    """iter_schedule reads the openings lazily (a pairing of a million games holds no
+    list of them) and gets exactly the openings of openings(config), pair by pair."""
+    config = dataclasses.replace(load_config(None, {"bots": ["random", "greedy"], "games": games, "seed": 4}),
+                                 opening_lines=lines)
+    listed = openings(config)
+    for spec in iter_schedule(config):
+        game = int(spec.key.split("-o")[1][:4])
+        assert spec.opening == listed[game]
+
+
+def test_lazy_random_openings_are_the_listed_ones():
+    rules = Rules()
+    listed = random_openings(rules, 2, 200, random.Random(9))
+    lazy = list(itertools.islice(iter_random_openings(rules, 2, random.Random(9)), 200))
+    assert lazy == listed and len(set(listed)) == 49  # every 2-ply opening, then repeats

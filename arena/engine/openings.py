@@ -7,7 +7,9 @@ over. Both are drawn from seeds only, so a schedule can be rebuilt exactly.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import random
+from collections.abc import Iterator
 
 from arena.engine.game import Board, Rules
 from arena.errors import ArenaError
@@ -29,15 +31,20 @@ def game_seed(tournament_seed: int, key: str) -> int:
 def random_openings(rules: Rules, plies: int, count: int, rng: random.Random) -> list[tuple[int, ...]]:
     """``count`` openings of ``plies`` random legal plies after which the game is
     still open and the side to move has no immediate win; distinct while possible."""
-    found: list[tuple[int, ...]] = []
+    return list(itertools.islice(iter_random_openings(rules, plies, rng), count))
+
+
+def iter_random_openings(rules: Rules, plies: int, rng: random.Random) -> Iterator[tuple[int, ...]]:
+    """The openings of :func:`random_openings`, one at a time and without end: a long
+    tournament holds only the distinct ones seen, not one per pair of games."""
     seen: set[tuple[int, ...]] = set()
     misses = 0  # draws in a row that gave nothing new
     exhausted = False  # then repeats are accepted from here on
-    while len(found) < count:
+    while True:
         line = _random_line(rules, plies, rng)
         if line is None:
             misses += 1
-            if misses > MAX_OPENING_TRIES and not found:
+            if misses > MAX_OPENING_TRIES and not seen:
                 raise OpeningsError(
                     f"no opening of {plural(plies, 'ply', 'plies')} leaves the game open on {rules.describe()}; "
                     "lower openings.plies"
@@ -49,8 +56,7 @@ def random_openings(rules: Rules, plies: int, count: int, rng: random.Random) ->
             continue  # prefer distinct openings; repeat only once they seem used up
         misses = 0
         seen.add(line)
-        found.append(line)
-    return found
+        yield line
 
 
 def _random_line(rules: Rules, plies: int, rng: random.Random) -> tuple[int, ...] | None:

@@ -7,11 +7,12 @@ still to play are the scheduled keys that are not stored yet.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Iterator
 from itertools import combinations
 
-from arena.engine.openings import game_seed, random_openings
+from arena.engine.openings import game_seed, iter_random_openings
 from arena.records import BotCode, GameSpec
 from arena.tournament.config import TournamentConfig
 
@@ -26,12 +27,16 @@ def pairings(config: TournamentConfig) -> list[tuple[str, str]]:
 
 def openings(config: TournamentConfig) -> list[tuple[int, ...]]:
     """One opening per pair of games in a pairing (each is played with both colours)."""
-    needed = (config.games + 1) // 2
+    return list(itertools.islice(iter_openings(config), (config.games + 1) // 2))
+
+
+def iter_openings(config: TournamentConfig) -> Iterator[tuple[int, ...]]:
+    """The openings of :func:`openings`, one at a time: a pairing of a million games
+    does not hold half a million openings."""
     if config.opening_lines:
-        lines = config.opening_lines
-        return [lines[i % len(lines)] for i in range(needed)]
+        return itertools.cycle(config.opening_lines)
     rng = random.Random(f"openings:{config.seed}")
-    return random_openings(config.rules, config.openings.plies, needed, rng)
+    return iter_random_openings(config.rules, config.openings.plies, rng)
 
 
 def schedule(config: TournamentConfig) -> list[GameSpec]:
@@ -46,9 +51,11 @@ def game_count(config: TournamentConfig) -> int:
 def iter_schedule(config: TournamentConfig) -> Iterator[GameSpec]:
     """``schedule`` one game at a time: a long tournament need not be held in memory."""
     pairs = pairings(config)
-    lines = openings(config)
+    lines = iter_openings(config)
+    opening: tuple[int, ...] = ()
     for game in range(config.games):
-        opening = lines[game // 2]
+        if game % 2 == 0:
+            opening = next(lines)
         swapped = game % 2 == 1
         for number, (a, b) in enumerate(pairs):
             first, second = (b, a) if swapped else (a, b)
