@@ -20,6 +20,7 @@ import dataclasses
 import time
 import tomllib
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -135,7 +136,7 @@ class LeagueSchedule:
         return [(f"{a}~{b}-o{game // 2:04d}-{'b' if game % 2 else 'a'}", game) for game in range(self.config.games)]
 
     def next_games(self, entries: list[Entry], code: dict[str, BotCode], limit: int,
-                   in_flight: set[str] = frozenset()) -> list[GameSpec]:  # type: ignore[assignment]
+                   in_flight: AbstractSet[str] = frozenset()) -> list[GameSpec]:
         """Up to ``limit`` games not stored nor in flight, pairings with the newest entrant first."""
         chosen: list[GameSpec] = []
         for newer in range(len(entries) - 1, 0, -1):
