@@ -20,7 +20,8 @@ sys.path.insert(0, str(DOCS.parent))  # the tests' browser code, run from anywhe
 
 from arena.league.analysis import analyse_stored  # noqa: E402
 from arena.league.store import Store  # noqa: E402
-from tests.test_browser import chromium, run_tournament, serving  # noqa: E402
+from tests.site_process import chromium, serving  # noqa: E402
+from tests.test_browser import run_tournament  # noqa: E402
 
 ANALYSIS_BUDGET = 2.0  # seconds per position: the solver proves most positions of a quick game
 MOST_ANALYSED = 4  # games tried for one with a mark (each takes up to half a minute)

@@ -9,14 +9,12 @@ import json
 import os
 import re
 import shutil
-import socket
 import sqlite3
 import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,8 +32,8 @@ from arena.league.store import Store
 from arena.tournament.leagues import create_league
 from arena.web.accounts import SESSION_SECONDS, SIGN_IN_FAILURES
 from arena.web.app import create_app
+from tests.site_process import ARENA, free_port, serving
 
-ARENA = str(Path(sys.executable).with_name("arena"))  # the command installed with the package
 BOT = '''from arena.bot import Bot
 
 
@@ -603,40 +601,6 @@ def test_the_upload_form_and_api_are_described(site):
 
 
 # --- the whole flow, over HTTP, with the league run by another process ------------------------
-
-
-def free_port() -> int:
-    with closing(socket.socket()) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@contextmanager
-def serving(db: Path) -> Iterator[str]:
-    """`arena serve` on ``db`` in its own process: its base URL."""
-    port = free_port()
-    server = subprocess.Popen([ARENA, "serve", "--db", str(db), "--port", str(port)],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(base + "/api/leagues", timeout=2):
-                    break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    server.kill()
-                    raise RuntimeError(f"arena serve did not start: {server.communicate()[0]}") from None
-                time.sleep(0.1)
-        yield base
-    finally:
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
 
 
 def run_league(db: Path) -> None:
