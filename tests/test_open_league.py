@@ -19,6 +19,7 @@ from arena.league.accounts import add_user, renew_token, sign_in, user_of_token
 from arena.league.open_league import Refused, retire, submit_to_league
 from arena.league.store import Store
 from arena.tournament.leagues import LeagueSchedule, config_of, create_league, run_league
+from tests.test_cli import dump
 
 ROOT = Path(__file__).resolve().parent.parent
 BOT = '''from arena.bot import Bot
@@ -43,14 +44,6 @@ upload_kb = 4
 
 def bot_source(name: str = "Lefty", suffix: str = "") -> bytes:
     return BOT.format(name=name, suffix=suffix).encode()
-
-
-def dump(path: str | Path) -> list[str]:
-    conn = sqlite3.connect(path)
-    try:
-        return list(conn.iterdump())
-    finally:
-        conn.close()
 
 
 @pytest.fixture

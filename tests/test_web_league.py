@@ -9,12 +9,10 @@ import json
 import os
 import re
 import shutil
-import sqlite3
 import subprocess
 import sys
 import time
 import urllib.request
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +31,7 @@ from arena.tournament.leagues import create_league
 from arena.web.accounts import SESSION_SECONDS, SIGN_IN_FAILURES
 from arena.web.app import create_app
 from tests.site_process import ARENA, free_port, serving
+from tests.test_cli import dump
 
 BOT = '''from arena.bot import Bot
 
@@ -56,11 +55,6 @@ upload_kb = 4
 
 def bot(name: str = "Lefty", suffix: str = "", index: int = 0) -> bytes:
     return BOT.format(name=name, suffix=suffix, index=index, which="first" if index == 0 else "last").encode()
-
-
-def dump(path: str | Path) -> list[str]:
-    with closing(sqlite3.connect(path)) as conn:
-        return list(conn.iterdump())
 
 
 def csrf_of(text: str) -> str:

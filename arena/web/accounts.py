@@ -164,11 +164,8 @@ def client_address(request: Request) -> str:
 @contextmanager
 def writing(request: Request) -> Iterator[Store]:
     """The league database, writable, for a route that changes it."""
-    store = Store(request.app.state.db, create=False)
-    try:
+    with Store(request.app.state.db, create=False) as store:
         yield store
-    finally:
-        store.close()
 
 
 # --- signing in and out --------------------------------------------------------------------

@@ -38,11 +38,8 @@ templates = Jinja2Templates(env=environment)
 
 def open_store(request: Request) -> Iterator[Store]:
     """The league database, read-only, for one request."""
-    store = Store(request.app.state.db, read_only=True)
-    try:
+    with Store(request.app.state.db, read_only=True) as store:
         yield store
-    finally:
-        store.close()
 
 
 StoreDep = Annotated[Store, Depends(open_store)]
