@@ -25,17 +25,27 @@ import math
 import time
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from arena.bot import Bot, BotOptionError, Choice, Option
 from arena.engine.game import Board, Rules
 from bots.lines import lines_for
+
+if TYPE_CHECKING:
+    from bots.mcts_fast import NumbaTree
 
 #: A line of the safety margin: the share of time_allowed used, and seconds kept back.
 TIME_SHARE = 0.8
 TIME_RESERVE = 0.05
 #: In a playout, look at the clock every this many plies (a power of two, minus one).
 CLOCK_EVERY = 31
+#: The playouts' random numbers: a 64-bit linear congruential generator (Knuth's
+#: MMIX constants); a draw below ``n`` is ``(top 32 bits * n) >> 32``. Both back ends
+#: step the same generator, so the same state gives the same playout in each.
+LCG_MUL = 6364136223846793005
+LCG_ADD = 1442695040888963407
+M64 = (1 << 64) - 1
+BACKENDS = ("auto", "numba", "python")
 
 
 def threat_source(rules: Rules) -> str:
@@ -146,31 +156,17 @@ class Kit:
         return moves, exact
 
     def playout(
-        self,
-        a: int,
-        o: int,
-        wa: int,
-        wo: int,
-        rnd: Callable[[], float],
-        clock: Callable[[], float],
-        deadline: float,
-    ) -> float:
-        """Play on to the end; 1 if the side to move now wins, 0 if it loses, 0.5 a draw
-        (also when the deadline passes first)."""
+        self, a: int, o: int, wa: int, wo: int, state: int, clock: Callable[[], float], deadline: float
+    ) -> tuple[float, int]:
+        """Play on to the end: (1 if the side to move now wins, 0 if it loses, 0.5 a
+        draw, also when the deadline passes first; the random stream's new state)."""
         if self.gravity:
-            return self._playout_gravity(a, o, wa, wo, rnd, clock, deadline)
-        return self._playout_free(a, o, wa, wo, rnd, clock, deadline)
+            return self._playout_gravity(a, o, wa, wo, state, clock, deadline)
+        return self._playout_free(a, o, wa, wo, state, clock, deadline)
 
     def _playout_gravity(
-        self,
-        a: int,
-        o: int,
-        wa: int,
-        wo: int,
-        rnd: Callable[[], float],
-        clock: Callable[[], float],
-        deadline: float,
-    ) -> float:
+        self, a: int, o: int, wa: int, wo: int, state: int, clock: Callable[[], float], deadline: float
+    ) -> tuple[float, int]:
         threats, column, full = self.threats, self.column, self.full
         top_row, stride = self.top_row, self.stride
         mask = a | o
@@ -180,22 +176,24 @@ class Kit:
         plies = 0
         while free:
             if wa & free:
-                return 1 - turn  # the side to move wins
+                return 1 - turn, state  # the side to move wins
             block = wo & free
             if block:
                 if block & (block - 1):
-                    return turn  # two threats: the side to move loses
+                    return turn, state  # two threats: the side to move loses
                 bit = block
             else:
                 n = len(cols)
                 unsafe = (wo & ~mask) >> 1
                 if free & unsafe and free & ~unsafe:
                     while True:
-                        bit = free & column[cols[int(rnd() * n)]]
+                        state = (state * LCG_MUL + LCG_ADD) & M64
+                        bit = free & column[cols[((state >> 32) * n) >> 32]]
                         if not bit & unsafe:
                             break
                 else:
-                    bit = free & column[cols[int(rnd() * n)]]
+                    state = (state * LCG_MUL + LCG_ADD) & M64
+                    bit = free & column[cols[((state >> 32) * n) >> 32]]
             a |= bit
             mask |= bit
             free ^= bit
@@ -208,18 +206,11 @@ class Kit:
             plies += 1
             if not plies & CLOCK_EVERY and clock() > deadline:
                 break
-        return 0.5
+        return 0.5, state
 
     def _playout_free(
-        self,
-        a: int,
-        o: int,
-        wa: int,
-        wo: int,
-        rnd: Callable[[], float],
-        clock: Callable[[], float],
-        deadline: float,
-    ) -> float:
+        self, a: int, o: int, wa: int, wo: int, state: int, clock: Callable[[], float], deadline: float
+    ) -> tuple[float, int]:
         threats = self.threats
         mask = a | o
         free = self.full & ~mask
@@ -229,16 +220,17 @@ class Kit:
         plies = 0
         while free:
             if wa & free:
-                return 1 - turn
+                return 1 - turn, state
             block = wo & free
             if block:
                 if block & (block - 1):
-                    return turn
+                    return turn, state
                 bit = block
             else:
                 # Pick-and-remove; cells filled by forced moves are dropped when drawn.
                 while True:
-                    i = int(rnd() * n)
+                    state = (state * LCG_MUL + LCG_ADD) & M64
+                    i = ((state >> 32) * n) >> 32
                     bit = cells[i]
                     n -= 1
                     cells[i] = cells[n]
@@ -252,7 +244,7 @@ class Kit:
             plies += 1
             if not plies & CLOCK_EVERY and clock() > deadline:
                 break
-        return 0.5
+        return 0.5, state
 
 
 @lru_cache(maxsize=64)
@@ -296,123 +288,109 @@ class Node:
         self.result = result
         self.value = self.visits * result  # from now on every visit returns it
 
-    def best_child(self) -> Node | None:
-        """The move to play: a proven win, else the most visited move not proven lost."""
-        children = self.children
-        if not children:
-            return None
-        for child in children:
-            if child.result == 1.0:
-                return child
-        alive = [c for c in children if c.result != 0.0] or children
-        return max(alive, key=lambda c: (c.visits, c.value))
+
+#: A move of the root as both back ends report it: (move, visits, value, proven
+#: result or None), in the order the moves were first tried (most central first).
+RootMove = tuple[int, int, float, float | None]
 
 
-class MctsBot(Bot):
-    """MCTS: UCT tree search with win/block-aware random playouts, proven wins and tree reuse.
+def pick_move(moves: list[RootMove]) -> RootMove | None:
+    """The move to play: a proven win, else the most visited move not proven lost
+    (more value breaks a tie, then the earlier tried)."""
+    if not moves:
+        return None
+    for move in moves:
+        if move[3] == 1.0:
+            return move
+    alive = [m for m in moves if m[3] != 0.0] or moves
+    return max(alive, key=lambda m: (m[1], m[2]))
 
-    Each iteration descends the tree by UCT (value + c * sqrt(ln N / n)), adds one
-    move and plays at random to the end, except that every side takes a win when
-    it has one, blocks a single threat, and with gravity avoids the cell under an
-    opponent's threat. Tree candidates follow the same rules; wins and losses are
-    proven and propagated (MCTS-solver). The budget is ``playouts`` iterations if
-    set, else ``seconds`` (cut down to 80% of time_allowed less 50 ms when the
-    referee allows less). The subtree of the position after the opponent's reply
-    is kept for the next move.
+
+class SearchTree(Protocol):
+    """What the bot asks of a back end (:class:`PythonTree`, ``bots.mcts_fast.NumbaTree``).
+
+    A tree belongs to one bot and one set of rules; ``state`` is the random
+    stream of its playouts, carried from move to move.
     """
 
-    name = "mcts"
-    playouts = Option(0, "iterations per move (0: search for `seconds`)")
-    seconds = Option(1.0, "seconds per move when playouts is 0")
-    c = Option(0.8, "UCT exploration constant")
-    reuse = Option(True, "keep the subtree of the position after the opponent's reply")
+    name: str
+    rules: Rules
+    state: int
 
-    def __init__(self, **options: object) -> None:
-        super().__init__(**options)
-        if self.playouts < 0:
-            raise BotOptionError(f"option playouts={self.playouts} must be 0 or more")
-        if not self.seconds > 0 or not math.isfinite(self.seconds):
-            raise BotOptionError(f"option seconds={self.seconds} must be a positive number")
-        if not self.c >= 0 or not math.isfinite(self.c):
-            raise BotOptionError(f"option c={self.c} must be 0 or more")
-        self._root: Node | None = None
-        self._root_history: list[int] = []
+    def set_root(self, board: Board, reuse: bool) -> bool:
+        """Search ``board`` next: the kept subtree if it reached this position
+        (and ``reuse``), else a fresh tree. True when a subtree was kept."""
+        ...
 
-    def new_game(self, rules: Rules, player: int, seed: int) -> None:
-        super().new_game(rules, player, seed)
-        self._root = None
-        self._root_history = []
+    def think(self, deadline: float, budget: int | None) -> int:
+        """Iterate until the root is proven, ``budget`` iterations ran, or
+        ``deadline`` (time.perf_counter) comes; the number of iterations."""
+        ...
 
-    # --- budget ----------------------------------------------------------------
+    def root_visits(self) -> int: ...
 
-    def _deadline(self, started: float) -> float:
-        seconds = math.inf if self.playouts else self.seconds
-        if self.time_allowed is not None:
-            seconds = min(seconds, max(0.005, self.time_allowed * TIME_SHARE - TIME_RESERVE))
-        return started + seconds
+    def root_moves(self) -> list[RootMove]: ...
 
-    # --- tree reuse ------------------------------------------------------------
+    def first_candidate(self) -> int:
+        """The most central move worth searching (when no iteration could run)."""
+        ...
 
-    def _find_root(self, board: Board, kit: Kit) -> tuple[Node, bool]:
-        history = board.history
-        old, known = self._root, self._root_history
-        if (
-            self.reuse
-            and old is not None
-            and len(history) >= len(known)
-            and history[: len(known)] == known
-        ):
-            node: Node = old
+
+class PythonTree:
+    """The tree as linked :class:`Node` objects on Python ints: any rules, any size."""
+
+    name = "python"
+
+    def __init__(self, rules: Rules, c: float, state: int) -> None:
+        self.rules = rules
+        self.kit = kit_for(rules)
+        self.c = c
+        self.state = state
+        self.root = Node(-1, 0, 0, 0, 0, None)
+        self.history: list[int] | None = None  # the root's moves; None: no tree yet
+
+    def set_root(self, board: Board, reuse: bool) -> bool:
+        kit = self.kit
+        history, known = board.history, self.history
+        node: Node | None = None
+        if reuse and known is not None and len(history) >= len(known) and history[: len(known)] == known:
+            node = self.root
             for move in history[len(known):]:
-                child = next((c for c in node.children if c.move == move), None)
-                if child is None:
+                node = next((c for c in node.children if c.move == move), None)
+                if node is None:
                     break
-                node = child
-            else:
-                return node, node.visits > 0
-        me = board.to_move
-        a, o = board.stones(me), board.stones(1 - me)
-        return Node(-1, a, o, kit.threats(a), kit.threats(o), None), False
+        reused = node is not None and node.visits > 0
+        if node is None or not reused:
+            me = board.to_move
+            a, o = board.stones(me), board.stones(1 - me)
+            node = Node(-1, a, o, kit.threats(a), kit.threats(o), None)
+        if node.untried is None:
+            node.untried, node.exact = kit.candidates(node.a, node.o, node.wa, node.wo)
+        self.root, self.history = node, list(history)
+        return reused
 
-    # --- search ----------------------------------------------------------------
+    def root_visits(self) -> int:
+        return self.root.visits
 
-    def choose_move(self, board: Board) -> Choice:
-        if board.rules.counts_windows:
-            # Its playouts end at the first line: under full-board scoring they would
-            # aim at the wrong thing. The window-counting minimax plays instead.
-            from bots.minimax import MinimaxBot
+    def root_moves(self) -> list[RootMove]:
+        return [(c.move, c.visits, c.value, c.result) for c in self.root.children]
 
-            answer = MinimaxBot(depth=2).choose_move(board)
-            return Choice(answer.move, {**answer.info, "fallback": "count scoring: minimax depth 2"})
-        started = time.perf_counter()
-        kit = kit_for(board.rules)
-        root, reused = self._find_root(board, kit)
-        deadline = self._deadline(started)
-        if root.untried is None:
-            root.untried, root.exact = kit.candidates(root.a, root.o, root.wa, root.wo)
-        playouts = 0
+    def first_candidate(self) -> int:
+        untried = self.root.untried
+        return untried[-1][0] if untried else self.root.children[0].move
+
+    def think(self, deadline: float, budget: int | None) -> int:
+        root = self.root
+        assert root.untried is not None  # set_root lists the root's candidates
         if len(root.untried) + len(root.children) > 1:
-            playouts = self._search(root, kit, deadline)
-        elif root.untried:  # a single candidate (a win or a forced block): expand it
-            self._iterate(root, kit, time.perf_counter, deadline)
-            playouts = 1
-        self._root, self._root_history = root, board.history
-        best = root.best_child()
-        if best is None:  # no time for a single iteration: the most central candidate
-            return Choice(root.untried[-1][0], {
-                "playouts": 0, "visits": root.visits, "win_rate": 0.5, "reused": reused,
-            })
-        rate = best.value / best.visits if best.visits else 0.5
-        return Choice(best.move, {
-            "playouts": playouts,
-            "visits": root.visits,
-            "win_rate": round(rate, 4),
-            "reused": reused,
-        })
+            return self._search(root, deadline, budget)
+        if root.untried:  # a single candidate (a win or a forced block): expand it
+            self._iterate(root, time.perf_counter, deadline)
+            return 1
+        return 0
 
-    def _search(self, root: Node, kit: Kit, deadline: float) -> int:
+    def _search(self, root: Node, deadline: float, budget: int | None) -> int:
         clock = time.perf_counter
-        budget = self.playouts or None
         done = 0
         last = 0.0
         while root.result is None:
@@ -422,14 +400,14 @@ class MctsBot(Bot):
                     break
             elif done >= budget or now > deadline:
                 break
-            self._iterate(root, kit, clock, deadline)
+            self._iterate(root, clock, deadline)
             done += 1
             last = clock() - now
         return done
 
-    def _iterate(self, root: Node, kit: Kit, clock: Callable[[], float], deadline: float) -> None:
+    def _iterate(self, root: Node, clock: Callable[[], float], deadline: float) -> None:
         """One selection, expansion, playout and backup; proves what it can."""
-        c = self.c
+        kit, c = self.kit, self.c
         log, sqrt = math.log, math.sqrt
         node = root
         path = [root]
@@ -453,7 +431,8 @@ class MctsBot(Bot):
                 if child.result is not None:
                     reward = child.result
                 else:
-                    reward = 1.0 - kit.playout(a, o, child.wa, child.wo, self.rng.random, clock, deadline)
+                    result, self.state = kit.playout(a, o, child.wa, child.wo, self.state, clock, deadline)
+                    reward = 1.0 - result
                 break
             # every candidate expanded: descend by UCT (every score is >= 0 > -1.0,
             # so the first child always replaces this starting best)
@@ -487,3 +466,136 @@ class MctsBot(Bot):
                 parent.prove(1.0)  # every move loses: the side that moved in wins
             else:
                 break
+
+
+# --- choosing a back end ---------------------------------------------------------------
+
+
+class _FastModule(Protocol):
+    """What the bot takes from :mod:`bots.mcts_fast` (the module itself)."""
+
+    @property
+    def NumbaTree(self) -> type[NumbaTree]: ...  # the module's class
+
+    def warm_up(self, rules: Rules) -> None: ...
+
+
+@lru_cache(maxsize=1)
+def _fast_module() -> _FastModule | None:
+    try:
+        from bots import mcts_fast
+    except Exception:  # numba missing, or it cannot build/cache here: stay pure
+        return None
+    return mcts_fast
+
+
+def fast_available() -> bool:
+    """True if the compiled back end (numba) can be imported."""
+    return _fast_module() is not None
+
+
+def fits_fast(rules: Rules) -> bool:
+    """Does the board fit the compiled back end (64-bit bitboards)?"""
+    return rules.width * (rules.height + 1) <= 64
+
+
+def resolve_backend(rules: Rules, backend: str) -> str:
+    """The back end that will serve ``rules`` when ``backend`` is asked for: "numba" or "python"."""
+    if backend == "python":
+        return "python"
+    usable = fits_fast(rules) and fast_available()
+    if backend == "numba" and not usable:
+        why = "numba is not importable" if fits_fast(rules) else "the board needs more than 64 bits"
+        raise BotOptionError(f"option backend=numba cannot serve {rules.describe()}: {why}")
+    return "numba" if usable else "python"
+
+
+def make_tree(rules: Rules, backend: str, c: float, state: int) -> SearchTree:
+    """A fresh tree for ``rules`` on the back end ``backend`` resolves to."""
+    if resolve_backend(rules, backend) == "numba":
+        module = _fast_module()
+        assert module is not None  # resolve_backend picks numba only when it is importable
+        return module.NumbaTree(rules, c, state)
+    return PythonTree(rules, c, state)
+
+
+class MctsBot(Bot):
+    """MCTS: UCT tree search with win/block-aware random playouts, proven wins and tree reuse.
+
+    Each iteration descends the tree by UCT (value + c * sqrt(ln N / n)), adds one
+    move and plays at random to the end, except that every side takes a win when
+    it has one, blocks a single threat, and with gravity avoids the cell under an
+    opponent's threat. Tree candidates follow the same rules; wins and losses are
+    proven and propagated (MCTS-solver). The budget is ``playouts`` iterations if
+    set, else ``seconds`` (cut down to 80% of time_allowed less 50 ms when the
+    referee allows less). The subtree of the position after the opponent's reply
+    is kept for the next move. Boards that fit in 64 bits are searched by the
+    compiled back end (:mod:`bots.mcts_fast`) when numba is there; both back ends
+    make the same moves for the same seed and playout budget.
+    """
+
+    name = "mcts"
+    playouts = Option(0, "iterations per move (0: search for `seconds`)")
+    seconds = Option(1.0, "seconds per move when playouts is 0")
+    c = Option(0.8, "UCT exploration constant")
+    reuse = Option(True, "keep the subtree of the position after the opponent's reply")
+    backend = Option("auto", "tree and playout back end: auto, numba or python")
+
+    def __init__(self, **options: object) -> None:
+        super().__init__(**options)
+        if self.playouts < 0:
+            raise BotOptionError(f"option playouts={self.playouts} must be 0 or more")
+        if not self.seconds > 0 or not math.isfinite(self.seconds):
+            raise BotOptionError(f"option seconds={self.seconds} must be a positive number")
+        if not self.c >= 0 or not math.isfinite(self.c):
+            raise BotOptionError(f"option c={self.c} must be 0 or more")
+        if self.backend not in BACKENDS:
+            raise BotOptionError(f"option backend={self.backend!r} must be one of {', '.join(BACKENDS)}")
+        self._tree: SearchTree | None = None
+
+    def new_game(self, rules: Rules, player: int, seed: int) -> None:
+        super().new_game(rules, player, seed)
+        self._tree = None
+        if not rules.counts_windows:
+            tree = self._tree_for(rules)
+            if tree.name == "numba":
+                module = _fast_module()
+                assert module is not None
+                module.warm_up(rules)  # compile/load before the clock runs
+
+    def _tree_for(self, rules: Rules) -> SearchTree:
+        if self._tree is None or self._tree.rules != rules:
+            self._tree = make_tree(rules, self.backend, self.c, self.rng.getrandbits(64))
+        return self._tree
+
+    # --- budget ----------------------------------------------------------------
+
+    def _deadline(self, started: float) -> float:
+        seconds = math.inf if self.playouts else self.seconds
+        if self.time_allowed is not None:
+            seconds = min(seconds, max(0.005, self.time_allowed * TIME_SHARE - TIME_RESERVE))
+        return started + seconds
+
+    # --- search ----------------------------------------------------------------
+
+    def choose_move(self, board: Board) -> Choice:
+        if board.rules.counts_windows:
+            # Its playouts end at the first line: under full-board scoring they would
+            # aim at the wrong thing. The window-counting minimax plays instead.
+            from bots.minimax import MinimaxBot
+
+            answer = MinimaxBot(depth=2).choose_move(board)
+            return Choice(answer.move, {**answer.info, "fallback": "count scoring: minimax depth 2"})
+        started = time.perf_counter()
+        tree = self._tree_for(board.rules)
+        reused = tree.set_root(board, self.reuse)
+        playouts = tree.think(self._deadline(started), self.playouts or None)
+        best = pick_move(tree.root_moves())
+        info: dict[str, object] = {"playouts": playouts, "visits": tree.root_visits()}
+        if best is None:  # no time for a single iteration: the most central candidate
+            move, rate = tree.first_candidate(), 0.5
+        else:
+            move, visits, value, _ = best
+            rate = value / visits if visits else 0.5
+        info.update(win_rate=round(rate, 4), reused=reused, backend=tree.name)
+        return Choice(move, info)

@@ -17,7 +17,7 @@ from tests.conftest import FakeClock
 C4 = Rules()
 NO_GRAVITY_8 = Rules(8, 8, 4, gravity=False)
 TINY = Rules(3, 3, 3, gravity=False)
-INFO_KEYS = {"playouts", "visits", "win_rate", "reused"}
+INFO_KEYS = {"playouts", "visits", "win_rate", "reused", "backend"}
 
 
 def mcts(board: Board, seed: int = 0, **options) -> Choice:
@@ -109,7 +109,7 @@ def test_does_not_play_under_an_opponent_threat():
     bot = MctsBot(playouts=300)
     bot.new_game(C4, 1, 0)
     bot.choose_move(board.copy())
-    assert 3 not in {child.move for child in bot._root.children}
+    assert 3 not in {move for move, *_ in bot._tree.root_moves()}
 
 
 def test_sees_a_double_threat():
