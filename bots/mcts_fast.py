@@ -41,14 +41,11 @@ from numpy.typing import NDArray
 from arena.engine.game import Board, Rules
 from bots.mcts import LCG_ADD, LCG_MUL, RootMove
 
-U0 = np.uint64(0)
-U1 = np.uint64(1)
+# The solver's bit helpers. (numba's cache of a function does not notice a change in
+# another file: these are inlined here, so a change to them wants __pycache__ cleared.)
+from bots.solver_fast import ALL, U0, U1, _popcount, _shl, _shr
+
 U32 = np.uint64(32)
-ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
-M1 = np.uint64(0x5555555555555555)
-M2 = np.uint64(0x3333333333333333)
-M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
-H01 = np.uint64(0x0101010101010101)
 MUL = np.uint64(LCG_MUL)
 ADD = np.uint64(LCG_ADD)
 
@@ -80,27 +77,9 @@ NO_BUDGET = 1 << 62
 
 
 @njit(cache=True, inline="always")
-def _shl(x: np.uint64, n: int) -> np.uint64:
-    if n >= 64:
-        return U0
-    return x << np.uint64(n)
-
-
-@njit(cache=True, inline="always")
-def _shr(x: np.uint64, n: int) -> np.uint64:
-    if n >= 64:
-        return U0
-    return x >> np.uint64(n)
-
-
-@njit(cache=True, inline="always")
 def _bit_index(bit: np.uint64) -> int:
     """The position of the single set bit of ``bit`` (the bits below it, counted)."""
-    x = bit - U1
-    x = x - ((x >> U1) & M1)
-    x = (x & M2) + ((x >> np.uint64(2)) & M2)
-    x = (x + (x >> np.uint64(4))) & M4
-    return int((x * H01) >> np.uint64(56))
+    return int(_popcount(bit - U1))
 
 
 @njit(cache=True)
@@ -152,68 +131,41 @@ def playout(
     """Play on to the end: 1 if the side to move now wins, 0 if it loses, 0.5 a draw
     (bots.mcts.Kit.playout, drawing the same numbers)."""
     full = cw[FULL]
+    gravity = st[GRAVITY]
+    stride = st[STRIDE]
+    top_row = cw[TOP]
+    columns = ORDER + st[NMOVES]
     mask = a | o
     turn = 0
-    if st[GRAVITY]:
-        width = st[WIDTH]
-        stride = st[STRIDE]
-        columns = ORDER + st[NMOVES]
-        top_row = cw[TOP]
+    # scratch: the columns not full (with gravity, in order), or the free cells
+    n = 0
+    if gravity:
         free = (mask + cw[BOTTOM]) & full
-        n = 0
-        for c in range(width):
+        for c in range(st[WIDTH]):
             if free & cw[columns + c]:
                 scratch[n] = c
                 n += 1
-        while free:
-            if wa & free:
-                return 1.0 - turn
-            block = wo & free
-            if block:
-                if block & (block - U1):
-                    return float(turn)
-                bit = block
-            else:
-                unsafe = (wo & ~mask) >> U1
-                if free & unsafe and free & ~unsafe:
-                    while True:
-                        bit = free & cw[columns + scratch[_draw(rng, n)]]
-                        if not bit & unsafe:
-                            break
-                else:
-                    bit = free & cw[columns + scratch[_draw(rng, n)]]
-            a |= bit
-            mask |= bit
-            free ^= bit
-            if bit & top_row:
-                gone = _bit_index(bit) // stride
-                i = 0
-                while scratch[i] != gone:
-                    i += 1
-                for j in range(i, n - 1):  # keep the order, as list.remove does
-                    scratch[j] = scratch[j + 1]
-                n -= 1
-            else:
-                free |= bit << U1
-            a, o, wa, wo = o, a, wo, threats(a, st, cw)
-            turn ^= 1
-        return 0.5
-    cells = ORDER + st[NMOVES] + st[WIDTH]
-    free = full & ~mask
-    n = 0
-    for i in range(st[NMOVES]):
-        cell = cw[cells + i]
-        if not cell & mask:
-            scratch[n] = cell
-            n += 1
+    else:
+        free = full & ~mask
+        for i in range(st[NMOVES]):
+            cell = cw[columns + st[WIDTH] + i]
+            if not cell & mask:
+                scratch[n] = cell
+                n += 1
     while free:
         if wa & free:
             return 1.0 - turn
         block = wo & free
         if block:
             if block & (block - U1):
-                return float(turn)
+                return float(turn)  # two threats: the side to move loses
             bit = block
+        elif gravity:
+            unsafe = (wo & ~mask) >> U1
+            bit = free & cw[columns + scratch[_draw(rng, n)]]
+            if free & unsafe and free & ~unsafe:
+                while bit & unsafe:  # never under the opponent's threat, while there is a choice
+                    bit = free & cw[columns + scratch[_draw(rng, n)]]
         else:
             # pick and remove; cells filled by forced moves are dropped when drawn
             while True:
@@ -226,6 +178,17 @@ def playout(
         a |= bit
         mask |= bit
         free ^= bit
+        if gravity:
+            if bit & top_row:
+                gone = _bit_index(bit) // stride
+                i = 0
+                while scratch[i] != gone:
+                    i += 1
+                for j in range(i, n - 1):  # keep the order, as list.remove does
+                    scratch[j] = scratch[j + 1]
+                n -= 1
+            else:
+                free |= bit << U1
         a, o, wa, wo = o, a, wo, threats(a, st, cw)
         turn ^= 1
     return 0.5
@@ -382,6 +345,7 @@ def _iterate(
 
 @njit(cache=True)
 def _now() -> float:
+    # perf_counter, the bot's clock for its deadline (the solver's search uses monotonic)
     with objmode(t="float64"):
         t = time.perf_counter()
     return t
