@@ -147,7 +147,11 @@ class _Geometry:
         self.closing_pairs = self.top_pairs if rules.gravity else tuple(enumerate(self.cell_bit))
         self.closing = sum(bit for _, bit in self.closing_pairs)
         self.counts_windows = rules.counts_windows
-        self.wins_by_line = _never_wins if rules.counts_windows else line_test(self.line_plan)
+        self.has_line = line_test(self.line_plan)
+        # No line can be made before the first player's connect-th stone: the test
+        # is skipped until then (a third of a 7x6 playout). Count scoring never ends
+        # the game on a line, so its boards never test.
+        self.first_line_ply = rules.cells + 1 if rules.counts_windows else 2 * rules.connect - 1
 
     @staticmethod
     def _distance_to_centre(rules: Rules, move: int) -> tuple[float, int]:
@@ -226,11 +230,6 @@ def line_test(plan: tuple[tuple[int, ...], ...]) -> Callable[[int], bool]:
     namespace: dict[str, Callable[[int], bool]] = {}
     exec(compile(line_test_source(plan), f"<line test {plan}>", "exec"), namespace)
     return namespace["has_line_here"]
-
-
-def _never_wins(stones: int) -> bool:
-    """Count scoring: no line ends the game; the full board is counted instead."""
-    return False
 
 
 class Board:
@@ -381,7 +380,7 @@ class Board:
             legal.remove(move)
             if not legal and g.counts_windows:
                 self._winner = self._count_winner()
-        if g.wins_by_line(mover):
+        if len(history) >= g.first_line_ply and g.has_line(mover):
             self._winner = len(history) - 1 & 1
             self._legal.clear()
 
@@ -403,10 +402,15 @@ class Board:
         self._mask ^= bit
         self._current ^= self._mask
         if self._winner is not None:
-            # Play stops at a win (or a counted full board), so the previous
-            # position was open: its legal moves come back from the stones.
+            # Play stops at a win (or a counted full board), so the previous position
+            # was open, unless the move taken back was played past a win (play is
+            # unchecked): then the side that moved before it still has its line.
             self._winner = None
-            self._legal = self._open_moves()
+            if len(history) >= g.first_line_ply and g.has_line(self._current ^ self._mask):
+                self._winner = len(history) - 1 & 1
+                self._legal = []
+            else:
+                self._legal = self._open_moves()
         elif bit & g.closing:
             insort(self._legal, move)
         return move
@@ -429,7 +433,7 @@ class Board:
         g = self._g
         bit = self.landing_bit(move)
         if not g.counts_windows:
-            return g.wins_by_line(self._current | bit)
+            return g.has_line(self._current | bit)
         if self._mask | bit != g.full:
             return False
         mine = count_lines(self._current | bit, g.line_plan)
