@@ -68,17 +68,12 @@ def bare_playouts(count: int, rng: random.Random, _: object = None) -> int:
             to_move, mask = to_move ^ mask, mask | bit
             stones = to_move ^ mask  # the stones of the side that just moved
             ply += 1
-            m = stones & stones >> 1
-            if m & m >> 2:
-                break
-            m = stones & stones >> 7
-            if m & m >> 14:
-                break
-            m = stones & stones >> 6
-            if m & m >> 12:
-                break
-            m = stones & stones >> 8
-            if m & m >> 16:
+            if ply >= 7 and (  # four in a row: vertical, horizontal, both diagonals
+                (m := stones & stones >> 1) & m >> 2
+                or (m := stones & stones >> 7) & m >> 14
+                or (m := stones & stones >> 6) & m >> 12
+                or (m := stones & stones >> 8) & m >> 16
+            ):
                 break
         plies += ply
     return plies
