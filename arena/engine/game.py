@@ -460,7 +460,7 @@ class Board:
 
     def __reduce__(self) -> tuple[Callable[[list[int], Rules], Board], tuple[list[int], Rules]]:
         # The rules' generated line test does not pickle; the moves replay the position.
-        return (Board.from_moves, (self._history.copy(), self.rules))
+        return (type(self).from_moves, (self._history.copy(), self.rules))
 
     # --- text ------------------------------------------------------------------
 
