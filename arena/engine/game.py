@@ -14,7 +14,8 @@ path for search code; ``Board.play_checked`` is for untrusted input.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from bisect import insort
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -106,6 +107,9 @@ class Rules:
         return _geometry(self)
 
 
+CONNECT_FOUR = Rules()
+
+
 @lru_cache(maxsize=64)
 def _geometry(rules: Rules) -> _Geometry:
     # Cached outside Rules so that pickled rules stay four small fields.
@@ -133,6 +137,21 @@ class _Geometry:
         self.centre_order = sorted(
             range(rules.move_count), key=lambda m: self._distance_to_centre(rules, m)
         )
+        # What Board keeps per move: where it lands first, how far the next stone of
+        # the same move lands above it (0 without gravity: a cell is played once),
+        # and the cells whose filling leaves the move illegal (its column's top cell,
+        # or the cell itself).
+        self.moves = list(range(rules.move_count))
+        self.first_landing = self.bottom if rules.gravity else self.cell_bit
+        self.fall = 1 if rules.gravity else 0
+        self.closing_pairs = self.top_pairs if rules.gravity else tuple(enumerate(self.cell_bit))
+        self.closing = sum(bit for _, bit in self.closing_pairs)
+        self.counts_windows = rules.counts_windows
+        self.has_line = line_test(self.line_plan)
+        # No line can be made before the first player's connect-th stone: the test
+        # is skipped until then (a third of a 7x6 playout). Count scoring never ends
+        # the game on a line, so its boards never test.
+        self.first_line_ply = rules.cells + 1 if rules.counts_windows else 2 * rules.connect - 1
 
     @staticmethod
     def _distance_to_centre(rules: Rules, move: int) -> tuple[float, int]:
@@ -188,20 +207,51 @@ def has_line(stones: int, plan: tuple[tuple[int, ...], ...]) -> bool:
     return False
 
 
-class Board:
-    """A position: both players' stones, whose turn it is, and how it came about."""
+def line_test_source(plan: tuple[tuple[int, ...], ...]) -> str:
+    """Python source of ``has_line_here(stones)``: ``has_line`` for one line plan,
+    written out straight-line with the shifts as constants.
 
-    __slots__ = ("_bits", "_counting", "_current", "_g", "_history", "_mask", "_winner", "rules")
+    It runs once per move played, the bulk of a random playout's work; with the
+    loops of ``has_line`` unrolled, a 7x6 Connect Four test is four pairs of
+    shift-and-and, each rejected by its first zero.
+    """
+    body = ["def has_line_here(stones):"]
+    for steps in plan:
+        body.append(f"    m = stones & stones >> {steps[0]}")
+        body += [f"    m &= m >> {shift}" for shift in steps[1:-1]]
+        body.append(f"    if m & m >> {steps[-1]}:")
+        body.append("        return True")
+    body.append("    return False")
+    return "\n".join(body) + "\n"
+
+
+def line_test(plan: tuple[tuple[int, ...], ...]) -> Callable[[int], bool]:
+    """``has_line`` specialised to one line plan (see line_test_source)."""
+    namespace: dict[str, Callable[[int], bool]] = {}
+    exec(compile(line_test_source(plan), f"<line test {plan}>", "exec"), namespace)
+    return namespace["has_line_here"]
+
+
+class Board:
+    """A position: both players' stones, whose turn it is, and how it came about.
+
+    Besides the bitboards and the move history the board keeps, so that the loop
+    ``while not board.is_over(): board.play(choice(board.legal_moves()))`` does
+    little per move: the legal moves (in increasing order, emptied by a win), and
+    where each move lands now (the bit ``play`` sets and ``undo`` clears).
+    """
+
+    __slots__ = ("_current", "_g", "_history", "_landing", "_legal", "_mask", "_winner", "rules")
 
     def __init__(self, rules: Rules | None = None) -> None:
-        self.rules = rules if rules is not None else Rules()
-        self._g = self.rules.geometry
+        rules = self.rules = rules if rules is not None else CONNECT_FOUR
+        g = self._g = _geometry(rules)
         self._current = 0  # stones of the side to move
         self._mask = 0  # stones of both sides
         self._history: list[int] = []
-        self._bits: list[int] = []  # the bit each move set, for undo
         self._winner: int | None = None
-        self._counting = self.rules.counts_windows
+        self._legal = g.moves.copy()
+        self._landing = g.first_landing.copy()
 
     @classmethod
     def from_moves(cls, moves: str | list[int], rules: Rules | None = None) -> Board:
@@ -244,7 +294,8 @@ class Board:
         return self._winner is None and self._mask == self._g.full
 
     def is_over(self) -> bool:
-        return self._winner is not None or self._mask == self._g.full
+        # No legal move is left exactly when a line was made or the board is full.
+        return not self._legal
 
     def stones(self, player: int) -> int:
         """Bitboard of ``player``'s stones."""
@@ -283,9 +334,10 @@ class Board:
 
     def last_cell(self) -> tuple[int, int] | None:
         """(column, row) of the last stone played, or None on the empty board."""
-        if not self._bits:
+        if not self._history:
             return None
-        return divmod(self._bits[-1].bit_length() - 1, self._g.stride)
+        bit = self._landing[self._history[-1]] >> self._g.fall
+        return divmod(bit.bit_length() - 1, self._g.stride)
 
     def cell_move(self, column: int, row: int) -> int:
         """The move that means cell (column, row) on a gravity-free board, or column."""
@@ -294,13 +346,14 @@ class Board:
     # --- moves -----------------------------------------------------------------
 
     def legal_moves(self) -> list[int]:
-        """Moves allowed now, in increasing order; empty once the game is over."""
-        if self._winner is not None:
-            return []
+        """Moves allowed now, in increasing order; empty once the game is over.
+        The list is the caller's own."""
+        return self._legal.copy()
+
+    def _open_moves(self) -> list[int]:
+        """The legal moves, worked out from the stones (the game being open)."""
         mask = self._mask
-        if self.rules.gravity:
-            return [c for c, top in self._g.top_pairs if not mask & top]
-        return [i for i, bit in enumerate(self._g.cell_bit) if not mask & bit]
+        return [move for move, bit in self._g.closing_pairs if not mask & bit]
 
     def is_legal(self, move: object) -> bool:
         if type(move) is not int or self._winner is not None:
@@ -314,17 +367,22 @@ class Board:
     def play(self, move: int) -> None:
         """Play a legal move, unchecked: the fast path for search code."""
         g = self._g
-        bit = self.landing_bit(move)
+        landing = self._landing
+        bit = landing[move]
+        landing[move] = bit << g.fall
         mover = self._current | bit
         self._current ^= self._mask  # the opponent's stones, who moves next
         self._mask |= bit
-        self._history.append(move)
-        self._bits.append(bit)
-        if self._counting:
-            if self._mask == g.full:
+        history = self._history
+        history.append(move)
+        if bit & g.closing and self._winner is None:  # the column (or the cell) is full now
+            legal = self._legal
+            legal.remove(move)
+            if not legal and g.counts_windows:
                 self._winner = self._count_winner()
-        elif has_line(mover, g.line_plan):
-            self._winner = len(self._history) - 1 & 1
+        if len(history) >= g.first_line_ply and g.has_line(mover):
+            self._winner = len(history) - 1 & 1
+            self._legal.clear()
 
     def play_checked(self, move: object) -> None:
         """Play ``move`` after checking it; raise IllegalMoveError if it is not legal."""
@@ -334,13 +392,28 @@ class Board:
 
     def undo(self) -> int:
         """Take back the last move and return it."""
-        if not self._history:
+        history = self._history
+        if not history:
             raise IllegalMoveError("nothing to undo on the empty board")
-        bit = self._bits.pop()
+        g = self._g
+        move = history.pop()
+        landing = self._landing
+        bit = landing[move] = landing[move] >> g.fall
         self._mask ^= bit
         self._current ^= self._mask
-        self._winner = None  # play stops at a win, so the previous position was open
-        return self._history.pop()
+        if self._winner is not None:
+            # Play stops at a win (or a counted full board), so the previous position
+            # was open, unless the move taken back was played past a win (play is
+            # unchecked): then the side that moved before it still has its line.
+            self._winner = None
+            if len(history) >= g.first_line_ply and g.has_line(self._current ^ self._mask):
+                self._winner = len(history) - 1 & 1
+                self._legal = []
+            else:
+                self._legal = self._open_moves()
+        elif bit & g.closing:
+            insort(self._legal, move)
+        return move
 
     def window_counts(self) -> tuple[int, int]:
         """Windows of ``connect`` in a row held by the first and the second player."""
@@ -359,8 +432,8 @@ class Board:
         """
         g = self._g
         bit = self.landing_bit(move)
-        if not self._counting:
-            return has_line(self._current | bit, g.line_plan)
+        if not g.counts_windows:
+            return g.has_line(self._current | bit)
         if self._mask | bit != g.full:
             return False
         mine = count_lines(self._current | bit, g.line_plan)
@@ -380,10 +453,14 @@ class Board:
         other._current = self._current
         other._mask = self._mask
         other._history = self._history.copy()
-        other._bits = self._bits.copy()
         other._winner = self._winner
-        other._counting = self._counting
+        other._legal = self._legal.copy()
+        other._landing = self._landing.copy()
         return other
+
+    def __reduce__(self) -> tuple[Callable[[list[int], Rules], Board], tuple[list[int], Rules]]:
+        # The rules' generated line test does not pickle; the moves replay the position.
+        return (type(self).from_moves, (self._history.copy(), self.rules))
 
     # --- text ------------------------------------------------------------------
 
