@@ -1,70 +1,138 @@
-"""Tournament throughput end to end: scheduling, workers, SQLite with every move.
+"""Tournament throughput as the user sees it: the whole ``arena tournament run``
+command, from start to exit, beside a bare Python bitboard playout loop.
 
-Prints games per second with 1 and 2 workers for random vs random, the same for a
-CPU-bound pairing (minimax vs minimax), and peak memory of the coordinator as the
-number of games grows.
+For random vs random the command (run as a subprocess, with its database in a
+temporary folder) is timed with 1 and 2 workers, interleaved with the bare loop in
+the same run, and the ratio is printed: the part of the command's time that goes
+to playing rather than to refereeing, shipping and storing games. Then the same
+for a CPU-bound pairing (minimax vs minimax), and the peak resident memory of the
+command (os.wait4's ru_maxrss: the coordinator, or a worker if one ever grew
+larger) at a few sizes.
 
-Run: python bench/tournament.py [--games N] [--cpu-games N] [--memory-games N]
+Run: python bench/tournament.py [--games N] [--repeats R] [--cpu-games N]
+                                [--memory-games N ...] [--million]
 """
 
 from __future__ import annotations
 
 import argparse
-import resource
+import os
+import random
+import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from arena.league.store import Store
-from arena.tournament.config import load_config
-from arena.tournament.runner import run_tournament
+ARENA = Path(sys.executable).with_name("arena")
+RANDOM_PAIR = "random:stream=1,random:stream=2"
 
 
-def run(bots: list[str], games: int, workers: int, db: Path, name: str) -> tuple[float, int]:
-    """Games per second and the number of moves stored."""
-    config = load_config(None, {"name": name, "bots": bots, "games": games, "workers": workers,
-                                "db": str(db), "seed": 7})
-    store = Store(db)
+def bare_playouts(games: int, seed: int = 1) -> float:
+    """Random 7x6 connect-four games per second of a bare bitboard loop: no
+    referee, no bots, no storing (best case for Python playing random games)."""
+    choice = random.Random(seed).choice
     started = time.perf_counter()
-    outcome = run_tournament(config, store)
-    elapsed = time.perf_counter() - started
-    moves = store.move_count()
-    store.close()
-    return outcome.played / elapsed, moves
+    for _ in range(games):
+        heights = [7 * column for column in range(7)]  # next free bit of each column
+        stones = [0, 0]
+        columns = list(range(7))
+        player = 0
+        for _ply in range(42):
+            column = choice(columns)
+            mine = stones[player] | 1 << heights[column]
+            stones[player] = mine
+            heights[column] += 1
+            if heights[column] == 7 * column + 6:
+                columns.remove(column)
+            if any((pair := mine & mine >> step) & pair >> 2 * step for step in (1, 6, 7, 8)):
+                break
+            player ^= 1
+    return games / (time.perf_counter() - started)
 
 
-def peak_memory_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+@dataclass
+class CommandRun:
+    seconds: float  # wall clock, start to exit
+    cpu_seconds: float  # user + system of the command and its workers
+    peak_mb: float  # ru_maxrss: the largest of the command's processes
+
+
+def run_command(bots: str, games: int, workers: int, db: Path) -> CommandRun:
+    """Run ``arena tournament run`` to its end; what it took."""
+    command = [str(ARENA), "tournament", "run", "--bots", bots, "--games", str(games),
+               "--workers", str(workers), "--db", str(db), "--seed", "7", "--name", "bench"]
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    errors = process.stderr.read().decode() if process.stderr else ""
+    if process.returncode:
+        sys.exit(f"{' '.join(command)} failed ({process.returncode}): {errors[-2000:]}")
+    return CommandRun(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+
+
+def compare(folder: Path, games: int, repeats: int) -> None:
+    """The command with 1 and 2 workers and the bare loop, interleaved; best of ``repeats``."""
+    best: dict[int, float] = {}  # games/s by workers; 0 is the bare loop
+    for repeat in range(repeats):
+        for workers in (0, 1, 0, 2):
+            if workers == 0:
+                rate = bare_playouts(games // 4, seed=repeat)
+            else:
+                db = folder / f"rate-{repeat}-{workers}.db"
+                rate = games / run_command(RANDOM_PAIR, games, workers, db).seconds
+                db.unlink()
+            best[workers] = max(best.get(workers, 0.0), rate)
+    print(f"random vs random, {games:,} games, best of {repeats}:")
+    print(f"  bare bitboard playout loop         {best[0]:>8,.0f} games/s")
+    for workers in (1, 2):
+        print(f"  arena tournament run, {workers} worker(s) {best[workers]:>8,.0f} games/s"
+              f"   {best[workers] / best[0]:.2f}x the bare loop")
+    sys.stdout.flush()
+
+
+def cpu_bound(folder: Path, bot: str, games: int) -> None:
+    """A pairing whose games cost far more than storing them: workers should scale."""
+    bots = f"{bot},{bot.split(':')[0]}:depth=4"
+    rates = {}
+    for workers in (1, 2):
+        run = run_command(bots, games, workers, folder / f"cpu-{workers}.db")
+        rates[workers] = games / run.seconds
+        print(f"{bots} ({games} games), {workers} worker(s): {rates[workers]:,.1f} games/s")
+    print(f"  speed-up with 2 workers: {rates[2] / rates[1]:.2f}x")
+    sys.stdout.flush()
+
+
+def memory(folder: Path, sizes: list[int]) -> None:
+    """Peak resident memory of the whole command as the tournament grows."""
+    for games in sizes:
+        db = folder / f"memory-{games}.db"
+        run = run_command(RANDOM_PAIR, games, 1, db)
+        size = db.stat().st_size / 2**20
+        print(f"memory: {games:>9,} games in {run.seconds:6.1f} s ({games / run.seconds:,.0f} games/s), "
+              f"peak RSS {run.peak_mb:.0f} MB, database {size:.0f} MB")
+        db.unlink()
+        sys.stdout.flush()
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", type=int, default=20_000, help="random vs random games")
-    parser.add_argument("--cpu-games", type=int, default=200, help="minimax vs minimax games")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--cpu-games", type=int, default=200, help="minimax vs minimax games (0: skip)")
     parser.add_argument("--cpu-bot", default="minimax:depth=5")
-    parser.add_argument("--memory-games", type=int, nargs="*", default=[10_000, 100_000])
+    parser.add_argument("--memory-games", type=int, nargs="*", default=[20_000, 100_000])
+    parser.add_argument("--million", action="store_true", help="also measure memory at 1,000,000 games")
     args = parser.parse_args()
-    random_pair = ["random:stream=1", "random:stream=2"]
-    cpu_pair = [args.cpu_bot, f"{args.cpu_bot.split(':')[0]}:depth=4"]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        rates = {}
-        for label, bots, games in (("random vs random", random_pair, args.games),
-                                   (f"{cpu_pair[0]} vs {cpu_pair[1]}", cpu_pair, args.cpu_games)):
-            for workers in (1, 2):
-                db = folder / f"{len(rates)}.db"
-                rate, moves = run(bots, games, workers, db, "bench")
-                rates[label, workers] = rate
-                print(f"{label:<36} workers={workers}  {rate:>8,.0f} games/s  ({games} games, {moves} moves stored)")
-            print(f"{'':<36} speed-up with 2 workers: {rates[label, 2] / rates[label, 1]:.2f}x")
-        sys.stdout.flush()
-        for games in args.memory_games:
-            db = folder / f"mem-{games}.db"
-            rate, moves = run(random_pair, games, 2, db, "memory")
-            size = db.stat().st_size / 2**20
-            print(f"memory: {games:>7} games, {moves} moves, {rate:,.0f} games/s, "
-                  f"peak RSS of the coordinator so far {peak_memory_mb():.0f} MB, database {size:.0f} MB")
+        compare(folder, args.games, args.repeats)
+        if args.cpu_games:
+            cpu_bound(folder, args.cpu_bot, args.cpu_games)
+        memory(folder, args.memory_games + ([1_000_000] if args.million else []))
 
 
 if __name__ == "__main__":

@@ -15,8 +15,10 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import chain, islice, repeat
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlite_utils import Database
 from sqlite_utils.db import Table
@@ -749,12 +751,56 @@ class Store:
         self, tournament_id: int, records: Iterable[GameRecord], bot_ids: dict[str, int]
     ) -> int:
         """Store finished games, each with all its moves, in one transaction."""
-        count = 0
-        with self.db.atomic():
-            for record in records:
-                self._insert_game(tournament_id, record, bot_ids)
-                count += 1
-        return count
+        return self.record_finished(tournament_id, [FinishedGame.of(record) for record in records], bot_ids)
+
+    def record_finished(
+        self, tournament_id: int, games: Sequence[FinishedGame], bot_ids: dict[str, int]
+    ) -> int:
+        """Store games already turned into rows (where they were played), each with
+        all its moves, in one transaction: all of them or, on any error, none.
+
+        The whole batch is two prepared statements run over many rows: the games
+        get the ids SQLite would give them one by one (after the largest there is),
+        taken under the write lock, so their moves go in with a single call too.
+        """
+        if not games:
+            return 0
+        conn = self.db.conn
+        with self._writing():
+            (last,) = conn.execute("select coalesce(max(id), 0) from games").fetchone()
+            game_rows = [
+                (game_id, tournament_id, game.key, game.pairing, bot_ids[game.first], bot_ids[game.second],
+                 *tuple.__getitem__(game, _GAME_COLUMNS))
+                for game_id, game in enumerate(games, last + 1)
+            ]
+            conn.executemany(_INSERT_GAME, game_rows)
+            # The moves go in _MOVES_PER_INSERT rows per statement (a third of the
+            # time of one row per statement), the few left over one by one. The
+            # values stream through zip, grouped in C, never held all at once.
+            rows = chain.from_iterable(game.move_rows(game_id) for game_id, game in enumerate(games, last + 1))
+            values = chain.from_iterable(rows)
+            whole = sum(len(game.move_plies) for game in games) // _MOVES_PER_INSERT
+            conn.executemany(_INSERT_MOVES, islice(zip(*[values] * (_MOVE_COLUMNS * _MOVES_PER_INSERT)), whole))
+            conn.executemany(_INSERT_MOVE, zip(*[values] * _MOVE_COLUMNS))
+        return len(games)
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A write transaction that holds the write lock from its first statement
+        (BEGIN IMMEDIATE), so what it reads stays true until it commits; inside a
+        transaction already, a savepoint of it."""
+        conn = self.db.conn
+        if conn.in_transaction:
+            with self.db.atomic():
+                yield
+            return
+        conn.execute("begin immediate")
+        try:
+            yield
+        except BaseException:
+            conn.rollback()
+            raise
+        conn.execute("commit")
 
     def record_game(
         self, tournament_id: int, record: GameRecord, bot_ids: dict[str, int], replace: int | None = None
@@ -765,17 +811,12 @@ class Store:
         saved again), removed in the same transaction: the game is never stored
         twice, nor lost in between.
         """
-        with self.db.atomic():
+        with self._writing():
             if replace is not None:
                 self.delete_game(replace)
-            return self._insert_game(tournament_id, record, bot_ids)
-
-    def _insert_game(self, tournament_id: int, record: GameRecord, bot_ids: dict[str, int]) -> int:
-        conn = self.db.conn
-        game_id = conn.execute(_INSERT_GAME, _game_row(tournament_id, record, bot_ids)).lastrowid
-        assert game_id is not None  # an insert into a rowid table always has one
-        conn.executemany(_INSERT_MOVE, _move_rows(game_id, record))
-        return game_id
+            self.record_finished(tournament_id, [FinishedGame.of(record)], bot_ids)
+            (game_id,) = self.db.conn.execute("select max(id) from games").fetchone()
+            return int(game_id)
 
     def find_game(self, rules: Rules, moves: str, first: str | None, second: str | None) -> int | None:
         """The id of the first stored game with these rules, this move string
@@ -1255,11 +1296,14 @@ def _counted(tournament_id: int | None) -> tuple[str, list[Any]]:
 
 
 _INSERT_GAME = """
-insert into games (tournament_id, key, pairing, first_bot_id, second_bot_id, opening,
+insert into games (id, tournament_id, key, pairing, first_bot_id, second_bot_id, opening,
   opening_plies, result, winner, termination, reason, plies, moves, duration, seed, finished_at)
-values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 _INSERT_MOVE = "insert into moves (game_id, ply, move, ms, info) values (?, ?, ?, ?, ?)"
+_MOVE_COLUMNS = 5
+_MOVES_PER_INSERT = 50
+_INSERT_MOVES = _INSERT_MOVE.replace("values ", "values " + "(?, ?, ?, ?, ?), " * (_MOVES_PER_INSERT - 1))
 _GAME_SELECT = """
 select g.id, t.name as tournament, g.key, b1.spec as first, b2.spec as second,
   g.result, g.winner, g.termination, g.reason, g.plies, g.opening, g.opening_plies,
@@ -1272,27 +1316,70 @@ join bots b2 on b2.id = g.second_bot_id
 """
 
 
-def _game_row(tournament_id: int, record: GameRecord, bot_ids: dict[str, int]) -> tuple[Any, ...]:
-    spec, outcome = record.spec, record.outcome
-    rules = spec.rules
-    return (
-        tournament_id, spec.key, spec.pairing, bot_ids[spec.first], bot_ids[spec.second],
-        format_moves(spec.opening, rules), len(spec.opening), outcome.result, outcome.winner,
-        outcome.termination, outcome.reason, record.plies, format_moves(record.move_list(), rules),
-        round(record.duration, 6), spec.seed, _timestamp(record.finished_at),
-    )
+class FinishedGame(NamedTuple):
+    """A finished game as the store writes it: its games row but for the ids the
+    database gives (its own, the tournament's, the bots': by spec here), and its
+    move rows but for the game's id. Made where the game was played, so that the
+    one writer only inserts; it crosses processes as plain values."""
 
+    key: str
+    pairing: str
+    first: str  # bot specs
+    second: str
+    opening: str  # in the notation, as are the moves
+    opening_plies: int
+    result: str
+    winner: int | None
+    termination: str
+    reason: str | None
+    plies: int
+    moves: str
+    duration: float
+    seed: int
+    finished_at: str
+    # The move rows, column by column (the ply, the move in the notation, the
+    # milliseconds the bot took, its info as JSON; no info column when no move has
+    # any): the writer zips them into rows in C, and they pickle small.
+    move_plies: tuple[int, ...]
+    move_names: tuple[str, ...]
+    move_ms: tuple[float | None, ...]
+    move_info: tuple[str | None, ...] | None
 
-def _move_rows(game_id: int, record: GameRecord) -> list[tuple[Any, ...]]:
-    names = move_names(record.spec.rules)
-    return [
-        (
-            game_id, ply, names[move],
-            ms,
-            None if info is None else json_text(info),  # strict JSON: a NaN a bot reported is null
+    @classmethod
+    def of(cls, record: GameRecord) -> FinishedGame:
+        spec, outcome = record.spec, record.outcome
+        names, joiner = _notation(spec.rules)
+        plies, moves, ms, infos = zip(*record.moves) if record.moves else ((), (), (), ())
+        played = tuple([names[move] for move in moves])
+        info_texts = None
+        if infos.count(None) != len(infos):
+            # strict JSON: a NaN a bot reported is null
+            info_texts = tuple([None if info is None else json_text(info) for info in infos])
+        return cls(
+            spec.key, spec.pairing, spec.first, spec.second,
+            joiner.join([names[move] for move in spec.opening]), len(spec.opening),
+            outcome.result, outcome.winner, str(outcome.termination), outcome.reason, len(played),
+            joiner.join(played), round(record.duration, 6), spec.seed, _timestamp(record.finished_at),
+            plies, played, ms, info_texts,
         )
-        for ply, move, ms, info in record.moves
-    ]
+
+    def move_rows(self, game_id: int) -> Iterator[tuple[int, int, str, float | None, str | None]]:
+        """The rows of the moves table, once the game has its id."""
+        infos = self.move_info if self.move_info is not None else repeat(None)
+        return zip(repeat(game_id), self.move_plies, self.move_names, self.move_ms, infos)
+
+
+#: The fields of a FinishedGame that go into its games row as they are.
+_GAME_COLUMNS = slice(FinishedGame._fields.index("opening"), FinishedGame._fields.index("move_plies"))
+
+
+@lru_cache(maxsize=64)
+def _notation(rules: Rules) -> tuple[tuple[str, ...], str]:
+    """The name of each move, and what goes between them in a move string (as
+    :func:`~arena.engine.game.format_moves` writes them), made once per rules."""
+    names = move_names(rules)
+    two = format_moves((0, 0), rules)  # the notation's own choice, read back: "11" or "1,1"
+    return names, two[len(names[0]):len(two) - len(names[0])]
 
 
 def _insert(table: Table, row: dict[str, Any]) -> int:

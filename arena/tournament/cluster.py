@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from arena.errors import ArenaError
 from arena.plugins import INSTALLED_BOTS, BotSpecError, file_code, load_entry, parse_spec
-from arena.records import BotCode, GameRecord, GameSpec
+from arena.records import BotCode, GameSpec
 from arena.tournament.config import local_cluster_workers
 from arena.tournament.executors import DRAIN_SECONDS, HEARTBEAT_SECONDS, WorkerLost
 
@@ -146,8 +146,8 @@ def _sandbox_problems() -> list[str]:
     return []
 
 
-def _play_task(fn: Callable[[list[GameSpec]], Iterable[GameRecord]], specs: list[GameSpec]
-               ) -> tuple[list[GameRecord], float, str]:
+def _play_task(fn: Callable[[list[GameSpec]], Iterable[Any]], specs: list[GameSpec]
+               ) -> tuple[list[Any], float, str]:
     """On a worker: play ``specs``; their records, the seconds it took, and who played."""
     from distributed import get_worker
 
@@ -188,7 +188,7 @@ class ClusterExecutor:
         self._finished: queue.SimpleQueue[Future] = queue.SimpleQueue()  # filled by the futures' callbacks
         self._carried: dict[str, BotCode] = {}  # bot files' code, read once, by path
         self._seconds_per_game: float | None = None
-        self._play: Callable[[list[GameSpec]], Iterable[GameRecord]] | None = None  # what the tasks run
+        self._play: Callable[[list[GameSpec]], Iterable[Any]] | None = None  # what the tasks run
         self._polled = 0.0
         self._waiting_said = False
         self._client = self._connect()
@@ -311,8 +311,8 @@ class ClusterExecutor:
     # --- playing ---------------------------------------------------------------------------------
 
     def map_unordered(
-        self, fn: Callable[[list[GameSpec]], Iterable[GameRecord]], chunks: Iterable[list[GameSpec]]
-    ) -> Iterator[list[GameRecord]]:
+        self, fn: Callable[[list[GameSpec]], Iterable[Any]], chunks: Iterable[list[GameSpec]]
+    ) -> Iterator[list[Any]]:
         self._play = fn
         source = iter(chunks)
         waiting: deque[GameSpec] = deque()  # taken from the chunks, not given out yet
@@ -337,10 +337,10 @@ class ClusterExecutor:
                 self._give_out_stranded()
             yield records
 
-    def drain(self) -> list[GameRecord]:
+    def drain(self) -> list[Any]:
         """The records of the tasks that finished, and of those that finish within
         ``DRAIN_SECONDS``; no game in play is waited for."""
-        records: list[GameRecord] = []
+        records: list[Any] = []
         deadline = time.monotonic() + DRAIN_SECONDS
         while self._tasks:
             try:
@@ -420,10 +420,10 @@ class ClusterExecutor:
                 carried.append((bot.path, self._carried[bot.path]))
         return dataclasses.replace(spec, submitted=(*spec.submitted, *carried)) if carried else spec
 
-    def _take_finished(self, block: bool) -> list[GameRecord]:
+    def _take_finished(self, block: bool) -> list[Any]:
         """The records of the tasks that finished (waiting up to a heartbeat for
         one if ``block``); checks that finished admit or refuse their worker."""
-        records: list[GameRecord] = []
+        records: list[Any] = []
         try:
             futures = [self._finished.get(timeout=HEARTBEAT_SECONDS) if block else self._finished.get_nowait()]
         except queue.Empty:
@@ -438,7 +438,7 @@ class ClusterExecutor:
                 records.extend(self._task_done(future))
         return records
 
-    def _task_done(self, future: Future) -> list[GameRecord]:
+    def _task_done(self, future: Future) -> list[Any]:
         from distributed import KilledWorker
 
         task = self._tasks[future]
@@ -457,7 +457,7 @@ class ClusterExecutor:
             raise WorkerLost(f"a worker failed: {type(error).__name__}: {_first_line(error)}")
         raise self._lost(None)  # cancelled, and not by us: the scheduler is gone
 
-    def _records(self, future: Future) -> list[GameRecord]:
+    def _records(self, future: Future) -> list[Any]:
         try:
             records, seconds, worker = future.result()
         except (OSError, TimeoutError, CancelledError) as exc:

@@ -17,9 +17,9 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from arena.records import GameRecord, GameSpec
+from arena.records import GameSpec
 from arena.sandbox import process_control
 from arena.sandbox.spawner import PROCESS_SPAWNER
 
@@ -33,24 +33,32 @@ GATHER_SECONDS = 0.05
 HEARTBEAT_SECONDS = 0.25
 #: How long a stopped run waits for the games that just finished in the workers.
 DRAIN_SECONDS = 0.1
+#: Chunks each worker has at a time: the one it plays and the next, already in its
+#: pipe, so that it never waits for the coordinator between two chunks.
+CHUNKS_AHEAD = 2
+
+
+#: What a worker's function yields for each finished game: a GameRecord, or the
+#: rows the store writes (a FinishedGame), whatever the caller asked for.
+Played = TypeVar("Played")
 
 
 class Executor(Protocol):
     """Maps ``fn`` over ``chunks`` in any order, yielding records as games finish.
 
-    ``fn`` plays a chunk and yields each game's record as it finishes; the
-    executor yields lists of records (any grouping, possibly empty) as they come
-    in. ``chunks`` may be a lazy iterator: an executor takes only a few more than
+    ``fn`` plays a chunk and yields each game's record (whatever form the caller
+    chose) as it finishes; the executor yields lists of records (any grouping,
+    possibly empty) as they come in. ``chunks`` may be a lazy iterator: an executor takes only a few more than
     it has workers at a time, so memory stays flat however long the tournament.
 
-    An executor may also have ``drain() -> list[GameRecord]``: after the iteration
+    An executor may also have ``drain() -> list[Played]``: after the iteration
     stopped early (Ctrl-C, a lost worker), the records of games that finished but
     were not yielded yet, without waiting for any game.
     """
 
     def map_unordered(
-        self, fn: Callable[[list[GameSpec]], Iterable[GameRecord]], chunks: Iterable[list[GameSpec]]
-    ) -> Iterator[list[GameRecord]]: ...
+        self, fn: Callable[[list[GameSpec]], Iterable[Played]], chunks: Iterable[list[GameSpec]]
+    ) -> Iterator[list[Played]]: ...
 
     def close(self, cancel: bool = False) -> None: ...
 
@@ -67,7 +75,7 @@ class SerialExecutor:
             for record in fn(chunk):
                 yield [record]
 
-    def drain(self) -> list[GameRecord]:
+    def drain(self) -> list[Any]:
         return []  # every finished game was yielded at once
 
     def close(self, cancel: bool = False) -> None:
@@ -77,8 +85,9 @@ class SerialExecutor:
 class ProcessExecutor:
     """Worker processes on this machine (``multiprocess``), one pipe each.
 
-    Each worker has one chunk at a time: it is sent a chunk, sends back each game's
-    record as the game finishes, then says the chunk is done and is sent the next.
+    Each worker has ``CHUNKS_AHEAD`` chunks at a time: it plays one, sends back
+    each game's record as the game finishes, then says the chunk is done, goes on
+    with the next one waiting in its pipe, and is sent another.
     Records that arrive close together are yielded together (within
     ``GATHER_SECONDS``), so short games do not cost a transaction each; while
     nothing arrives an empty list is yielded every ``HEARTBEAT_SECONDS``. Work
@@ -95,7 +104,8 @@ class ProcessExecutor:
         self.workers = workers
         self._processes = []
         self._pipes = []
-        self._received: list[GameRecord] = []  # finished games not yielded yet
+        self._received: list[Any] = []  # finished games not yielded yet
+        self._queued: dict[Any, int] = {}  # chunks sent to each worker's pipe and not done yet
         for _ in range(workers):
             ours, theirs = multiprocess.Pipe()
             process = multiprocess.Process(target=_worker_loop, args=(theirs,), daemon=True)
@@ -112,9 +122,11 @@ class ProcessExecutor:
 
         source = iter(chunks)
         busy = set()
-        for pipe in self._pipes:
-            if self._send_next(pipe, fn, source):
-                busy.add(pipe)
+        self._queued = {}
+        for _ in range(CHUNKS_AHEAD):
+            for pipe in self._pipes:
+                if self._send_next(pipe, fn, source):
+                    busy.add(pipe)
         first_at = 0.0  # when the oldest record not yielded yet arrived
         while busy:
             waited = time.monotonic() - first_at
@@ -130,7 +142,7 @@ class ProcessExecutor:
                 batch, self._received = self._received, []
                 yield batch
 
-    def drain(self) -> list[GameRecord]:
+    def drain(self) -> list[Any]:
         """The games that finished but were not yielded: those received, and those
         the workers send within ``DRAIN_SECONDS`` (a finished game is sent within
         milliseconds); no game in play is waited for, a worker that died is skipped."""
@@ -165,20 +177,23 @@ class ProcessExecutor:
                     "lost: run the same command again to resume"
                 ) from None
             message = pickle.loads(data)
-            if message is None:  # the chunk is done
-                more = self._send_next(pipe, fn, source) if fn is not None else False
+            if message is None:  # a chunk is done: the worker goes on with the one queued
+                self._queued[pipe] -= 1
+                if fn is not None:
+                    self._send_next(pipe, fn, source)
+                more = self._queued[pipe] > 0
             elif isinstance(message, _WorkerError):
                 raise RuntimeError(f"a worker failed: {message.text}")
             else:
                 self._received.extend(message)  # the records that finished together
         return more
 
-    @staticmethod
-    def _send_next(pipe: Any, fn: Callable[..., Any], source: Iterator[Any]) -> bool:
+    def _send_next(self, pipe: Any, fn: Callable[..., Any], source: Iterator[Any]) -> bool:
         chunk = next(source, None)
         if chunk is None:
             return False
         pipe.send_bytes(pickle.dumps((fn, chunk), protocol=pickle.HIGHEST_PROTOCOL))
+        self._queued[pipe] = self._queued.get(pipe, 0) + 1
         return True
 
     def close(self, cancel: bool = False) -> None:

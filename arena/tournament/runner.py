@@ -1,7 +1,9 @@
 """Runs a tournament: schedules games, farms them out, streams results into the store.
 
-Workers only play: they receive picklable GameSpecs and return GameRecords. The
-coordinator (this process) is the only writer to the database. The executor
+Workers only play: they receive picklable GameSpecs and return each finished game
+as the rows the store writes (a FinishedGame: made where the game was played, so
+the coordinator only inserts). The coordinator (this process) is the only writer
+to the database. The executor
 (:mod:`arena.tournament.executors`) decides where games are played.
 """
 
@@ -15,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from arena.league.store import BotIdentity, Store
+from arena.league.store import BotIdentity, FinishedGame, Store
 from arena.plugins import installed_bots, load_entry, parse_spec
 from arena.records import BotCode, GameRecord, GameSpec
 from arena.referee.referee import play_game
@@ -88,12 +90,12 @@ def _run(
     outcome = RunOutcome(tournament_id, total, len(stored), 0)
     started = time.perf_counter()
     own_executor = executor is None
-    pending: list[GameRecord] = []  # finished games not stored yet
+    pending: list[FinishedGame] = []  # finished games not stored yet
 
     def store_pending() -> None:
         if pending:
             with _signals_deferred():  # a stop comes after the games are stored, never between
-                outcome.played += store.record_games(tournament_id, pending, bot_ids)
+                outcome.played += store.record_finished(tournament_id, pending, bot_ids)
                 pending.clear()
 
     with _stop_signals(outcome) as hold:
@@ -103,7 +105,7 @@ def _run(
                 executor = make_executor(config.workers, todo_count, config.cluster, needs, notify)
             if todo_count:
                 assert executor is not None
-                for records in executor.map_unordered(play_games, chunked(todo, todo_count, executor)):
+                for records in executor.map_unordered(play_for_store, chunked(todo, todo_count, executor)):
                     pending.extend(records)
                     store_pending()
                     if progress is not None:
@@ -179,6 +181,13 @@ def play_games(specs: list[GameSpec]) -> Iterator[GameRecord]:
     finishes (top-level, so it pickles)."""
     for spec in specs:
         yield play_game(spec)
+
+
+def play_for_store(specs: list[GameSpec]) -> Iterator[FinishedGame]:
+    """Worker entry point of a tournament: :func:`play_games`, each game yielded as
+    the rows the store writes, so that the one writer has only to insert them."""
+    for spec in specs:
+        yield FinishedGame.of(play_game(spec))
 
 
 def chunked(specs: Iterable[GameSpec], count: int, executor: Any) -> Iterator[list[GameSpec]]:
