@@ -17,6 +17,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any, ClassVar, Generic, TypeVar, overload
 
@@ -155,7 +156,6 @@ class Bot:
             setattr(self, key, option.convert(key, value))
         self.rules = Rules()
         self.player = 0
-        self.rng = random.Random(0)
         #: Seconds this move may take (set by the referee before each move; None: no limit).
         self.time_allowed: float | None = None
 
@@ -168,6 +168,13 @@ class Bot:
         """First line of the class docstring."""
         doc = (cls.__doc__ or "").strip()
         return doc.splitlines()[0] if doc else ""
+
+    @cached_property
+    def rng(self) -> random.Random:
+        """The bot's random numbers: seeded by :meth:`new_game` for each game; before
+        any game, seeded with 0. Made on first use, not in ``__init__``: a tournament
+        builds two bots per game, and seeding a generator costs as much as a move."""
+        return random.Random(0)
 
     def new_game(self, rules: Rules, player: int, seed: int) -> None:
         """Called before each game: the rules, which side the bot plays, its seed.

@@ -20,9 +20,11 @@ class RandomBot(Bot):
     stream = Option(0, "which random stream to draw from (independent players)")
 
     def new_game(self, rules: Rules, player: int, seed: int) -> None:
-        super().new_game(rules, player, seed)
-        if self.stream:
-            self.rng = random.Random(f"{seed}:{self.stream}")
+        # Seeded once, for the stream: not first for the game seed (as Bot.new_game
+        # does) and then again.
+        self.rules = rules
+        self.player = player
+        self.rng = random.Random(f"{seed}:{self.stream}" if self.stream else seed)
 
     def choose_move(self, board: Board) -> int:
         return self.rng.choice(board.legal_moves())

@@ -41,10 +41,6 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.linalg import lapack
-from scipy.sparse import coo_matrix, csr_matrix
-from scipy.sparse.csgraph import connected_components
-from scipy.sparse.linalg import LinearOperator, cg
 
 from arena.errors import ArenaError
 
@@ -232,6 +228,11 @@ def elo_difference(score: float) -> float:
 
 def _groups(n: int, first: np.ndarray, second: np.ndarray) -> np.ndarray:
     """Each bot's group, numbered from 1 by size (largest first), then by first name."""
+    # scipy is imported where it is used: it takes longer to import (0.6 s) than a
+    # tournament of thousands of short games takes to play, and only a fit needs it.
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
     graph = coo_matrix((np.ones(len(first)), (first, second)), shape=(n, n))
     count, component = connected_components(graph, directed=False)
     sizes = np.bincount(component, minlength=count)
@@ -298,6 +299,9 @@ class _Information:
         its 50 neighbours in a ranking, a band, take about 540 (0.2 s); a long ladder's
         Laplacian is ill-conditioned, and 2000 iterations (0.8 s there) are spent once
         before the dense steps (5 s and more at that size) take over."""
+        from scipy.sparse import csr_matrix
+        from scipy.sparse.linalg import LinearOperator, cg
+
         n, k = self.border.shape
         strengths = np.arange(n)
         rows = np.concatenate([strengths, self.first, self.second])
@@ -362,6 +366,8 @@ def _fit(
 
 def _solve(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
     """matrix^-1 vector by Cholesky, overwriting ``matrix``."""
+    from scipy.linalg import lapack
+
     _, solution, info = lapack.dposv(matrix, vector, lower=1, overwrite_a=1)
     if info != 0:
         raise np.linalg.LinAlgError(f"the information matrix is not positive definite (LAPACK dposv: {info})")
@@ -374,6 +380,8 @@ def _inverse_factor(matrix: np.ndarray) -> np.ndarray:
     columns are the inverse. LAPACK's potri would form the inverse itself, but its
     second half (lauum, L^-T L^-1) is slow in OpenBLAS: at 6000 bots on two cores the
     factor takes 1.4 s, the triangular inverse 0.8 s and lauum 3.3 s."""
+    from scipy.linalg import lapack
+
     factor, info = lapack.dpotrf(matrix, lower=1, clean=1, overwrite_a=1)
     if info == 0:
         factor, info = lapack.dtrtri(factor, lower=1, overwrite_c=1)
