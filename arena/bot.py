@@ -21,7 +21,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any, ClassVar, Generic, TypeVar, overload
 
-from arena.engine.game import Board, Rules
+from arena.engine.game import CONNECT_FOUR, Board, Rules
 from arena.errors import ArenaError
 from arena.text import clip
 
@@ -154,7 +154,7 @@ class Bot:
             value = options.get(key, option.default)
             # Into the bot's own __dict__, where it wins over the class's Option.
             setattr(self, key, option.convert(key, value))
-        self.rules = Rules()
+        self.rules = CONNECT_FOUR  # until new_game: rules are immutable, one is shared
         self.player = 0
         #: Seconds this move may take (set by the referee before each move; None: no limit).
         self.time_allowed: float | None = None

@@ -61,12 +61,23 @@ def iter_random_openings(rules: Rules, plies: int, rng: random.Random) -> Iterat
 
 def _random_line(rules: Rules, plies: int, rng: random.Random) -> tuple[int, ...] | None:
     board = Board(rules)
-    for _ in range(plies):
+    for ply in range(plies):
         moves = board.legal_moves()
-        safe = [m for m in moves if not board.is_winning_move(m)]
-        if not safe:
-            return None
-        board.play(rng.choice(safe))
-    if board.is_over() or any(board.is_winning_move(m) for m in board.legal_moves()):
+        if _could_win(rules, ply):
+            moves = [m for m in moves if not board.is_winning_move(m)]
+            if not moves:
+                return None
+        board.play(rng.choice(moves))
+    if board.is_over() or (
+        _could_win(rules, plies) and any(board.is_winning_move(m) for m in board.legal_moves())
+    ):
         return None
     return tuple(board.history)
+
+
+def _could_win(rules: Rules, ply: int) -> bool:
+    """Whether the move played at ``ply`` (0 the first) can win: it must give its
+    side ``connect`` stones, or fill the board (where counted lines decide). Short
+    openings skip asking each move whether it wins: a tournament draws one opening
+    per pair of games, and the asking cost more than the drawing."""
+    return ply // 2 + 1 >= rules.connect or ply + 1 >= rules.cells
