@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from types import MappingProxyType
 
 import pytest
@@ -28,6 +29,27 @@ def test_by_default_a_bot_starts_its_game_in_finish_start():
     fresh.new_game(rules, 1, 99)
     assert (bot.rules, bot.player) == (rules, 1)
     assert bot.rng.random() == fresh.rng.random()
+
+
+def test_before_any_game_a_bot_has_its_own_generator_seeded_with_0():
+    first, second = _Plain(), _Plain()
+    reference = random.Random(0)
+    expected = [reference.random() for _ in range(3)]
+    assert [first.rng.random() for _ in range(3)] == expected
+    assert [second.rng.random() for _ in range(3)] == expected  # not advanced by the first bot's draws
+    first.new_game(Rules(), 0, 5)
+    assert first.rng.random() == random.Random(5).random()
+
+
+def test_a_random_bot_draws_its_stream_from_the_game_seed_and_the_stream():
+    from bots.random_bot import RandomBot
+
+    plain, streamed = RandomBot(), RandomBot(stream=2)
+    plain.new_game(Rules(), 0, 77)
+    streamed.new_game(Rules(), 1, 77)
+    assert plain.rng.random() == random.Random(77).random()
+    assert streamed.rng.random() == random.Random("77:2").random()
+    assert (streamed.rules, streamed.player) == (Rules(), 1)
 
 
 def test_a_sandbox_timeout_is_a_bot_failure_with_a_reason():

@@ -726,3 +726,14 @@ def test_a_league_of_only_unnamed_players_says_so_truly(cli, tmp_path):
     (tmp_path / "game.txt").write_text("7x6c4 4455667\n")  # a finished game; a move line names no player
     ok(cli("import", str(tmp_path / "game.txt")))
     user_error(cli("standings", "--all"), "holds 1 finished game with a player its file did not name")
+
+
+def test_the_tournament_command_starts_without_importing_scipy():
+    # scipy takes longer to import than thousands of short games take to play: only
+    # the fit of the final standings needs it.
+    import subprocess
+    import sys
+
+    code = "import sys, arena.cli.tournament; print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))"
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert found.strip() == "[]"

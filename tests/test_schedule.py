@@ -338,3 +338,36 @@ def test_lazy_random_openings_are_the_listed_ones():
     listed = random_openings(rules, 2, 200, random.Random(9))
     lazy = list(itertools.islice(iter_random_openings(rules, 2, random.Random(9)), 200))
     assert lazy == listed and len(set(listed)) == 49  # every 2-ply opening, then repeats
+
+
+def _line_asking_every_move(rules: Rules, plies: int, rng: random.Random) -> tuple[int, ...] | None:
+    """An opening drawn as if every move were asked whether it wins at every ply."""
+    board = Board(rules)
+    for _ in range(plies):
+        safe = [m for m in board.legal_moves() if not board.is_winning_move(m)]
+        if not safe:
+            return None
+        board.play(rng.choice(safe))
+    if board.is_over() or any(board.is_winning_move(m) for m in board.legal_moves()):
+        return None
+    return tuple(board.history)
+
+
+@pytest.mark.parametrize(
+    ("rules", "plies"),
+    [
+        (Rules(), 2), (Rules(), 9), (Rules(3, 3, 3), 4), (Rules(3, 3, 3, gravity=False), 8),
+        (Rules(3, 3, 3), 5), (Rules(4, 3, 3, gravity=False), 6), (Rules(4, 4, 3, scoring="count"), 15),
+        (Rules(3, 3, 3, scoring="count"), 8), (Rules(5, 5, 4, gravity=False), 12),
+    ],
+    ids=lambda v: v.describe() if isinstance(v, Rules) else str(v),
+)
+def test_openings_skip_asking_for_wins_only_where_no_move_can_win(rules, plies):
+    # The same lines, draw for draw, as asking every move at every ply: the shortcut
+    # changes the cost, never an opening.
+    from arena.engine.openings import _random_line
+
+    for seed in range(40):
+        ours, reference = random.Random(seed), random.Random(seed)
+        for _ in range(5):
+            assert _random_line(rules, plies, ours) == _line_asking_every_move(rules, plies, reference)

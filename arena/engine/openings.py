@@ -77,7 +77,9 @@ def _random_line(rules: Rules, plies: int, rng: random.Random) -> tuple[int, ...
 
 def _could_win(rules: Rules, ply: int) -> bool:
     """Whether the move played at ``ply`` (0 the first) can win: it must give its
-    side ``connect`` stones, or fill the board (where counted lines decide). Short
-    openings skip asking each move whether it wins: a tournament draws one opening
-    per pair of games, and the asking cost more than the drawing."""
-    return ply // 2 + 1 >= rules.connect or ply + 1 >= rules.cells
+    side ``connect`` stones. The move that fills the board, where counted lines
+    decide, always does: it gives its side half the cells, and with both sides at
+    least 3 that is more than the longer side, which ``connect`` never exceeds.
+    Short openings skip asking each move whether it wins: a tournament draws one
+    opening per pair of games, and the asking cost more than the drawing."""
+    return ply // 2 + 1 >= rules.connect
