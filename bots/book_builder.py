@@ -43,6 +43,19 @@ DEFAULT_ROOT_PLIES = 3
 EASY = "easy"
 
 
+def read_journal(journal: Path) -> tuple[dict[int, tuple[int, int]], set[int]]:
+    """(entries by canonical key: (move, score); keys left to the search) of a journal."""
+    entries: dict[int, tuple[int, int]] = {}
+    easy: set[int] = set()
+    for line in journal.read_text().splitlines():
+        fields = line.split()
+        if fields[1] == EASY:
+            easy.add(int(fields[0]))
+        else:
+            entries[int(fields[0])] = (int(fields[1]), int(fields[2]))
+    return entries, easy
+
+
 class BookBuilder:
     """Walks the bot's strategy tree and collects the entries of its hard positions."""
 
@@ -57,12 +70,7 @@ class BookBuilder:
         self.solved = 0
         self.started = time.monotonic()
         if journal is not None and journal.exists():
-            for line in journal.read_text().splitlines():
-                fields = line.split()
-                if fields[1] == EASY:
-                    self.easy.add(int(fields[0]))
-                else:
-                    self.entries[int(fields[0])] = (int(fields[1]), int(fields[2]))
+            self.entries, self.easy = read_journal(journal)
 
     def roots(self, plies: tuple[int, ...]) -> Iterator[Board]:
         """Every open position with a number of stones in ``plies``, fewest first."""
@@ -132,6 +140,23 @@ class BookBuilder:
                 out.write(line + "\n")
 
 
+def merge(journals: list[Path], out: Path) -> int:
+    """Write the book of the entries of ``journals``.
+
+    Each build's entries are closed under its own walk: every reply to an entry's
+    move leads to an entry or to a position left to the search. Two builds may
+    prove different best moves for one position; either one keeps its subtree
+    covered by the build it came from, so the union stays closed.
+    """
+    entries: dict[int, tuple[int, int]] = {}
+    for journal in journals:
+        entries.update(read_journal(journal)[0])
+    book = OpeningBook.from_entries(Rules(), ((k, m, s) for k, (m, s) in entries.items()))
+    out.write_bytes(book.to_bytes())
+    print(f"{len(book)} entries written to {out} ({out.stat().st_size:,} bytes)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     default_out = Path(__file__).resolve().parent / "data" / PACKAGE_BOOK
@@ -141,7 +166,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--table-bits", type=int, default=26)
     parser.add_argument("--root-plies", type=int, default=DEFAULT_ROOT_PLIES)
     parser.add_argument("--only-plies", default=None, help="roots of these stone counts only (e.g. 2,3)")
+    parser.add_argument(
+        "--merge", type=Path, nargs="+", default=None, metavar="JOURNAL",
+        help="write the book of these journals' entries, searching nothing (builds run apart)",
+    )
     args = parser.parse_args(argv)
+    if args.merge:
+        return merge(args.merge, args.out)
     plies = tuple(range(args.root_plies + 1))
     if args.only_plies:
         plies = tuple(int(p) for p in args.only_plies.split(","))
