@@ -44,6 +44,7 @@ from arena.engine.game import MAX_SIZE, Board, Rules
 from arena.engine.scores import score_of_win
 from arena.errors import ArenaError
 from bots.minimax import MinimaxBot
+from bots.opening_book import book_for
 
 if TYPE_CHECKING:
     from bots.solver_fast import NumbaCore
@@ -743,7 +744,9 @@ class SolverBot(Bot):
     the value cannot be proven within the budget it plays the
     minimax bot's choice at ``fallback_depth`` and says so in its info
     ("solved": false). Each bot has a solver of its own, whose transposition
-    table is kept from move to move.
+    table is kept from move to move. On 7x6 connect 4 it first looks in its
+    opening book (:mod:`bots.opening_book`), which holds the early positions too
+    hard to solve within a move's time, so its play is perfect from the first move.
     """
 
     name = "solver"
@@ -751,6 +754,7 @@ class SolverBot(Bot):
     nodes = Option(0, "search nodes per move, used instead of the clock when set (reproducible)")
     fallback_depth = Option(4, "minimax depth when the position is not solved in time")
     backend = Option("auto", "search back end: auto, numba or python")
+    book = Option(True, "play the opening book's proven move where it has one (7x6 connect 4)")
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -766,8 +770,11 @@ class SolverBot(Bot):
 
     def new_game(self, rules: Rules, player: int, seed: int) -> None:
         super().new_game(rules, player, seed)
+        # Read the book and compile/load the search before the clock runs.
+        if self.book:
+            book_for(rules)
         if solvable(rules):
-            self._solver_for(rules).warm_up()  # compile/load before the clock runs
+            self._solver_for(rules).warm_up()
 
     def _solver_for(self, rules: Rules) -> Solver:
         """This bot's solver for ``rules`` (its table kept while the rules stay)."""
@@ -789,6 +796,13 @@ class SolverBot(Bot):
     def choose_move(self, board: Board) -> Choice:
         if not solvable(board.rules):
             return self._fallback(board, "the solver plays line scoring only", 0, None)
+        book = book_for(board.rules) if self.book else None
+        if book is not None:
+            known = book.lookup(board)
+            if known is not None:
+                move, score = known
+                depth = board.rules.cells - board.ply
+                return Choice(move, {"score": score, "solved": True, "book": True, "nodes": 0, "depth": depth})
         solver = self._solver_for(board.rules)
         if self.nodes:
             found = solver.best_move(board, nodes=self.nodes)
