@@ -390,7 +390,8 @@ def test_bot_solves_small_games_from_the_start(backend):
 
 
 def test_bot_falls_back_to_minimax_when_out_of_time(backend):
-    bot = SolverBot(backend=backend, seconds=0.05, fallback_depth=3)
+    # Without its book: "4" is one of the book's positions.
+    bot = SolverBot(backend=backend, seconds=0.05, fallback_depth=3, book=False)
     board = Board.from_moves("4")
     choice = ask(bot, board)
     info = choice.info
@@ -408,7 +409,7 @@ def test_bot_with_a_node_budget_plays_the_same_move_whatever_the_clock(backend):
     board = Board.from_moves("4")
     choices = []
     for _ in range(2):
-        bot = SolverBot(backend=backend, nodes=2000, fallback_depth=3)
+        bot = SolverBot(backend=backend, nodes=2000, fallback_depth=3, book=False)
         bot.time_allowed = 1e-9  # ignored when a node budget is set
         choices.append(ask(bot, board))
     assert choices[0].move == choices[1].move and choices[0].info == choices[1].info
@@ -419,7 +420,7 @@ def test_bot_with_a_node_budget_plays_the_same_move_whatever_the_clock(backend):
 
 
 def test_bot_uses_time_allowed():
-    bot = SolverBot()
+    bot = SolverBot(book=False)
     bot.new_game(C4, 1, 0)
     bot.time_allowed = 0.05
     assert bot.budget() == 0.05
