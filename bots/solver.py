@@ -43,6 +43,7 @@ from arena.bot import Bot, BotOptionError, Choice, Option
 from arena.engine.game import MAX_SIZE, Board, Rules
 from arena.engine.scores import score_of_win
 from arena.errors import ArenaError
+from bots.mcts import MctsBot
 from bots.minimax import MinimaxBot
 from bots.opening_book import book_for
 
@@ -731,18 +732,21 @@ def solve_moves(
 #: fallback search and the hand-off.
 SOLVE_SHARE = 0.6
 TIME_RESERVE = 0.02
+FALLBACKS = ("mcts", "minimax")
 
 
 class SolverBot(Bot):
-    """Solver: perfect play by exact alpha-beta search, minimax when out of time.
+    """Solver: perfect play by exact alpha-beta search, MCTS when out of time.
 
     Each move it tries to solve the position within its budget and plays a move
     that keeps the proven value: the quickest win, the slowest loss, a draw when
     drawn. The budget is ``nodes`` search nodes if set (the same games for the
     same seed, whatever the machine's load), else time (``seconds``, else the
     referee's time_allowed, else 1 s; 60% of it goes to the exact search). When
-    the value cannot be proven within the budget it plays the
-    minimax bot's choice at ``fallback_depth`` and says so in its info
+    the value cannot be proven within the budget it plays the MCTS bot's choice
+    (``fallback_playouts`` iterations with a node budget, else the rest of the
+    move's time; its tree kept from move to move), or with ``fallback=minimax``
+    the minimax bot's at ``fallback_depth``, and says so in its info
     ("solved": false). Each bot has a solver of its own, whose transposition
     table is kept from move to move. On 7x6 connect 4 it first looks in its
     opening book (:mod:`bots.opening_book`), which holds the early positions too
@@ -752,7 +756,9 @@ class SolverBot(Bot):
     name = "solver"
     seconds = Option(0.0, "seconds per move (0: the referee's time_allowed, else 1.0)")
     nodes = Option(0, "search nodes per move, used instead of the clock when set (reproducible)")
-    fallback_depth = Option(4, "minimax depth when the position is not solved in time")
+    fallback = Option("mcts", "what plays a position not solved in time: mcts or minimax")
+    fallback_playouts = Option(2000, "MCTS iterations of the fallback when `nodes` is set")
+    fallback_depth = Option(4, "minimax depth of the fallback=minimax")
     backend = Option("auto", "search back end: auto, numba or python")
     book = Option(True, "play the opening book's proven move where it has one (7x6 connect 4)")
 
@@ -766,13 +772,21 @@ class SolverBot(Bot):
             raise BotOptionError(f"option fallback_depth={self.fallback_depth} must be at least 1")
         if self.backend not in BACKENDS:
             raise BotOptionError(f"option backend={self.backend!r} must be one of {', '.join(BACKENDS)}")
+        if self.fallback not in FALLBACKS:
+            raise BotOptionError(f"option fallback={self.fallback!r} must be one of {', '.join(FALLBACKS)}")
+        if self.fallback_playouts < 1:
+            raise BotOptionError(f"option fallback_playouts={self.fallback_playouts} must be at least 1")
         self._solver: Solver | None = None
+        self._mcts: MctsBot | None = None
 
     def new_game(self, rules: Rules, player: int, seed: int) -> None:
         super().new_game(rules, player, seed)
         # Read the book and compile/load the search before the clock runs.
         if self.book:
             book_for(rules)
+        self._mcts = None
+        if self.fallback == "mcts" and solvable(rules):
+            self._mcts_for(rules, player, seed)
         if solvable(rules):
             self._solver_for(rules).warm_up()
 
@@ -804,15 +818,18 @@ class SolverBot(Bot):
                 depth = board.rules.cells - board.ply
                 return Choice(move, {"score": score, "solved": True, "book": True, "nodes": 0, "depth": depth})
         solver = self._solver_for(board.rules)
+        started = time.monotonic()
         if self.nodes:
             found = solver.best_move(board, nodes=self.nodes)
             why = f"not solved in {self.nodes} nodes"
         else:
-            started = time.monotonic()
             seconds = max(0.001, self.budget() * SOLVE_SHARE - TIME_RESERVE)
             found = solver.best_move(board, started + seconds)
             why = f"not solved in {seconds:.3f} s"
         if found is None:
+            if self.fallback == "mcts":
+                until = None if self.nodes else started + self.budget() - 2 * TIME_RESERVE
+                return self._mcts_fallback(board, why, solver.nodes, solver.backend, until)
             return self._fallback(board, why, solver.nodes, solver.backend)
         move, score = found
         info = {
@@ -823,6 +840,37 @@ class SolverBot(Bot):
             "backend": solver.backend,
         }
         return Choice(move, info)
+
+    def _mcts_for(self, rules: Rules, player: int, seed: int) -> MctsBot:
+        """This bot's MCTS (its tree kept while the game goes on), started for ``rules``."""
+        if self._mcts is None or self._mcts.rules != rules:
+            # Playouts fixed by the node budget keep games reproducible; with a clock
+            # the fallback gets what the exact search left of the move's time.
+            self._mcts = MctsBot(playouts=self.fallback_playouts if self.nodes else 0, backend=self.backend)
+            self._mcts.new_game(rules, player, seed)
+        return self._mcts
+
+    def _mcts_fallback(
+        self, board: Board, why: str, nodes: int, backend: str | None, until: float | None
+    ) -> Choice:
+        """The MCTS bot's move: its playouts, or the time left before ``until``
+        (``time.monotonic()``; a reserve for the hand-off is already taken off)."""
+        mcts = self._mcts_for(board.rules, board.to_move, 0)
+        if until is not None:
+            mcts.seconds = max(0.002, until - time.monotonic())
+            mcts.time_allowed = None
+        answer = mcts.choose_move(board)
+        playouts = answer.info["playouts"]
+        info = {
+            "solved": False,
+            "nodes": nodes,
+            "playouts": playouts,
+            "win_rate": answer.info["win_rate"],
+            "fallback": f"mcts {playouts} playouts: {why}",
+        }
+        if backend is not None:
+            info["backend"] = backend
+        return Choice(answer.move, info)
 
     def _fallback(self, board: Board, why: str, nodes: int, backend: str | None) -> Choice:
         """The minimax bot's move at ``fallback_depth``, with its heuristic score."""

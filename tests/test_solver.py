@@ -391,7 +391,7 @@ def test_bot_solves_small_games_from_the_start(backend):
 
 def test_bot_falls_back_to_minimax_when_out_of_time(backend):
     # Without its book: "4" is one of the book's positions.
-    bot = SolverBot(backend=backend, seconds=0.05, fallback_depth=3, book=False)
+    bot = SolverBot(backend=backend, seconds=0.05, fallback="minimax", fallback_depth=3, book=False)
     board = Board.from_moves("4")
     choice = ask(bot, board)
     info = choice.info
@@ -399,6 +399,23 @@ def test_bot_falls_back_to_minimax_when_out_of_time(backend):
     assert info["depth"] == 3
     assert "minimax" in info["fallback"]
     assert isinstance(info["score"], int) and info["nodes"] > 0
+
+
+def test_bot_falls_back_to_mcts_by_default(backend):
+    """Out of time, MCTS plays: for the time left by the clock, or for its playouts
+    with a node budget (the same move and info on every run)."""
+    board = Board.from_moves("4")
+    timed = ask(SolverBot(backend=backend, seconds=0.1, book=False), board)
+    assert timed.info["solved"] is False
+    assert timed.info["fallback"].startswith("mcts ") and timed.info["playouts"] > 0
+    assert 0.0 <= timed.info["win_rate"] <= 1.0
+    runs = [ask(SolverBot(backend=backend, nodes=2000, fallback_playouts=300, book=False), board) for _ in range(2)]
+    assert runs[0].info["playouts"] == 300
+    assert runs[0].move == runs[1].move and runs[0].info == runs[1].info
+    with pytest.raises(BotOptionError, match="fallback='alphazero'"):
+        SolverBot(fallback="alphazero")
+    with pytest.raises(BotOptionError, match="fallback_playouts=0"):
+        SolverBot(fallback_playouts=0)
 
 
 def test_bot_with_a_node_budget_plays_the_same_move_whatever_the_clock(backend):
@@ -409,7 +426,7 @@ def test_bot_with_a_node_budget_plays_the_same_move_whatever_the_clock(backend):
     board = Board.from_moves("4")
     choices = []
     for _ in range(2):
-        bot = SolverBot(backend=backend, nodes=2000, fallback_depth=3, book=False)
+        bot = SolverBot(backend=backend, nodes=2000, fallback="minimax", fallback_depth=3, book=False)
         bot.time_allowed = 1e-9  # ignored when a node budget is set
         choices.append(ask(bot, board))
     assert choices[0].move == choices[1].move and choices[0].info == choices[1].info
