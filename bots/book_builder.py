@@ -141,12 +141,13 @@ class BookBuilder:
 
 
 def merge(journals: list[Path], out: Path) -> int:
-    """Write the book of the entries of ``journals``.
+    """Write the book of the entries of ``journals``; a later journal's entry wins.
 
-    Each build's entries are closed under its own walk: every reply to an entry's
-    move leads to an entry or to a position left to the search. Two builds may
-    prove different best moves for one position; either one keeps its subtree
-    covered by the build it came from, so the union stays closed.
+    A finished build's entries are closed under its own walk: every reply to an
+    entry's move leads to an entry or to a position left to the search. Two builds
+    may prove different best moves for one position, and a build that was stopped
+    may not have walked all of an entry's replies yet: list finished builds last,
+    so that their entries, whose replies are all covered, are the ones kept.
     """
     entries: dict[int, tuple[int, int]] = {}
     for journal in journals:
@@ -168,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only-plies", default=None, help="roots of these stone counts only (e.g. 2,3)")
     parser.add_argument(
         "--merge", type=Path, nargs="+", default=None, metavar="JOURNAL",
-        help="write the book of these journals' entries, searching nothing (builds run apart)",
+        help="write the book of these journals' entries, searching nothing; finished builds last",
     )
     args = parser.parse_args(argv)
     if args.merge:
