@@ -35,6 +35,7 @@ import argparse
 import random
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +151,15 @@ class BookLessPeer:
         return value
 
 
+def timed(search: Callable[[Any], int | None], board: Any, cpu: list[float], wall: list[float]) -> int | None:
+    """``search(board)``, its CPU and wall seconds appended to ``cpu`` and ``wall``."""
+    c0, w0 = time.process_time(), time.perf_counter()
+    value = search(board)
+    wall.append(time.perf_counter() - w0)
+    cpu.append(time.process_time() - c0)
+    return value
+
+
 def by_stones(args: argparse.Namespace) -> int:
     """The early-game comparison with BitBully's book-less search (see the module doc)."""
     try:
@@ -171,21 +181,18 @@ def by_stones(args: argparse.Namespace) -> int:
     failed = False
     for stones in [int(s) for s in args.stones.split(",") if s.strip()]:
         count = args.count or DEFAULT_COUNTS.get(stones, DEFAULT_COUNT)
-        ours_cpu, ours_wall, peer_cpu, peer_wall = [], [], [], []
+        ours_cpu: list[float] = []
+        ours_wall: list[float] = []
+        peer_cpu: list[float] = []
+        peer_wall: list[float] = []
         ours_nodes = peer_nodes = 0
         for moves in random_positions(stones, count, args.seed):
             board, peer_board = Board.from_moves(moves), peer.board(moves)
             solver.reset()
-            c0, w0 = time.process_time(), time.perf_counter()
-            ours = solver.solve(board)
-            ours_wall.append(time.perf_counter() - w0)
-            ours_cpu.append(time.process_time() - c0)
+            ours = timed(solver.solve, board, ours_cpu, ours_wall)
             ours_nodes += solver.nodes
             peer.forget()
-            c0, w0 = time.process_time(), time.perf_counter()
-            theirs = peer.search(peer_board)
-            peer_wall.append(time.perf_counter() - w0)
-            peer_cpu.append(time.process_time() - c0)
+            theirs = timed(peer.search, peer_board, peer_cpu, peer_wall)
             peer_nodes += peer.nodes
             if ours != theirs:
                 print(f"  DISAGREE {moves}: ours {ours}, BitBully {theirs}")

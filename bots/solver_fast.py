@@ -8,8 +8,9 @@ for a few seconds, later processes load the machine code from ``__pycache__``
 (:meth:`bots.solver.Solver.warm_up` does either before a timed search).
 
 Everything is on unsigned 64-bit words; the transposition table is one array of
-two words per entry (the key, and ``epoch << 16 | bound``; without gravity a third
-holds all stones, as the key is then only the side to move's stones), so
+two words per entry (the key, and ``epoch << 24 | move << 16 | bound``: the move
+that refuted the position, tried first when it comes back; without gravity a
+third word holds all stones, as the key is then only the side to move's stones), so
 emptying it is a new epoch, not a memset. It lives on huge pages where the
 system allows, and each node prefetches its children's entries: the table is
 probed at random, and its cache misses are most of the cost of a node.
@@ -20,7 +21,7 @@ from __future__ import annotations
 import mmap
 import time
 from collections.abc import Callable, Sequence
-from typing import cast
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from llvmlite import ir
@@ -57,6 +58,14 @@ ST_SIZE = 22
 # cw[] (uint64): the board mask, the bottom row, then the moves in centre order.
 FULL, BOTTOM, ORDER = 0, 1, 2
 DEFAULT_TABLE_BITS = 20  # 1M entries: 16 MiB with gravity, 24 MiB without
+# An entry's second word: epoch << EPOCH_SHIFT | move << MOVE_SHIFT | bound.
+MOVE_SHIFT = np.uint64(16)
+EPOCH_SHIFT = np.uint64(24)
+NO_MOVE = 0xFF  # the move of an entry that proved no move better than the others
+MOVE_BITS = np.uint64(0xFF)
+# A child's sort key: winning cells << 8 | 255 - its rank in centre order, so
+# that among equals the nearer the centre comes first; the table's move first.
+TABLE_MOVE_FIRST = np.uint64(1 << 16)
 
 #: A score or bound: an int64 in compiled code; run as Python, a Python int, or a
 #: numpy int64 once a bound read from the table (``np.int64``) is taken.
@@ -210,7 +219,19 @@ def _possible(mask: np.uint64, st: NDArray[np.int64], cw: NDArray[np.uint64]) ->
     return full ^ mask
 
 
-@njit(cache=True)
+SearchFunction = TypeVar("SearchFunction", bound=Callable[..., object])
+
+
+def _uncounted(function: SearchFunction) -> SearchFunction:
+    """``njit`` without numba's reference counting: the search allocates nothing,
+    and with counting each call counted its four arrays in and out, eight atomic
+    operations a node (a tenth of the time of a search, by perf). ``_nrt`` is
+    missing from numba's type stubs, hence the options as a dict."""
+    options: dict[str, Any] = {"cache": True, "_nrt": False}
+    return cast(SearchFunction, njit(**options)(function))
+
+
+@_uncounted
 def _negamax(
     cur: np.uint64, mask: np.uint64, p: int, alpha: I64, beta: I64,
     tt: NDArray[np.uint64], st: NDArray[np.int64], cw: NDArray[np.uint64], buf: NDArray[np.uint64], deadline: float,
@@ -241,16 +262,14 @@ def _negamax(
         if alpha >= beta:
             return alpha
     high: I64 = half - (p + 2) // 2
+    table_move: I64 = NO_MOVE
     # With gravity cur + mask tells the position; without, cur and mask are kept.
     key = cur + mask if st[GRAVITY] else cur
     slot = _slot(cur, mask, st)
     word = tt[slot + 1]
-    if (
-        (word >> np.uint64(16)) == np.uint64(st[EPOCH])
-        and tt[slot] == key
-        and (st[GRAVITY] or tt[slot + 2] == mask)
-    ):
+    if (word >> EPOCH_SHIFT) == np.uint64(st[EPOCH]) and tt[slot] == key and (st[GRAVITY] or tt[slot + 2] == mask):
         enc = np.int64(word & np.uint64(0xFFFF))
+        table_move = np.int64((word >> MOVE_SHIFT) & MOVE_BITS)
         bound = (enc >> 1) - 1024
         if enc & 1:
             if bound > low:
@@ -265,7 +284,8 @@ def _negamax(
         beta = high
         if alpha >= beta:
             return beta
-    # Children: most winning cells first, centre first among equals.
+    # Children: the move that refuted this position last time first (the table's),
+    # then most winning cells first, centre first among equals.
     nm = st[NMOVES]
     n = 0
     child = cur ^ mask
@@ -278,7 +298,9 @@ def _negamax(
         if m:
             # The child's table entry is a cache miss in waiting: start it now.
             _prefetch(tt, _slot(child, mask | m, st))
-            sc = np.uint64(_popcount(_win(cur | m, empty ^ m, st)))
+            sc = (np.uint64(_popcount(_win(cur | m, empty ^ m, st))) << np.uint64(8)) | np.uint64(255 - i)
+            if i == table_move:
+                sc |= TABLE_MOVE_FIRST
             j = n
             while j > 0 and buf[p, nm + j - 1] < sc:
                 buf[p, nm + j] = buf[p, nm + j - 1]
@@ -287,18 +309,22 @@ def _negamax(
             buf[p, nm + j] = sc
             buf[p, j] = m
             n += 1
-    epoch = np.uint64(st[EPOCH]) << np.uint64(16)
+    epoch = np.uint64(st[EPOCH]) << EPOCH_SHIFT
     for i in range(n):
         m = buf[p, i]
         score = -_negamax(child, mask | m, p + 1, -beta, -alpha, tt, st, cw, buf, deadline)
         if st[ABORTED]:
             return 0
         if score >= beta:
-            _store(tt, slot, key, mask, epoch | np.uint64(((score + 1024) << 1) | 1), st)
+            best = NO_MOVE if nm == 0 else 255 - np.int64(buf[p, nm + i] & MOVE_BITS)
+            meta = epoch | (np.uint64(best) << MOVE_SHIFT) | np.uint64(((score + 1024) << 1) | 1)
+            _store(tt, slot, key, mask, meta, st)
             return score
         if score > alpha:
             alpha = score
-    _store(tt, slot, key, mask, epoch | np.uint64((alpha + 1024) << 1), st)
+    # No move beat alpha: the refutation found earlier (if any) stays the first to try.
+    meta = epoch | (np.uint64(table_move) << MOVE_SHIFT) | np.uint64((alpha + 1024) << 1)
+    _store(tt, slot, key, mask, meta, st)
     return alpha
 
 
@@ -405,7 +431,7 @@ class NumbaCore:
     def reset(self) -> None:
         """Forget the transposition table (a new epoch; the memory is reused)."""
         self.st[EPOCH] += 1
-        if self.st[EPOCH] >= 1 << 47:  # pragma: no cover - not in this universe
+        if self.st[EPOCH] >= 1 << 39:  # pragma: no cover - not in this universe
             self.tt[:] = 0
             self.st[EPOCH] = 1
 
