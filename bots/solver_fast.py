@@ -258,17 +258,18 @@ def _uncounted(function: SearchFunction) -> SearchFunction:
 
 @_uncounted
 def _negamax(
-    cur: np.uint64, mask: np.uint64, p: int, alpha: I64, beta: I64,
+    cur: np.uint64, mask: np.uint64, opp_win: np.uint64, p: int, alpha: I64, beta: I64,
     tt: NDArray[np.uint64], st: NDArray[np.int64], cw: NDArray[np.uint64], buf: NDArray[np.uint64], deadline: float,
 ) -> I64:  # fmt: skip
-    """Pons' fail-hard negamax; the side to move (``cur``) cannot win at once."""
+    """Pons' fail-hard negamax; the side to move (``cur``) cannot win at once.
+    ``opp_win``: the empty cells where the opponent would complete a line (the
+    parent has them already: it counted them to order its moves)."""
     st[NODES] += 1
     if st[NODES] >= st[NEXT_CHECK] and _must_stop(st, deadline):
         st[ABORTED] = 1
         return 0
     half: int = st[HALF]
     empty = cw[FULL] ^ mask
-    opp_win = _win(cur ^ mask, empty, st)
     possible = _possible(mask, st, cw)
     forced = possible & opp_win
     if forced:
@@ -312,11 +313,14 @@ def _negamax(
             return beta
     # Children: the move that refuted this position last time first (the table's),
     # then most winning cells first, centre first among equals.
+    # buf[p]: the moves, their sort keys from column nm, their winning cells from 2 * NMOVES.
     nm = st[NMOVES]
+    wins_at = 2 * nm
     n = 0
     child = cur ^ mask
     if (possible & (possible - U1)) == U0:  # a single move needs no order
         buf[p, 0] = possible
+        buf[p, wins_at] = _win(cur | possible, empty ^ possible, st)
         n = 1
         nm = 0
     for i in range(nm):
@@ -324,21 +328,24 @@ def _negamax(
         if m:
             # The child's table entry is a cache miss in waiting: start it now.
             _prefetch(tt, _slot(child, mask | m, st))
-            sc = (np.uint64(_popcount(_win(cur | m, empty ^ m, st))) << np.uint64(8)) | np.uint64(255 - i)
+            w = _win(cur | m, empty ^ m, st)
+            sc = (np.uint64(_popcount(w)) << np.uint64(8)) | np.uint64(255 - i)
             if i == table_move:
                 sc |= TABLE_MOVE_FIRST
             j = n
             while j > 0 and buf[p, nm + j - 1] < sc:
                 buf[p, nm + j] = buf[p, nm + j - 1]
+                buf[p, wins_at + j] = buf[p, wins_at + j - 1]
                 buf[p, j] = buf[p, j - 1]
                 j -= 1
             buf[p, nm + j] = sc
+            buf[p, wins_at + j] = w
             buf[p, j] = m
             n += 1
     epoch = (np.uint64(st[EPOCH]) << EPOCH_SHIFT) | (np.uint64(p) << PLY_SHIFT)
     for i in range(n):
         m = buf[p, i]
-        score = -_negamax(child, mask | m, p + 1, -beta, -alpha, tt, st, cw, buf, deadline)
+        score = -_negamax(child, mask | m, buf[p, wins_at + i], p + 1, -beta, -alpha, tt, st, cw, buf, deadline)
         if st[ABORTED]:
             return 0
         if score >= beta:
@@ -371,8 +378,9 @@ def _search(
     st[NODES] = 0
     st[NEXT_CHECK] = 0
     st[ABORTED] = 0
+    opp_win = _win(cur ^ mask, cw[FULL] ^ mask, st)
     if mode == 0:
-        return _negamax(cur, mask, p, a, b, tt, st, cw, buf, deadline)
+        return _negamax(cur, mask, opp_win, p, a, b, tt, st, cw, buf, deadline)
     lo = a
     hi = b
     if mode == 2:
@@ -391,7 +399,7 @@ def _search(
             med = _half(lo)
         elif med >= 0 and _half(hi) > med:
             med = _half(hi)
-        r = _negamax(cur, mask, p, med, med + 1, tt, st, cw, buf, deadline)
+        r = _negamax(cur, mask, opp_win, p, med, med + 1, tt, st, cw, buf, deadline)
         if st[ABORTED]:
             return 0
         if r <= med:
@@ -452,7 +460,7 @@ class NumbaCore:
         st[FITS : FITS + 4] = [h >= k, w >= k, w >= k and h >= k, w >= k and h >= k]
         self.st = st
         self.cw = np.array([g.full, sum(g.bottom), *order], dtype=np.uint64)
-        self.buf = np.zeros((rules.cells + 2, 2 * len(order)), dtype=np.uint64)
+        self.buf = np.zeros((rules.cells + 2, 3 * len(order)), dtype=np.uint64)
 
     def reset(self) -> None:
         """Forget the transposition table (a new epoch; the memory is reused)."""
