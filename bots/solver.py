@@ -22,7 +22,8 @@ The search is Pons' solver, generalised to every board and connect value of
 - a transposition table of upper and lower bounds (exact keys, so entries stay
   valid from one search to the next), each with the move that refuted the
   position, tried first when the position comes back (in the next null-window
-  probe most often);
+  probe most often); far from the end, a child whose entry already proves the
+  cutoff is taken before any child is searched (enhanced transposition cutoff);
 - at the root, iterative deepening by null-window probes that narrow the
   [min, max] window (Pons' parts 7 and later).
 
@@ -67,6 +68,11 @@ TABLE_MOVE_BITS = 12
 TABLE_NO_MOVE = (1 << TABLE_MOVE_BITS) - 1
 #: The ordering score given to the table's move: more than any count of winning cells.
 TABLE_MOVE_FIRST = 1 << 16
+#: Nodes with at least this many empty cells look among their children's table
+#: entries for one that proves the cutoff before searching any (an enhanced
+#: transposition cutoff). Nearer the end a child's search is too small to be
+#: worth the table look-ups (measured on cold 8- to 12-stone solves of 7x6).
+ETC_EMPTY_CELLS = 20
 #: Frames left for whoever calls the solver (test runners, the CLI, a referee).
 CALLER_FRAMES = 1000
 
@@ -421,6 +427,17 @@ class PythonCore:
             else:
                 moves = ((0, -TABLE_NO_MOVE, possible),)
             child_cur = cur ^ mask
+            if cells - p >= ETC_EMPTY_CELLS:
+                for _score, rank, move in moves:
+                    child_mask = mask | move
+                    child_key = child_cur + child_mask if gravity else child_cur | (child_mask << key_shift)
+                    child_entry = table_get(child_key)
+                    if child_entry is None or (child_entry >> TABLE_MOVE_BITS) & 1:
+                        continue  # no entry, or the child's lower bound: no cutoff here
+                    score = -(child_entry >> (TABLE_MOVE_BITS + 1))
+                    if score >= beta:
+                        table[key] = (((score << 1) | 1) << TABLE_MOVE_BITS) | -rank
+                        return score
             for _score, rank, move in moves:
                 score = -negamax(child_cur, mask | move, p + 1, -beta, -alpha)
                 if score >= beta:

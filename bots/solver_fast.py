@@ -37,7 +37,7 @@ from numba.extending import intrinsic
 from numpy.typing import NDArray
 
 from arena.engine.game import Rules
-from bots.solver import CHECK_EVERY, SearchAborted
+from bots.solver import CHECK_EVERY, ETC_EMPTY_CELLS, SearchAborted
 
 U0 = np.uint64(0)
 U1 = np.uint64(1)
@@ -57,7 +57,8 @@ NODES, NEXT_CHECK, BUDGET, ABORTED, EPOCH = 0, 1, 2, 3, 4
 CELLS, HALF, GRAVITY, CONNECT, NMOVES, FAST4, TABLE_BITS = 5, 6, 7, 8, 9, 10, 11
 STRIDE, CHECK = 12, 13  # words per table entry; nodes between looks at the clock
 SHIFT, FITS = 14, 18  # four line directions each
-ST_SIZE = 22
+ETC = 22  # empty cells from which a node looks for an enhanced transposition cutoff
+ST_SIZE = 23
 # cw[] (uint64): the board mask, the bottom row, then the moves in centre order.
 FULL, BOTTOM, ORDER = 0, 1, 2
 DEFAULT_TABLE_BITS = 20  # 1M entries: 16 MiB with gravity, 24 MiB without
@@ -343,6 +344,27 @@ def _negamax(
             buf[p, j] = m
             n += 1
     epoch = (np.uint64(st[EPOCH]) << EPOCH_SHIFT) | (np.uint64(p) << PLY_SHIFT)
+    if st[CELLS] - p >= st[ETC]:
+        # Enhanced transposition cutoff: a child whose entry already proves the
+        # cutoff saves searching the children before it (worth its cache misses
+        # only far from the end, where a child's search is large).
+        for i in range(n):
+            cm = mask | buf[p, i]
+            ckey = child + cm if st[GRAVITY] else child
+            at = _slot(child, cm, st)
+            if not _holds(tt, at, ckey, cm, st):
+                at += st[STRIDE]
+                if not _holds(tt, at, ckey, cm, st):
+                    continue
+            enc = np.int64(tt[at + 1] & np.uint64(0xFFFF))
+            if enc & 1:
+                continue  # the child's lower bound: no cutoff here
+            proven: I64 = 1024 - (enc >> 1)
+            if proven >= beta:
+                best = NO_MOVE if nm == 0 else 255 - np.int64(buf[p, nm + i] & MOVE_BITS)
+                meta = epoch | (np.uint64(best) << MOVE_SHIFT) | np.uint64(((proven + 1024) << 1) | 1)
+                _store(tt, slot, key, mask, meta, st)
+                return proven
     for i in range(n):
         m = buf[p, i]
         score = -_negamax(child, mask | m, buf[p, wins_at + i], p + 1, -beta, -alpha, tt, st, cw, buf, deadline)
@@ -455,7 +477,8 @@ class NumbaCore:
         st[FAST4] = k == 4 and rules.gravity and 3 * (h + 2) < 64
         st[TABLE_BITS] = table_bits
         st[STRIDE] = stride
-        st[CHECK] = CHECK_EVERY  # a run-time value: numba's cache does not see bots/solver.py
+        st[CHECK] = CHECK_EVERY  # run-time values: numba's cache does not see bots/solver.py
+        st[ETC] = ETC_EMPTY_CELLS
         st[SHIFT : SHIFT + 4] = g.shifts
         st[FITS : FITS + 4] = [h >= k, w >= k, w >= k and h >= k, w >= k and h >= k]
         self.st = st

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arena.engine.game import Board, Rules
-from bots.solver import TABLE_MOVE_BITS, TABLE_NO_MOVE, PythonCore, Solver, fast_available
+from bots.solver import ETC_EMPTY_CELLS, TABLE_MOVE_BITS, TABLE_NO_MOVE, PythonCore, Solver, fast_available
 
 PONS = Path(__file__).resolve().parent / "data" / "pons"
 C4 = Rules()
@@ -147,3 +147,57 @@ def test_the_tables_move_is_searched_first():
             first_elsewhere += 1
             break
     assert first_elsewhere >= 5
+
+
+def plant_upper_bound(solver: Solver, board: Board, bound: int) -> None:
+    """Put in the solver's table: the score of ``board`` is at most ``bound``."""
+    cur, mask = board.key()
+    if isinstance(solver.core, PythonCore):
+        solver.core.table[cur + mask] = ((bound << 1) << TABLE_MOVE_BITS) | TABLE_NO_MOVE
+        return
+    from bots import solver_fast
+
+    core = solver.core
+    assert isinstance(core, solver_fast.NumbaCore)
+    meta = (
+        (int(core.st[solver_fast.EPOCH]) << 32)
+        | (board.ply << 24)
+        | (solver_fast.NO_MOVE << 16)
+        | ((bound + 1024) << 1)
+    )
+    slot = solver_fast._slot(np.uint64(cur), np.uint64(mask), core.st)
+    solver_fast._store(core.tt, slot, np.uint64(cur + mask), np.uint64(mask), np.uint64(meta), core.st)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_childs_proven_cutoff_is_taken_without_searching_far_from_the_end(backend):
+    """Enhanced transposition cutoff: with ETC_EMPTY_CELLS or more empty cells, a
+    child whose entry proves the cutoff ends the probe at the position itself
+    (one node); nearer the end the children are searched."""
+    solver = Solver(C4, backend)
+    taken = searched = 0
+    for moves in pons_positions("Test_L2_R1", 80):
+        board = Board.from_moves(moves)
+        value = solver.solve(board)
+        assert value is not None
+        # The last optimal move in centre order: the one a search reaches last.
+        best = [move for move, score in solver.solve_moves(board).items() if score == value]
+        column = board.centre_order(best)[-1]
+        child = board.copy()
+        child.play(column)
+        if child.is_over():
+            continue
+        cur, mask = board.key()
+        solver.reset()
+        if solver.core.probe(cur, mask, board.ply, value - 1, value) >= value and solver.core.nodes == 1:
+            continue  # decided at the position itself: nothing to tell
+        solver.reset()
+        plant_upper_bound(solver, child, -value)
+        assert solver.core.probe(cur, mask, board.ply, value - 1, value) >= value, moves
+        if C4.cells - board.ply >= ETC_EMPTY_CELLS:
+            assert solver.core.nodes == 1, moves
+            taken += 1
+        else:
+            assert solver.core.nodes > 1, moves
+            searched += 1
+    assert taken >= 5 and searched >= 5
