@@ -315,41 +315,35 @@ def _negamax(
     # Children: the move that refuted this position last time first (the table's),
     # then most winning cells first, centre first among equals.
     # buf[p]: the moves, their sort keys from column nm, their winning cells from 2 * NMOVES.
+    # buf[p]: the sort keys, which end in the move's rank, best first; from
+    # column nm, each move's winning cells by its rank.
     nm = st[NMOVES]
-    wins_at = 2 * nm
     n = 0
     child = cur ^ mask
-    if (possible & (possible - U1)) == U0:  # a single move needs no order
-        buf[p, 0] = possible
-        buf[p, wins_at] = _win(cur | possible, empty ^ possible, st)
-        n = 1
-        nm = 0
     for i in range(nm):
         m = possible & cw[ORDER + i]
         if m:
             # The child's table entry is a cache miss in waiting: start it now.
             _prefetch(tt, _slot(child, mask | m, st))
             w = _win(cur | m, empty ^ m, st)
+            buf[p, nm + i] = w
             sc = (np.uint64(_popcount(w)) << np.uint64(8)) | np.uint64(255 - i)
             if i == table_move:
                 sc |= TABLE_MOVE_FIRST
             j = n
-            while j > 0 and buf[p, nm + j - 1] < sc:
-                buf[p, nm + j] = buf[p, nm + j - 1]
-                buf[p, wins_at + j] = buf[p, wins_at + j - 1]
+            while j > 0 and buf[p, j - 1] < sc:
                 buf[p, j] = buf[p, j - 1]
                 j -= 1
-            buf[p, nm + j] = sc
-            buf[p, wins_at + j] = w
-            buf[p, j] = m
+            buf[p, j] = sc
             n += 1
     epoch = (np.uint64(st[EPOCH]) << EPOCH_SHIFT) | (np.uint64(p) << PLY_SHIFT)
     if st[CELLS] - p >= st[ETC]:
         # Enhanced transposition cutoff: a child whose entry already proves the
         # cutoff saves searching the children before it (worth its cache misses
         # only far from the end, where a child's search is large).
-        for i in range(n):
-            cm = mask | buf[p, i]
+        for k in range(n):
+            rank = 255 - np.int64(buf[p, k] & MOVE_BITS)
+            cm = mask | (possible & cw[ORDER + rank])
             ckey = child + cm if st[GRAVITY] else child
             at = _slot(child, cm, st)
             if not _holds(tt, at, ckey, cm, st):
@@ -361,18 +355,17 @@ def _negamax(
                 continue  # the child's lower bound: no cutoff here
             proven: I64 = 1024 - (enc >> 1)
             if proven >= beta:
-                best = NO_MOVE if nm == 0 else 255 - np.int64(buf[p, nm + i] & MOVE_BITS)
-                meta = epoch | (np.uint64(best) << MOVE_SHIFT) | np.uint64(((proven + 1024) << 1) | 1)
+                meta = epoch | (np.uint64(rank) << MOVE_SHIFT) | np.uint64(((proven + 1024) << 1) | 1)
                 _store(tt, slot, key, mask, meta, st)
                 return proven
-    for i in range(n):
-        m = buf[p, i]
-        score = -_negamax(child, mask | m, buf[p, wins_at + i], p + 1, -beta, -alpha, tt, st, cw, buf, deadline)
+    for k in range(n):
+        rank = 255 - np.int64(buf[p, k] & MOVE_BITS)
+        m = possible & cw[ORDER + rank]
+        score = -_negamax(child, mask | m, buf[p, nm + rank], p + 1, -beta, -alpha, tt, st, cw, buf, deadline)
         if st[ABORTED]:
             return 0
         if score >= beta:
-            best = NO_MOVE if nm == 0 else 255 - np.int64(buf[p, nm + i] & MOVE_BITS)
-            meta = epoch | (np.uint64(best) << MOVE_SHIFT) | np.uint64(((score + 1024) << 1) | 1)
+            meta = epoch | (np.uint64(rank) << MOVE_SHIFT) | np.uint64(((score + 1024) << 1) | 1)
             _store(tt, slot, key, mask, meta, st)
             return score
         if score > alpha:
@@ -483,7 +476,7 @@ class NumbaCore:
         st[FITS : FITS + 4] = [h >= k, w >= k, w >= k and h >= k, w >= k and h >= k]
         self.st = st
         self.cw = np.array([g.full, sum(g.bottom), *order], dtype=np.uint64)
-        self.buf = np.zeros((rules.cells + 2, 3 * len(order)), dtype=np.uint64)
+        self.buf = np.zeros((rules.cells + 2, 2 * len(order)), dtype=np.uint64)
 
     def reset(self) -> None:
         """Forget the transposition table (a new epoch; the memory is reused)."""
