@@ -135,7 +135,7 @@ def _prefetch_intrinsic(
 _prefetch = cast("Callable[[NDArray[np.uint64], np.int64], None]", _prefetch_intrinsic)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _win(p: np.uint64, empty: np.uint64, st: NDArray[np.int64]) -> np.uint64:
     """Cells of ``empty`` that complete a line with the stones ``p``."""
     if st[FAST4]:
