@@ -11,6 +11,7 @@ Run: python bench/solver.py [--positions N] [--backend python|numba|both]
                             [--sets L3,L2,L1] [--repeat R] [--table-bits B]
      python bench/solver.py --by-stones [--stones 4,6,8,10,12,14] [--count N]
                             [--seed S] [--table-bits B]
+     python bench/solver.py --cold MOVES [--repeat R]
 
 Timings are means per position over the pass with the least CPU time of
 ``--repeat`` passes: wall-clock ("us/pos", "x C++") and process CPU time ("cpu
@@ -27,12 +28,19 @@ the machine's load falls on both alike. It prints per k the mean and largest
 time, positions per second, nodes per second, and the ratio ours/BitBully of
 CPU time (above 1: ours is slower). Both give Pons' score for the side to move;
 exit status 1 if they disagree on any position.
+
+``--cold MOVES`` times ``arena solve MOVES --budget 0`` (the position and each
+move, one process from its start) beside a process of BitBully scoring the
+same position and moves without its book, alternately ``--repeat`` times; it
+prints the best wall time of each and their ratio, and exits 1 if the scores differ.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -210,6 +218,42 @@ def by_stones(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+#: The peer's side of --cold: a fresh process that scores the position after
+#: argv[1] (1-based columns) and each of its moves, and prints them as JSON.
+PEER_COLD = """
+import json, sys
+import bitbully.bitbully_core as core
+board = core.BoardCore()
+assert board.play("".join(str(int(c) - 1) for c in sys.argv[1]))
+solver = core.BitBullyCore()
+score = solver.mtdf(board, 0)
+moves = solver.scoreMoves(board)
+print(json.dumps({"score": score, "moves": {str(c + 1): v for c, v in enumerate(moves) if board.isLegalMove(c)}}))
+"""
+
+
+def cold(moves: str, repeat: int) -> int:
+    """``arena solve MOVES`` beside BitBully's book-less search, each a fresh process."""
+    ours_cmd = [sys.executable, "-m", "arena", "solve", moves, "--budget", "0", "--json"]
+    peer_cmd = [sys.executable, "-c", PEER_COLD, moves]
+    best = {"ours": float("inf"), "peer": float("inf")}
+    answers: dict[str, Any] = {}
+    for _ in range(max(1, repeat)):
+        for who, cmd in (("ours", ours_cmd), ("peer", peer_cmd)):
+            started = time.perf_counter()
+            done = subprocess.run(cmd, capture_output=True, text=True, check=True)
+            best[who] = min(best[who], time.perf_counter() - started)
+            answers[who] = json.loads(done.stdout)
+    print(
+        f"arena solve {moves} --budget 0, cold process: ours {best['ours']:.2f} s, "
+        f"BitBully without its book {best['peer']:.2f} s, ratio {best['ours'] / best['peer']:.2f}"
+    )
+    if answers["ours"] != answers["peer"]:
+        print(f"  DISAGREE: ours {answers['ours']}, BitBully {answers['peer']}")
+        return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--positions", type=int, default=0, help="positions per set (0: all 1000)")
@@ -224,7 +268,10 @@ def main(argv: list[str] | None = None) -> int:
         "--count", type=int, default=0, help="--by-stones: positions per stone count (0: 20, fewer below 8)"
     )
     parser.add_argument("--seed", type=int, default=1, help="--by-stones: seed of the random positions")
+    parser.add_argument("--cold", metavar="MOVES", help="time arena solve MOVES beside BitBully, fresh processes")
     args = parser.parse_args(argv)
+    if args.cold:
+        return cold(args.cold, args.repeat)
     if args.by_stones:
         return by_stones(args)
 
