@@ -320,11 +320,15 @@ def _negamax(
     nm = st[NMOVES]
     n = 0
     child = cur ^ mask
+    # The children's table entries are cache misses in waiting: start them all
+    # before counting any child's winning cells, so they load meanwhile.
     for i in range(nm):
         m = possible & cw[ORDER + i]
         if m:
-            # The child's table entry is a cache miss in waiting: start it now.
             _prefetch(tt, _slot(child, mask | m, st))
+    for i in range(nm):
+        m = possible & cw[ORDER + i]
+        if m:
             w = _win(cur | m, empty ^ m, st)
             buf[p, nm + i] = w
             sc = (np.uint64(_popcount(w)) << np.uint64(8)) | np.uint64(255 - i)
