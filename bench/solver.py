@@ -9,19 +9,43 @@ not timed; the call into the solver, with its Python overhead, is.
 
 Run: python bench/solver.py [--positions N] [--backend python|numba|both]
                             [--sets L3,L2,L1] [--repeat R] [--table-bits B]
+     python bench/solver.py --by-stones [--stones 4,6,8,10,12,14] [--count N]
+                            [--seed S] [--table-bits B]
+     python bench/solver.py --cold MOVES [--repeat R]
 
 Timings are means per position over the pass with the least CPU time of
 ``--repeat`` passes: wall-clock ("us/pos", "x C++") and process CPU time ("cpu
 us", "cpu x", steadier when the machine is shared). "x C++" is the ratio to
 Pons' figure. Exit status 1 if any score is wrong.
+
+``--by-stones`` measures the early game instead, against BitBully (an
+independent C++ solver, a bench-only peer: see bench/requirements.txt) searching
+without its opening book. For each number of stones k it draws positions by
+random play from ``--seed`` (open, and the side to move cannot win at once),
+and solves each one cold, by ours (numba, table emptied) and by BitBully
+(``mtdf`` with its table emptied), one after the other in the same run so that
+the machine's load falls on both alike. It prints per k the mean and largest
+time, positions per second, nodes per second, and the ratio ours/BitBully of
+CPU time (above 1: ours is slower). Both give Pons' score for the side to move;
+exit status 1 if they disagree on any position.
+
+``--cold MOVES`` times ``arena solve MOVES --budget 0`` (the position and each
+move, one process from its start) beside a process of BitBully scoring the
+same position and moves without its book, alternately ``--repeat`` times; it
+prints the best wall time of each and their ratio, and exits 1 if the scores differ.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import random
+import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from arena.engine.game import Board, Rules
 from bots.solver import Solver, fast_available
@@ -75,6 +99,161 @@ def run_set(solver: Solver, rows, keep_table: bool) -> tuple[float, float, int, 
     return wall, cpu, nodes, wrong
 
 
+#: Positions per number of stones when --count is not given: the fewer stones,
+#: the longer a cold solve (seconds at 6 stones, most of a minute at 4).
+DEFAULT_COUNTS = {4: 2, 6: 6}
+DEFAULT_COUNT = 20
+
+
+def random_positions(stones: int, count: int, seed: int) -> list[str]:
+    """``count`` distinct positions (1-based move strings) of ``stones`` random
+    moves: none finished, none where the side to move wins at once."""
+    rules = Rules()
+    rng = random.Random(f"{seed}/{stones}")
+    found: list[str] = []
+    seen: set[tuple[int, int]] = set()
+    while len(found) < count:
+        board = Board(rules)
+        while board.ply < stones and not board.is_over():
+            board.play(rng.choice(board.legal_moves()))
+        if board.is_over() or board.ply < stones:
+            continue
+        if any(board.is_winning_move(m) for m in board.legal_moves()):
+            continue
+        if board.key() in seen:
+            continue
+        seen.add(board.key())
+        found.append(board.moves_string())
+    return found
+
+
+class BookLessPeer:
+    """BitBully's C++ search with no opening book and its table emptied per position."""
+
+    def __init__(self) -> None:
+        import bitbully.bitbully_core as core  # bench-only peer (AGPL): never the arena's
+
+        self._core = core
+        self._solver: Any = core.BitBullyCore()  # no path: no book loaded
+        if self._solver.isBookLoaded():
+            raise RuntimeError("BitBully loaded an opening book")
+        self.nodes = 0
+
+    def board(self, moves: str) -> Any:
+        """BitBully's board after ``moves`` (1-based columns)."""
+        board = self._core.BoardCore()
+        if not board.play("".join(str(int(c) - 1) for c in moves)):
+            raise ValueError(f"BitBully rejects {moves}")
+        return board
+
+    def forget(self) -> None:
+        """Empty the table: a memset of its whole table, which the timings leave
+        out (ours empties its table by a counter, no time at all)."""
+        self._solver.resetTranspositionTable()
+
+    def search(self, board: Any) -> int:
+        """Pons' score of ``board``, searched with whatever the table holds."""
+        self._solver.resetNodeCounter()
+        value = int(self._solver.mtdf(board, 0))
+        self.nodes = int(self._solver.getNodeCounter())
+        return value
+
+
+def timed(search: Callable[[Any], int | None], board: Any, cpu: list[float], wall: list[float]) -> int | None:
+    """``search(board)``, its CPU and wall seconds appended to ``cpu`` and ``wall``."""
+    c0, w0 = time.process_time(), time.perf_counter()
+    value = search(board)
+    wall.append(time.perf_counter() - w0)
+    cpu.append(time.process_time() - c0)
+    return value
+
+
+def by_stones(args: argparse.Namespace) -> int:
+    """The early-game comparison with BitBully's book-less search (see the module doc)."""
+    try:
+        peer = BookLessPeer()
+    except ImportError:
+        print("bitbully is not installed: pip install -r bench/requirements.txt", file=sys.stderr)
+        return 2
+    if not fast_available():
+        print("numba is not importable: the comparison is with the compiled back end", file=sys.stderr)
+        return 2
+    solver = Solver(Rules(), "numba", table_bits=args.table_bits)
+    solver.warm_up()
+    print(f"table bits: {args.table_bits or 'default'}; seed {args.seed}")
+    print(
+        f"{'stones':>6} {'n':>3} {'mean s':>8} {'max s':>8} {'pos/s':>8} {'Mnodes':>7} {'Mn/s':>6}"
+        f" | {'bb mean':>8} {'bb max':>8} {'bb pos/s':>8} {'bb Mn':>7} {'bb Mn/s':>7}"
+        f" | {'cpu x':>6} {'wall x':>6}"
+    )
+    failed = False
+    for stones in [int(s) for s in args.stones.split(",") if s.strip()]:
+        count = args.count or DEFAULT_COUNTS.get(stones, DEFAULT_COUNT)
+        ours_cpu: list[float] = []
+        ours_wall: list[float] = []
+        peer_cpu: list[float] = []
+        peer_wall: list[float] = []
+        ours_nodes = peer_nodes = 0
+        for moves in random_positions(stones, count, args.seed):
+            board, peer_board = Board.from_moves(moves), peer.board(moves)
+            solver.reset()
+            ours = timed(solver.solve, board, ours_cpu, ours_wall)
+            ours_nodes += solver.nodes
+            peer.forget()
+            theirs = timed(peer.search, peer_board, peer_cpu, peer_wall)
+            peer_nodes += peer.nodes
+            if ours != theirs:
+                print(f"  DISAGREE {moves}: ours {ours}, BitBully {theirs}")
+                failed = True
+        n = len(ours_cpu)
+        oc, pc = sum(ours_cpu), sum(peer_cpu)
+        print(
+            f"{stones:>6} {n:>3} {oc / n:>8.3f} {max(ours_cpu):>8.3f} {n / oc:>8.1f} "
+            f"{ours_nodes / n / 1e6:>7.2f} {ours_nodes / oc / 1e6:>6.2f}"
+            f" | {pc / n:>8.3f} {max(peer_cpu):>8.3f} {n / pc:>8.1f} "
+            f"{peer_nodes / n / 1e6:>7.2f} {peer_nodes / pc / 1e6:>7.2f}"
+            f" | {oc / pc:>6.2f} {sum(ours_wall) / sum(peer_wall):>6.2f}",
+            flush=True,
+        )
+    return 1 if failed else 0
+
+
+#: The peer's side of --cold: a fresh process that scores the position after
+#: argv[1] (1-based columns) and each of its moves, and prints them as JSON.
+PEER_COLD = """
+import json, sys
+import bitbully.bitbully_core as core
+board = core.BoardCore()
+assert board.play("".join(str(int(c) - 1) for c in sys.argv[1]))
+solver = core.BitBullyCore()
+score = solver.mtdf(board, 0)
+moves = solver.scoreMoves(board)
+print(json.dumps({"score": score, "moves": {str(c + 1): v for c, v in enumerate(moves) if board.isLegalMove(c)}}))
+"""
+
+
+def cold(moves: str, repeat: int) -> int:
+    """``arena solve MOVES`` beside BitBully's book-less search, each a fresh process."""
+    ours_cmd = [sys.executable, "-m", "arena", "solve", moves, "--budget", "0", "--json"]
+    peer_cmd = [sys.executable, "-c", PEER_COLD, moves]
+    best = {"ours": float("inf"), "peer": float("inf")}
+    answers: dict[str, Any] = {}
+    for _ in range(max(1, repeat)):
+        for who, cmd in (("ours", ours_cmd), ("peer", peer_cmd)):
+            started = time.perf_counter()
+            done = subprocess.run(cmd, capture_output=True, text=True, check=True)
+            best[who] = min(best[who], time.perf_counter() - started)
+            answers[who] = json.loads(done.stdout)
+    print(
+        f"arena solve {moves} --budget 0, cold process: ours {best['ours']:.2f} s, "
+        f"BitBully without its book {best['peer']:.2f} s, ratio {best['ours'] / best['peer']:.2f}"
+    )
+    if answers["ours"] != answers["peer"]:
+        print(f"  DISAGREE: ours {answers['ours']}, BitBully {answers['peer']}")
+        return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--positions", type=int, default=0, help="positions per set (0: all 1000)")
@@ -83,7 +262,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1, help="passes per set; the best is shown")
     parser.add_argument("--table-bits", type=int, default=None, help="numba table size, log2 entries")
     parser.add_argument("--keep-table", action="store_true", help="do not empty the table between positions")
+    parser.add_argument("--by-stones", action="store_true", help="early-game positions, ours beside BitBully")
+    parser.add_argument("--stones", default="4,6,8,10,12,14", help="--by-stones: stone counts to draw")
+    parser.add_argument(
+        "--count", type=int, default=0, help="--by-stones: positions per stone count (0: 20, fewer below 8)"
+    )
+    parser.add_argument("--seed", type=int, default=1, help="--by-stones: seed of the random positions")
+    parser.add_argument("--cold", metavar="MOVES", help="time arena solve MOVES beside BitBully, fresh processes")
     args = parser.parse_args(argv)
+    if args.cold:
+        return cold(args.cold, args.repeat)
+    if args.by_stones:
+        return by_stones(args)
 
     if not data_dir().is_dir():
         print(f"no test data in {data_dir()}", file=sys.stderr)
