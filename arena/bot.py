@@ -143,7 +143,7 @@ class Bot:
         cls.options = _collect_options(cls)
 
     def __init__(self, **options: Any) -> None:
-        unknown = sorted(set(options) - set(self.options))
+        unknown = sorted(options.keys() - self.options.keys()) if options else ()
         if unknown:
             valid = ", ".join(sorted(self.options)) or "none"
             raise BotOptionError(
@@ -151,9 +151,10 @@ class Bot:
                 f"valid options: {valid}"
             )
         for key, option in self.options.items():
-            value = options.get(key, option.default)
-            # Into the bot's own __dict__, where it wins over the class's Option.
-            setattr(self, key, option.convert(key, value))
+            # Into the bot's own __dict__, where it wins over the class's Option. A
+            # default is of its option's type by definition: only given values are
+            # converted (a tournament builds two bots per game).
+            setattr(self, key, option.convert(key, options[key]) if key in options else option.default)
         self.rules = CONNECT_FOUR  # until new_game: rules are immutable, one is shared
         self.player = 0
         #: Seconds this move may take (set by the referee before each move; None: no limit).

@@ -102,16 +102,19 @@ def _play_out(
     limit = clock.move_seconds
     now = time.perf_counter
     # A game of random bots spends as long here as in the bots: no call, lookup or
-    # object per move that the loop can do without.
+    # object per move that the loop can do without. The side to move and the ply
+    # are counted here rather than asked of the board each move.
     record = moves.append
-    while not board.is_over():
-        player = board.to_move
+    is_over, is_legal, play, copy = board.is_over, board.is_legal, board.play, board.copy
+    ply = board.ply
+    player = ply & 1
+    while not is_over():
         bot = players[player]
         if limit is not None:
             bot.time_allowed = limit + max(banks[player], 0.0)
         started = now()
         try:
-            answer = bot.choose_move(board.copy())
+            answer = bot.choose_move(copy())
         except BotFailure as failure:
             raise _Forfeit(player, failure.reason) from None
         except Exception as exc:
@@ -127,10 +130,12 @@ def _play_out(
         else:
             move, given = split_answer(answer)
             info = _clean_info(given)
-        if not board.is_legal(move):
+        if not is_legal(move):
             raise _Forfeit(player, _illegal(board, move))
-        board.play(move)  # type: ignore[arg-type]
-        record(_move_record(MoveRecord, (board.ply - 1, move, took * 1000.0, info)))
+        play(move)  # type: ignore[arg-type]
+        record(_move_record(MoveRecord, (ply, move, took * 1000.0, info)))
+        ply += 1
+        player ^= 1
 
 
 #: Makes a MoveRecord from its fields without the Python-level __new__ of a
