@@ -47,12 +47,15 @@ def read_journal(journal: Path) -> tuple[dict[int, tuple[int, int]], set[int]]:
     """(entries by canonical key: (move, score); keys left to the search) of a journal."""
     entries: dict[int, tuple[int, int]] = {}
     easy: set[int] = set()
-    for line in journal.read_text().splitlines():
+    for number, line in enumerate(journal.read_text().splitlines(), 1):
         fields = line.split()
-        if fields[1] == EASY:
-            easy.add(int(fields[0]))
-        else:
-            entries[int(fields[0])] = (int(fields[1]), int(fields[2]))
+        try:
+            if fields[1] == EASY:
+                easy.add(int(fields[0]))
+            else:
+                entries[int(fields[0])] = (int(fields[1]), int(fields[2]))
+        except (IndexError, ValueError):
+            raise ValueError(f"{journal}:{number}: not a journal line: {line!r}") from None
     return entries, easy
 
 
@@ -173,13 +176,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.merge:
-        return merge(args.merge, args.out)
+        try:
+            return merge(args.merge, args.out)
+        except (OSError, ValueError) as exc:
+            parser.error(str(exc))
     plies = tuple(range(args.root_plies + 1))
     if args.only_plies:
         plies = tuple(int(p) for p in args.only_plies.split(","))
     journal = args.journal or args.out.with_suffix(".journal")
     journal.parent.mkdir(parents=True, exist_ok=True)
-    builder = BookBuilder(Rules(), args.nodes, args.table_bits, journal)
+    try:
+        builder = BookBuilder(Rules(), args.nodes, args.table_bits, journal)
+    except (OSError, ValueError) as exc:
+        parser.error(str(exc))
     book = builder.build(plies)
     args.out.write_bytes(book.to_bytes())
     print(f"{len(book)} entries written to {args.out} ({args.out.stat().st_size:,} bytes)")

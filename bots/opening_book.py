@@ -113,8 +113,6 @@ class OpeningBook:
             raise BookError(f"{where} is cut short or padded: {len(data)} bytes, expected {expected}")
         keys = array("Q")
         keys.frombytes(data[HEADER.size : HEADER.size + 8 * count])
-        if keys.itemsize != 8:  # pragma: no cover - every platform CPython runs on has 8-byte "Q"
-            raise BookError("this platform has no 64-bit array type")
         moves = data[HEADER.size + 8 * count : HEADER.size + 9 * count]
         scores = array("b", data[HEADER.size + 9 * count :])
         rules = Rules(width, height, connect)

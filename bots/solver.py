@@ -817,10 +817,10 @@ class SolverBot(Bot):
         # Read the book and compile/load the search before the clock runs.
         if self.book:
             book_for(rules)
-        self._mcts = None
-        if self.fallback == "mcts" and solvable(rules):
-            self._mcts_for(rules, player, seed)
+        self._mcts = None  # a fresh tree each game
         if solvable(rules):
+            if self.fallback == "mcts":
+                self._mcts_for(rules, player, seed)
             self._solver_for(rules).warm_up()
 
     def _solver_for(self, rules: Rules) -> Solver:
@@ -883,9 +883,7 @@ class SolverBot(Bot):
             self._mcts.new_game(rules, player, seed)
         return self._mcts
 
-    def _mcts_fallback(
-        self, board: Board, why: str, nodes: int, backend: str | None, until: float | None
-    ) -> Choice:
+    def _mcts_fallback(self, board: Board, why: str, nodes: int, backend: str, until: float | None) -> Choice:
         """The MCTS bot's move: its playouts, or the time left before ``until``
         (``time.monotonic()``; a reserve for the hand-off is already taken off)."""
         mcts = self._mcts_for(board.rules, board.to_move, 0)
@@ -900,9 +898,8 @@ class SolverBot(Bot):
             "playouts": playouts,
             "win_rate": answer.info["win_rate"],
             "fallback": f"mcts {playouts} playouts: {why}",
+            "backend": backend,
         }
-        if backend is not None:
-            info["backend"] = backend
         return Choice(answer.move, info)
 
     def _fallback(self, board: Board, why: str, nodes: int, backend: str | None) -> Choice:

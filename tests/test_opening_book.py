@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from arena.engine.game import Board, Rules
 from arena.engine.scores import score_of_win
+from bots import book_builder
 from bots.book_builder import DEFAULT_NODES
 from bots.opening_book import (
     BookError,
@@ -202,3 +203,23 @@ def test_the_bot_without_its_book_searches(shipped):
     choice = bot.choose_move(Board(C4))
     assert "book" not in choice.info
     assert choice.info["solved"] is False  # the empty board is far beyond 20,000 nodes
+
+
+def test_merge_writes_the_book_of_journals_later_ones_winning(tmp_path):
+    key, _ = canonical(0, 0, C4)
+    first, second = tmp_path / "a.journal", tmp_path / "b.journal"
+    first.write_text(f"{key} 2 1\n12345 easy\n")
+    second.write_text(f"{key} 3 1\n")
+    out = tmp_path / "book.bin"
+    assert book_builder.main(["--merge", str(first), str(second), "--out", str(out)]) == 0
+    assert OpeningBook.read(out).lookup(Board(C4)) == (3, 1)
+
+
+def test_a_bad_journal_is_one_line_and_exit_2(tmp_path, capsys):
+    journal = tmp_path / "bad.journal"
+    journal.write_text("1 2\n")
+    with pytest.raises(SystemExit) as stop:
+        book_builder.main(["--merge", str(journal), "--out", str(tmp_path / "book.bin")])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith("bad.journal:1: not a journal line: '1 2'")
+    assert not (tmp_path / "book.bin").exists()
