@@ -40,10 +40,10 @@ from contextlib import closing
 from pathlib import Path
 
 from arena.league.accounts import add_user
-from arena.league.open_league import submit_to_league
-from arena.league.store import Entry, Store
+from arena.league.policy import submit_to_league
+from arena.league.scheduler import LeagueSchedule, active_field, config_of, create_league
 from arena.records import BotCode
-from arena.tournament.leagues import LeagueSchedule, active_field, config_of, create_league
+from arena.store.store import Entry, Store
 from arena.tournament.runner import bot_identity
 
 ARENA = str(Path(sys.executable).with_name("arena"))  # the command installed with the package

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import minimize
 
-from arena.league.ratings import ELO_PER_NATURAL, MEAN_RATING, Z95, Fit, PairCounts, Result, fit_ratings
+from arena.ratings.fit import ELO_PER_NATURAL, MEAN_RATING, Z95, Fit, PairCounts, Result, fit_ratings
 
 GAP_ELO = 100.0  # each link of the ladder
 LADDER_BOTS = 20

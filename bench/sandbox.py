@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 
 from arena.engine.game import Board, Rules
-from arena.league.store import Store
 from arena.records import BotCode, Limits
 from arena.sandbox.proxy import SandboxedBot
+from arena.store.store import Store
 from arena.tournament.config import load_config
 from arena.tournament.runner import run_tournament
 from bots.random_bot import RandomBot

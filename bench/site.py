@@ -44,9 +44,9 @@ from standings import build  # bench/standings.py, beside this file
 
 from arena.engine.game import Rules, format_moves
 from arena.engine.openings import random_openings
-from arena.league.store import BotIdentity, Store
 from arena.records import GameSpec
 from arena.referee.referee import play_game
+from arena.store.store import BotIdentity, Store
 
 MOVE_STRINGS = 500  # distinct legal games the synthetic rows take their moves from
 REAL_GAMES = 5  # games played by the built-in bots, stored with their moves rows

@@ -17,7 +17,7 @@ import argparse
 import random
 import time
 
-from arena.league.sprt import ACCEPT_H0, ACCEPT_H1, CONTINUE, Outcomes, Sprt, expected_score
+from arena.ratings.sprt import ACCEPT_H0, ACCEPT_H1, CONTINUE, Outcomes, Sprt, expected_score
 
 DRAWS = 0.1  # draw rate of every game
 COLOUR = 0.3  # how much moving first adds to the win rate (and takes from the loss rate)

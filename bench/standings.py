@@ -25,10 +25,10 @@ import time
 from pathlib import Path
 
 from arena.engine.game import Rules
-from arena.league.store import BotIdentity, Store
+from arena.store.store import BotIdentity, Store
 
 LOADED = (
-    "import sys; from arena.league.store import Store; from arena.league.standings import standings, "
+    "import sys; from arena.store.store import Store; from arena.ratings.standings import standings, "
     "render_standings; s = Store(sys.argv[1], read_only=True); print(render_standings(standings(s.games())))"
 )
 

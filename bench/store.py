@@ -19,8 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from arena.engine.game import Board, Rules
-from arena.league.store import BotIdentity, FinishedGame, Store
 from arena.records import GameRecord, GameSpec, MoveRecord, Outcome, Termination
+from arena.store.store import BotIdentity, FinishedGame, Store
 
 PLIES = 20
 

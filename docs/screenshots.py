@@ -18,8 +18,8 @@ from pathlib import Path
 DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS.parent))  # the tests' browser code, run from anywhere
 
-from arena.league.analysis import analyse_stored  # noqa: E402
-from arena.league.store import Store  # noqa: E402
+from arena.ratings.analysis import analyse_stored  # noqa: E402
+from arena.store.store import Store  # noqa: E402
 from tests.site_process import chromium, serving  # noqa: E402
 from tests.test_browser import run_tournament  # noqa: E402
 

@@ -14,32 +14,39 @@ ARENA = Path(__file__).resolve().parents[1] / "arena"
 # too: a lazy import that runs back up is still an arrow back up.
 BASE = {"errors", "text"}
 ALLOWED: dict[str, set[str]] = {
+    # the contract every room shares
     "errors": set(),
     "text": set(),
     "engine": BASE,
     "records": BASE | {"engine"},
-    "game_files": BASE | {"engine", "records"},
     "bot": BASE | {"engine", "records"},
-    "game": {"engine"},  # the old import path of the engine, for bot code
+    "formats": BASE | {"engine", "records"},
+    # playing: containment, finding bots, one game
     "sandbox": BASE | {"engine", "records", "bot"},
-    "plugins": BASE | {"engine", "records", "bot", "sandbox"},
-    "testing": BASE | {"engine", "records", "bot", "sandbox", "plugins"},
-    "solvers": BASE | {"engine"},
-    "referee": BASE | {"engine", "records", "bot", "plugins"},
-    "league": BASE | {"game_files", "engine", "records", "bot", "plugins", "testing", "solvers"},
-    "tournament": BASE | {"game_files", "engine", "records", "bot", "sandbox", "plugins", "referee", "league"},
-    "terminal": BASE | {"game_files", "engine", "records", "bot", "plugins", "referee", "league", "tournament"},
-    "web": BASE | {"game_files", "engine", "records", "league"},
-    "cli": BASE | {"game_files", "engine", "records", "bot", "sandbox", "plugins", "testing", "solvers", "referee",
-                   "league",
-                   "tournament", "terminal", "web"},
+    "players": BASE | {"engine", "records", "bot", "sandbox"},
+    "referee": BASE | {"engine", "records", "bot", "players"},
+    # reading results: never the sandbox, never a bot
+    "store": BASE | {"engine", "records"},
+    "ratings": BASE | {"engine", "records", "store"},
+    # how a bot gets in: the only room above the sandbox that starts bots outside a game
+    "entry": BASE | {"engine", "records", "bot", "sandbox", "players", "store"},
+    "tournament": BASE | {"engine", "records", "bot", "sandbox", "players", "referee", "store", "ratings", "entry"},
+    "league": BASE | {"engine", "records", "players", "store", "ratings", "entry", "tournament"},
+    # people: the terminal, the site, the command
+    "terminal": BASE | {"formats", "engine", "records", "bot", "players", "referee", "store", "ratings", "tournament"},
+    "web": BASE | {"formats", "engine", "records", "players", "store", "ratings", "entry", "league"},
+    "cli": BASE | {"formats", "engine", "records", "bot", "sandbox", "players", "referee", "store", "ratings",
+                   "entry", "tournament", "league", "terminal", "web"},
+    # compatibility modules: old import paths that only re-export
+    "game": {"engine"},
+    "testing": {"entry"},
     "__main__": {"cli"},
     "__init__": set(),
 }
 
 
 def room_of(module: str) -> str:
-    """``arena.league.store`` -> ``league``; ``arena.bot`` -> ``bot``."""
+    """``arena.store.store`` -> ``league``; ``arena.bot`` -> ``bot``."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "__init__"
 
@@ -108,3 +115,26 @@ def test_bot_code_importing_the_old_engine_path_still_loads():
 
     for name in OLD_GAME_NAMES:
         assert getattr(old, name) is getattr(engine, name), name
+
+
+# Reading results (the site, the tables, the statistics) never loads the sandbox:
+# a web server or a notebook that shows standings starts no bot and needs none of it.
+READERS = ["arena.web.app", "arena.ratings.standings", "arena.ratings.crosstable", "arena.ratings.selection",
+           "arena.ratings.sprt", "arena.ratings.analysis", "arena.ratings.results_file", "arena.store",
+           "arena.league.policy", "arena.entry.checks", "arena.entry.submissions"]
+
+
+@pytest.mark.parametrize("module", READERS)
+def test_reading_results_loads_no_sandbox_module(module):
+    import subprocess
+    import sys
+
+    probe = f"import sys, {module}; print(' '.join(m for m in sys.modules if m.startswith('arena.sandbox')))"
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                            cwd=ARENA.parent).stdout.split()
+    assert loaded == [], f"import {module} loads {loaded}"
+
+
+def test_rooms_below_entry_never_import_the_sandbox():
+    for room in ("store", "ratings", "formats", "engine", "records", "bot", "errors", "text"):
+        assert "sandbox" not in ALLOWED[room], room

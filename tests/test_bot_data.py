@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 
 from arena.bot import Bot, BotFailure, Choice
 from arena.engine.game import Rules
-from arena.league.store import BotIdentity, Store
 from arena.records import GameSpec
 from arena.referee.referee import play_game
 from arena.sandbox.answers import MAX_DEPTH, parse_answer
+from arena.store.store import BotIdentity, Store
 from arena.text import json_text, printable, quote
 from arena.tournament.config import load_config
 from arena.tournament.executors import SerialExecutor

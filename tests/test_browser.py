@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from arena.engine.game import Board, parse_moves
-from arena.league.store import Store, rules_of
+from arena.store.store import Store, rules_of
 from tests.site_process import ARENA, chromium, require_browser, serving, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from arena.league.accounts import add_user
-from arena.league.store import Store
-from arena.tournament.leagues import create_league
+from arena.league.scheduler import create_league
+from arena.store.store import Store
 from tests.site_process import ARENA, chromium, require_browser, serving, wait_for
 
 BOT = '''from arena.bot import Bot

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.league.store import Store, StoredGame
+from arena.store.store import Store, StoredGame
 
 
 def stored_games(tmp_path: Path, db: str = "arena.db") -> list[StoredGame]:

@@ -19,9 +19,9 @@ from click.testing import CliRunner
 
 from arena.cli.main import main
 from arena.engine.game import Rules
-from arena.league.store import BotIdentity, Store
 from arena.records import GameSpec
 from arena.referee.referee import play_game
+from arena.store.store import BotIdentity, Store
 
 QUICK = str(Path(__file__).resolve().parent.parent / "config" / "quick.toml")
 BUILTIN = ["random", "neighbour", "greedy", "blocker", "minimax"]

@@ -226,7 +226,7 @@ def test_ctrl_c_in_analyse_keeps_whole_games_and_stores_no_half_game(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import arena.cli.games
-    from arena.league.store import Store
+    from arena.store.store import Store
 
     db = _db_with_games(tmp_path)
     with Store(db) as store:

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from arena.league.store import Store
-from arena.plugins import INSTALLED_BOTS
+from arena.players.plugins import INSTALLED_BOTS
 from arena.records import GameSpec
+from arena.store.store import Store
 from arena.tournament import cluster
 from arena.tournament.cluster import (
     ClusterError,

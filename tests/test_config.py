@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from arena.engine.game import Rules
-from arena.league.store import Store
 from arena.records import TimeControl
+from arena.store.store import Store
 from arena.tournament.config import ConfigError, TournamentConfig, load_config
 from arena.tournament.entrants import resolve_bots
 
@@ -502,7 +502,7 @@ def no_processes_or_databases(monkeypatch: pytest.MonkeyPatch):
         raise AssertionError("loading a config must start no process and open no database")
 
     monkeypatch.setattr("arena.sandbox.proxy.SandboxedBot._spawn", refuse)
-    monkeypatch.setattr("arena.league.store.Store.__init__", refuse)
+    monkeypatch.setattr("arena.store.store.Store.__init__", refuse)
 
 
 def test_loading_starts_no_bot_process(toml, write_bot, no_processes_or_databases):

@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli.main import main
-from arena.league.store import Store, StoreError, migrations
+from arena.store.store import Store, StoreError, migrations
 from tests.test_errors import ARGUMENTS, arguments
 
 READING = [("bots",), ("games",), ("show",), ("replay",), ("export",), ("standings",), ("crosstable",), ("colours",),

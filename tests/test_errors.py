@@ -24,7 +24,7 @@ import arena
 import bots
 from arena.cli.main import main
 from arena.errors import ArenaError
-from arena.league.store import Store, StoreError
+from arena.store.store import Store, StoreError
 
 # Exception classes that do not report a user's mistake, and why.
 NOT_USER_MISTAKES = {

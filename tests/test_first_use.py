@@ -9,8 +9,8 @@ import pytest
 
 from arena.bot import BotOptionError
 from arena.errors import ArenaError
-from arena.league.store import Store, code_description
-from arena.plugins import make_bot
+from arena.players.plugins import make_bot
+from arena.store.store import Store, code_description
 from arena.text import plural
 from arena.tournament.config import load_config
 from arena.tournament.executors import ProcessExecutor, make_executor

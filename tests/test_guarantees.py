@@ -13,10 +13,10 @@ import pytest
 
 from arena.bot import Bot, Choice
 from arena.engine.game import Board, Rules
-from arena.league.ratings import ELO_PER_NATURAL, MEAN_RATING, Result, fit_ratings
-from arena.league.store import Store
+from arena.ratings.fit import ELO_PER_NATURAL, MEAN_RATING, Result, fit_ratings
 from arena.records import GameSpec, TimeControl
 from arena.referee.referee import play_game
+from arena.store.store import Store
 from tests.conftest import FakeClock
 
 C4 = Rules()

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.league.store import Store
 from arena.sandbox import landlock
+from arena.store.store import Store
 from arena.tournament.config import load_config
 from arena.tournament.entrants import resolve_bots
 from arena.tournament.executors import ProcessExecutor

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from arena.engine.game import Rules
-from arena.game_files import import_game
-from arena.league.store import UNNAMED, Store
+from arena.formats.game_files import import_game
+from arena.store.store import UNNAMED, Store
 from arena.terminal.casual import DuplicateGameError, import_into
 
 

@@ -16,9 +16,9 @@ from click.testing import CliRunner
 
 from arena.cli.main import main
 from arena.league.accounts import add_user, renew_token, sign_in, user_of_token
-from arena.league.open_league import Refused, retire, submit_to_league
-from arena.league.store import Store
-from arena.tournament.leagues import LeagueSchedule, config_of, create_league, run_league
+from arena.league.policy import Refused, retire, submit_to_league
+from arena.league.scheduler import LeagueSchedule, config_of, create_league, run_league
+from arena.store.store import Store
 from tests.test_cli import dump
 
 ROOT = Path(__file__).resolve().parent.parent

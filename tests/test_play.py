@@ -1,5 +1,5 @@
 """Playing in the terminal (arena.play), replaying stored games (arena.replay), and
-sharing games as text (arena.game_files). Sessions are driven by io.StringIO scripts."""
+sharing games as text (arena.formats.game_files). Sessions are driven by io.StringIO scripts."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from arena.engine.game import Board, Rules, parse_moves
-from arena.game_files import (
+from arena.formats.game_files import (
     GameFileError,
     export_json,
     export_moves,

@@ -8,10 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from arena import plugins
 from arena.bot import split_answer
 from arena.engine.game import Board, Rules
-from arena.plugins import BotChecker, BotSpecError, check_spec, discover, file_identity, make_bot, parse_spec, spec_text
+from arena.players import plugins
+from arena.players.plugins import (
+    BotChecker,
+    BotSpecError,
+    check_spec,
+    discover,
+    file_identity,
+    make_bot,
+    parse_spec,
+    spec_text,
+)
 from arena.sandbox.proxy import SandboxedBot
 
 BUILT_IN = {"random", "neighbour", "greedy", "blocker", "minimax"}
@@ -194,7 +203,7 @@ def test_bad_bot_files_are_refused_with_the_reason(write_bot, source, message):
 def test_a_checker_starts_each_sandboxed_bot_once_and_nothing_is_remembered_beyond_it(write_bot, monkeypatch):
     path = write_bot("first", ONE_BOT)
     started: list[str] = []
-    monkeypatch.setattr("arena.plugins._check_sandboxed", lambda text, bot: (started.append(text), bot.close()))
+    monkeypatch.setattr("arena.players.plugins._check_sandboxed", lambda text, bot: (started.append(text), bot.close()))
     checker = BotChecker()
     checker.check(path)
     checker.check(path)

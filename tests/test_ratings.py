@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arena.league.ratings import Fit, Result, elo_difference, fit_ratings, incremental_elo
+from arena.ratings.fit import Fit, Result, elo_difference, fit_ratings, incremental_elo
 
 ELO = 400 / math.log(10)  # Elo per natural-log unit of odds, written out independently
 GAP_75 = 400 * math.log10(3)  # 190.848...: the gap at which the stronger scores 75%

@@ -11,8 +11,8 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from arena.league import ratings
-from arena.league.ratings import Fit, PairCounts, Result, fit_ratings
+from arena.ratings import fit as ratings
+from arena.ratings.fit import Fit, PairCounts, Result, fit_ratings
 
 
 def league(seed: int, bots: list[str], games: int) -> list[Result]:

@@ -17,9 +17,9 @@ from click.testing import CliRunner
 from arena.bot import Choice
 from arena.cli.main import main
 from arena.engine.game import Board, Rules
-from arena.league.store import Store
-from arena.plugins import installed_bots
+from arena.players.plugins import installed_bots
 from arena.records import RESULTS, UNFINISHED_RESULT, Termination
+from arena.store.store import Store
 from arena.terminal.replay import ReplaySession
 from arena.tournament import config
 from arena.tournament.config import load_config

@@ -10,14 +10,14 @@ import sys
 import pytest
 
 from arena.engine.game import Board, Rules
-from arena.game_files import import_game
-from arena.league.store import Store
+from arena.formats.game_files import import_game
 from arena.records import GameRecord, GameSpec, MoveRecord, Outcome, Termination
+from arena.store.store import Store
 from arena.terminal.casual import HUMAN, save_game
 
 LEAGUE_MODULES = (
-    "arena.league.store", "arena.league.ratings", "arena.league.standings",
-    "arena.league.crosstable", "arena.league.sprt",
+    "arena.store.store", "arena.ratings.fit", "arena.ratings.standings",
+    "arena.ratings.crosstable", "arena.ratings.sprt",
 )
 
 
@@ -35,7 +35,7 @@ def modules_loaded_by(*modules: str) -> set[str]:
 def test_league_modules_load_no_sandbox_plugins_referee_or_bots():
     loaded = modules_loaded_by(*LEAGUE_MODULES)
     assert set(LEAGUE_MODULES) <= loaded  # the check below means something
-    forbidden = ("arena.sandbox", "arena.plugins", "arena.referee", "bots")
+    forbidden = ("arena.sandbox", "arena.players.plugins", "arena.referee", "bots")
     unwanted = sorted(m for m in loaded if any(m == f or m.startswith(f + ".") for f in forbidden))
     assert unwanted == []
 

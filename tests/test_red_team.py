@@ -41,7 +41,7 @@ from typing import Any
 
 import pytest
 
-from arena.league.store import Store, StoredGame
+from arena.store.store import Store, StoredGame
 from tests.bots import red_team
 from tests.conftest import TEST_BOTS
 

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli.main import main
-from arena.league.results_file import MAX_LINE_BYTES, file_standings, read_games
+from arena.ratings.results_file import MAX_LINE_BYTES, file_standings, read_games
 
 from .test_cli import ok, user_error
 

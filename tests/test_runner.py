@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from arena.engine.game import Board, parse_moves
-from arena.league.store import Store, StoreError, rules_of
+from arena.store.store import Store, StoreError, rules_of
 from arena.tournament.config import ConfigError, load_config
 from arena.tournament.executors import ProcessExecutor, SerialExecutor
 from arena.tournament.runner import run_tournament
@@ -277,7 +277,7 @@ def test_a_tournament_already_running_elsewhere_is_refused_and_nothing_stored(tm
     ready = tmp_path / "holding"
     holder = subprocess.Popen([sys.executable, "-c", (
         "import sys, time, pathlib\n"
-        "from arena.league.store import Store\n"
+        "from arena.store.store import Store\n"
         f"store = Store({db!r})\n"
         "with store.running('busy'):\n"
         f"    pathlib.Path({str(ready)!r}).touch()\n"
@@ -348,9 +348,9 @@ def test_resuming_after_a_bot_file_changed_is_refused_naming_the_bot_and_both_ha
 
 def test_resuming_after_a_plugins_distribution_version_changed_is_refused(db_path):
     from arena.engine.game import Rules
-    from arena.league.store import BotIdentity
     from arena.records import GameSpec
     from arena.referee.referee import play_game
+    from arena.store.store import BotIdentity
 
     def bots(version):
         return [BotIdentity("greedy", "greedy", {}, f"connectk-arena {version}"),

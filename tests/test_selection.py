@@ -1,4 +1,4 @@
-"""The games a league table is built from (arena.league.selection), and the typed rows
+"""The games a league table is built from (arena.ratings.selection), and the typed rows
 the store gives back."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 
 from arena.cli.main import main
 from arena.engine.game import Board, Rules
-from arena.league.results import LeagueResults
-from arena.league.selection import Selection, SelectionError, latest_tournament, select
-from arena.league.standings import league_standings, render_standings, standings
-from arena.league.store import BotIdentity, Store, StoredGame, StoredMove, StoredTournament, StoreError
+from arena.ratings.results import LeagueResults
+from arena.ratings.selection import Selection, SelectionError, latest_tournament, select
+from arena.ratings.standings import league_standings, render_standings, standings
 from arena.records import GameSpec
 from arena.referee.referee import play_game
+from arena.store.store import BotIdentity, Store, StoredGame, StoredMove, StoredTournament, StoreError
 from arena.terminal.casual import HUMAN, save_game
 
 SMALL = Rules(width=5, height=4, connect=3)

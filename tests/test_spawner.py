@@ -149,7 +149,7 @@ def test_importing_the_sandbox_starts_nothing_and_registers_no_fork_hook():
         "hooks = []\n"
         "real = os.register_at_fork\n"
         "os.register_at_fork = lambda **kw: (hooks.append(kw), real(**kw))\n"
-        "import arena.sandbox.spawner, arena.sandbox.proxy, arena.plugins\n"
+        "import arena.sandbox.spawner, arena.sandbox.proxy, arena.players.plugins\n"
         "ours = [h for kw in hooks for h in kw.values() if h.__module__.startswith('arena')]\n"
         "assert arena.sandbox.spawner.PROCESS_SPAWNER._spawner is None\n"
         "print(len(ours))\n"
@@ -235,5 +235,6 @@ def test_the_spawner_loads_nothing_a_bot_process_does_not_need():
     ).stdout.split())
     assert "arena.sandbox.bot_process" in loaded  # the probe did load the spawner's modules
     heavy = {"hashlib", "_hashlib", "sqlite3", "sqlite_utils", "numpy", "numba", "click", "importlib.metadata",
-             "multiprocess", "arena.plugins", "arena.referee", "arena.league", "bots"}
+             "multiprocess", "arena.players", "arena.referee", "arena.league", "arena.store", "arena.ratings",
+             "arena.entry", "bots"}
     assert loaded & heavy == set()

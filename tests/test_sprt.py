@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from arena.cli.main import main
-from arena.league.sprt import (
+from arena.ratings.sprt import (
     ACCEPT_H0,
     ACCEPT_H1,
     CONTINUE,

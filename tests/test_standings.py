@@ -7,10 +7,10 @@ import random
 
 import pytest
 
-from arena.league.crosstable import by_colour, crosstable, render_colours, render_crosstable
-from arena.league.results import LeagueResults
-from arena.league.standings import render_standings, standings
-from arena.league.store import StoredGame
+from arena.ratings.crosstable import by_colour, crosstable, render_colours, render_crosstable
+from arena.ratings.results import LeagueResults
+from arena.ratings.standings import render_standings, standings
+from arena.store.store import StoredGame
 
 
 def game(first, second, winner, key, tournament="t", termination=None):

@@ -85,7 +85,7 @@ def test_the_command_table_matches_the_registered_commands() -> None:
 
 def test_a_lazy_command_runs(tmp_path: Path) -> None:
     output, modules = run_arena(["colours", "--help"], tmp_path)
-    assert "arena.cli.league" in modules
+    assert "arena.cli.standings" in modules
     assert "Print how each bot does moving first" in output
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from arena.engine.game import Rules, format_move
-from arena.league.store import BotIdentity, Store, StoreError, rules_of
 from arena.records import GameSpec
 from arena.referee.referee import play_game
+from arena.store.store import BotIdentity, Store, StoreError, rules_of
 
 TABLES = {"tournaments", "bots", "games", "moves"}
 SMALL = Rules(width=5, height=4, connect=3)
@@ -88,7 +88,7 @@ def test_opening_again_applies_nothing_new(db_path):
 def test_a_database_from_an_older_version_is_upgraded_in_place(db_path):
     from sqlite_utils import Database
 
-    from arena.league.store import migrations
+    from arena.store.store import migrations
 
     old = Database(db_path)
     migrations.apply(old, stop_before="0002_submissions")  # as the first release left it
@@ -392,7 +392,7 @@ def test_not_a_database_is_refused(tmp_path, content):
 def test_submissions_from_before_class_choices_keep_working(db_path):
     from sqlite_utils import Database
 
-    from arena.league.store import migrations
+    from arena.store.store import migrations
 
     old = Database(db_path)
     migrations.apply(old, stop_before="0004_submission_class")

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arena.engine.game import Rules
-from arena.league.store import BotIdentity, FinishedGame, Store
 from arena.records import GameRecord, GameSpec, MoveRecord, Outcome, Termination
+from arena.store.store import BotIdentity, FinishedGame, Store
 
 RULES = Rules(width=7, height=6, connect=4)
 BOTS = ("random", "greedy")

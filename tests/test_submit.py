@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from arena.engine.game import Board, parse_moves
-from arena.league.store import Store
-from arena.league.submissions import SubmissionError, submit_file
+from arena.entry.submissions import SubmissionError, submit_file
 from arena.sandbox.connectx import observation
+from arena.store.store import Store
 from tests.conftest import TEST_BOTS
 
 CONNECTX = TEST_BOTS / "connectx_agent.py"

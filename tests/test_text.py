@@ -7,7 +7,7 @@ import hashlib
 
 from arena.bot import describe_non_move
 from arena.engine.game import Board, Rules
-from arena.plugins import file_identity
+from arena.players.plugins import file_identity
 from arena.text import clip, content_hash
 
 

@@ -14,9 +14,9 @@ from fastapi.testclient import TestClient
 
 from arena.cli.main import main
 from arena.engine.game import Rules
-from arena.league.store import BotIdentity, Store
 from arena.records import GameSpec
 from arena.referee.referee import play_game
+from arena.store.store import BotIdentity, Store
 from arena.web.app import create_app
 
 QUICK = str(Path(__file__).resolve().parent.parent / "config" / "quick.toml")

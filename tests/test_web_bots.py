@@ -17,10 +17,10 @@ from fastapi.testclient import TestClient
 
 from arena.cli.main import main
 from arena.engine.game import Rules
-from arena.league.store import BotIdentity, Store, StoredGame
-from arena.league.submissions import installed_bot
+from arena.players.plugins import installed_bots
 from arena.records import GameSpec, Outcome, Termination
 from arena.referee.referee import play_game
+from arena.store.store import BotIdentity, Store, StoredGame
 from arena.text import content_hash
 from arena.web import bots as bot_pages
 from arena.web.app import create_app
@@ -33,6 +33,12 @@ V1, V2 = GUARD.format(", first try"), GUARD.format(" <b>bold</b>")
 FILE_A, FILE_B = "a" * 64, "b" * 64
 REASON = "crashed: <b>ValueError</b> \x1b[2J"
 PLUGIN = "connectk-arena"
+
+
+def installed_bot(name: str) -> dict | None:
+    """What ``arena bots --json`` says of an installed plug-in."""
+    entry = installed_bots().get(name)
+    return None if entry is None else entry.as_dict()
 
 
 def plugin_source() -> str:

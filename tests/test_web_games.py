@@ -17,9 +17,9 @@ from fastapi.testclient import TestClient
 
 from arena.cli.main import main
 from arena.engine.game import Board, Rules, parse_moves
-from arena.league.store import BotIdentity, Store, rules_of
 from arena.records import GameSpec, Termination
 from arena.referee.referee import play_game
+from arena.store.store import BotIdentity, Store, rules_of
 from arena.web.app import create_app
 from arena.web.games import GAME_FIELDS
 

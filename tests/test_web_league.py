@@ -25,9 +25,9 @@ from itsdangerous import TimestampSigner
 from arena.cli.main import main
 from arena.league import accounts
 from arena.league.accounts import add_user, disable_user, renew_token
-from arena.league.open_league import submit_to_league
-from arena.league.store import Store
-from arena.tournament.leagues import create_league
+from arena.league.policy import submit_to_league
+from arena.league.scheduler import create_league
+from arena.store.store import Store
 from arena.web.accounts import SESSION_SECONDS, SIGN_IN_FAILURES
 from arena.web.app import create_app
 from tests.site_process import ARENA, free_port, serving
@@ -694,7 +694,7 @@ def test_submit_to_a_server_fails_in_one_line(template, tmp_path, monkeypatch):
 
 WRITER = """
 import sys
-from arena.league.store import Store
+from arena.store.store import Store
 store = Store(sys.argv[1])
 store.audit("write", "from another process")
 print("written", flush=True)
@@ -738,10 +738,10 @@ def test_a_table_counts_one_state_of_the_database_while_games_arrive(template, t
     """The standings are counted in several queries; a game stored between two of them
     (by a new bot, here) must not reach the second only: one read transaction."""
     from arena.engine.game import Rules
-    from arena.league.selection import Selection
-    from arena.league.store import BotIdentity
+    from arena.ratings.selection import Selection
     from arena.records import GameSpec
     from arena.referee.referee import play_game
+    from arena.store.store import BotIdentity
 
     db = tmp_path / "league.db"
     shutil.copy(template[0], db)

@@ -21,12 +21,12 @@ from arena.cli.main import (
     open_store,
     rules_options,
 )
-from arena.plugins import BotSpecError, check_spec, discover, file_code, parse_spec, spec_text
+from arena.players.plugins import BotSpecError, check_spec, discover, file_code, parse_spec, spec_text
 from arena.text import plural, printable
 
 if TYPE_CHECKING:
-    from arena.league.store import Submission
-    from arena.testing import CheckReport
+    from arena.entry.checks import CheckReport
+    from arena.store.store import Submission
 
 # `arena bots` must start fast: the other commands here import what they run on
 # (tournaments, the sandbox, the database) inside themselves.
@@ -40,7 +40,7 @@ def bots_command(as_json: bool, db: str) -> None:
     entries = sorted(discover().values(), key=lambda e: e.name)
     submitted: list[Submission] = []
     if Path(db).is_file():  # no database yet is no mistake here: the plug-ins are listed anyway
-        from arena.league.store import Store  # sqlite-utils (and numpy) only when there is a database
+        from arena.store.store import Store  # sqlite-utils (and numpy) only when there is a database
 
         with Store(db, read_only=True) as store:
             submitted = store.submissions()
@@ -108,7 +108,7 @@ def match_command(
     With --sprt the match stops as soon as a sequential probability ratio test
     decides between elo0 and elo1 (scored per pair of games on one opening).
     """
-    from arena.league.sprt import Sprt, elo_with_interval, normalized_elo
+    from arena.ratings.sprt import Sprt, elo_with_interval, normalized_elo
     from arena.records import TimeControl
     from arena.terminal import progress as progress_bar
     from arena.tournament.match import SPRT_MAX_GAMES, match_specs, play_match, play_sprt
@@ -233,7 +233,7 @@ def submit_command(path: str, name: str | None, server: str | None, token: str |
         return
     if token is not None or league is not None:
         raise ArenaUsageError("--token and --league go with --server URL (a league site)")
-    from arena.league.submissions import SubmissionError, submit_file
+    from arena.entry.submissions import SubmissionError, submit_file
 
     store = open_store(db, create=True)
     try:
@@ -339,7 +339,7 @@ def check_command(path: str, seconds: float, width: int | None, height: int | No
 
     Exit code 0 if every check passes, 1 if one fails.
     """
-    from arena.testing import check_code
+    from arena.entry.checks import check_code
 
     rules = make_rules(width, height, connect, no_gravity, scoring)
     spec = parse_spec(path)

@@ -20,13 +20,13 @@ from arena.cli.main import (
     rules_options,
 )
 from arena.engine.game import Board, Rules, format_move, parse_moves
+from arena.engine.solvers import find_solver
 from arena.errors import ArenaError
-from arena.game_files import export_json, export_moves, import_game, parse_rules_prefix
-from arena.league.analysis import Solve, analyse_stored, describe, slips_by_bot, solver_solve
-from arena.league.store import Store, check_database, rules_of
-from arena.plugins import check_spec, spec_text
+from arena.formats.game_files import export_json, export_moves, import_game, parse_rules_prefix
+from arena.players.plugins import check_spec, spec_text
+from arena.ratings.analysis import Solve, analyse_stored, describe, slips_by_bot, solver_solve
 from arena.records import Termination
-from arena.solvers import find_solver
+from arena.store.store import Store, check_database, rules_of
 from arena.terminal import progress as progress_bar
 from arena.terminal.casual import HUMAN, import_into, save_game
 from arena.terminal.play import PlaySession
@@ -128,7 +128,7 @@ def solve_command(moves: str, width: int | None, height: int | None, connect: in
     board = _play_numbered(moves, rules)
     if board.is_over():
         raise ArenaUsageError(f"the game is already over after {moves!r}: nothing to solve")
-    solver = find_solver(rules)  # a plug-in (arena.solvers), loaded only when asked for
+    solver = find_solver(rules)  # a plug-in (arena.engine.solvers), loaded only when asked for
     deadline = time.monotonic() + (budget or _NO_BUDGET)  # one budget for the whole command
     with Ticker.for_stderr("solving", budget or None):
         score = solver.solve(board, deadline=deadline)

@@ -1,123 +1,135 @@
-"""The league tables: standings, crosstable, results by colour; ratings of games from a file."""
+"""Leagues: ``arena league create|run|standings|add-member|list``."""
 
 from __future__ import annotations
 
-import math
-from typing import BinaryIO
+import sys
 
 import click
 
-from arena.cli.main import ArenaUsageError, league_options, main, open_store
-from arena.league.crosstable import by_colour, crosstable, render_colours, render_crosstable
-from arena.league.results_file import file_standings
-from arena.league.selection import Selection, select
-from arena.league.standings import OUTPUT_FORMATS, Standings, league_standings, render_standings, standings_order
-from arena.text import plural
+from arena.cli.main import db_option, main, open_store
+from arena.text import plural, printable
 
 
-@main.command("standings")
-@league_options
-@click.option("--anchor", help="Pin one bot's rating, e.g. random=0 (default: mean 1500).")
-@click.option("--k", "k_factor", type=click.FloatRange(min=0, min_open=True), default=16.0, show_default=True,
-              help="K-factor of the incremental Elo column.")
-def standings_command(db: str, tournament: str | None, league: bool, fmt: str, anchor: str | None,
-                      k_factor: float) -> None:
-    """Print the standings: results, Elo with 95% interval, incremental Elo, forfeits.
-
-    The first line says what they are of (in JSON the "selection" field; with
-    --format csv it goes to stderr, so the CSV stays pure).
-    """
-    chosen = selected_games(db, tournament, league)
-    rows = league_standings(chosen.results(), chosen.in_order(), anchor=_parse_anchor(anchor), k=k_factor)
-    warn_unconnected(chosen, rows)
-    show(chosen, render_standings(rows, fmt, chosen.as_dict()), fmt)
+@main.group("league")
+def league_group() -> None:
+    """Leagues that play every new bot against the field by themselves."""
 
 
-@main.command("crosstable")
-@league_options
-def crosstable_command(db: str, tournament: str | None, league: bool, fmt: str) -> None:
-    """Print every pair's head-to-head score (points/games), bots in standings order."""
-    chosen = selected_games(db, tournament, league)
-    results = chosen.results()
-    order = standings_order(results)
-    show(chosen, render_crosstable(crosstable(results.pairs, order), fmt, chosen.as_dict()), fmt)
+@league_group.command("create")
+@click.argument("name")
+@click.argument("league_file", required=False, type=click.Path(dir_okay=False))
+@db_option
+def create_command(name: str, league_file: str | None, db: str) -> None:
+    """Create league NAME with the settings of LEAGUE_FILE (a tournament file's keys and a [league] table)."""
+    from arena.league.scheduler import create_league
+
+    store = open_store(db, create=True)
+    league = create_league(store, name, league_file)
+    entrants = store.entries(league.id)
+    click.echo(f"league {league.name!r} created in {db} with {plural(len(entrants), 'installed bot')}"
+               + (f" ({', '.join(e.spec for e in entrants)})" if entrants else "")
+               + f"; play it with: arena league run {name!r} --db {db}")
 
 
-@main.command("colours")
-@league_options
-def colours_command(db: str, tournament: str | None, league: bool, fmt: str) -> None:
-    """Print how each bot does moving first and moving second."""
-    chosen = selected_games(db, tournament, league)
-    results = chosen.results()
-    order = standings_order(results)
-    show(chosen, render_colours(by_colour(results.pairs, order), fmt, chosen.as_dict()), fmt)
-
-
-def warn_unconnected(chosen: Selection, rows: Standings) -> None:
-    """One line on stderr when the games fall into groups of bots that never met
-    (with --all, tournaments that have no bot in common): their ratings do not compare."""
-    if rows.model is not None and len(rows.model.groups) > 1:
-        where = "the whole league (--all)" if chosen.tournament is None else f"tournament {chosen.tournament.name!r}"
-        click.echo(f"warning: {where} has {len(rows.model.groups)} groups of bots that never met: "
-                   "ratings compare only within a group (see the group column)", err=True)
-
-
-def selected_games(db: str, tournament: str | None, league: bool) -> Selection:
-    """The games a table is built from: --tournament NAME (by default the latest that
-    is not casual) or --all."""
+@league_group.command("list")
+@db_option
+def list_command(db: str) -> None:
+    """Every league, with its active entrants."""
     store = open_store(db)
-    if league and tournament:
-        raise ArenaUsageError("give either --tournament NAME or --all, not both")
-    # One read transaction for the whole command: a table counted in several queries
-    # while a tournament writes counts the same games in each.
-    click.get_current_context().with_resource(store.snapshot())
-    return select(store, tournament, league)
+    leagues = store.leagues()
+    if not leagues:
+        click.echo(f"no leagues in {db} yet: arena league create NAME [CONFIG]")
+    for league in leagues:
+        active = store.entries(league.id, status="active")
+        flags = ", ".join(f for f, on in (("closed", league.closed), ("public code", league.public_code)) if on)
+        click.echo(f"{printable(league.name)}: {plural(len(active), 'active entrant')}"
+                   + (f" ({flags})" if flags else "")
+                   + (": " + ", ".join(printable(e.spec) for e in active) if active else ""))
 
 
-def show(chosen: Selection, text: str, fmt: str) -> None:
-    """A table under the line that says what it shows (JSON carries it as a field;
-    CSV stays pure, the line goes to stderr)."""
-    if fmt == "csv":
-        click.echo(chosen.heading(), err=True)
-    elif fmt != "json":
-        click.echo(chosen.heading() + "\n")
-    click.echo(text)
+@league_group.command("add-member")
+@click.argument("name")
+@click.argument("user")
+@db_option
+def add_member_command(name: str, user: str, db: str) -> None:
+    """Let USER submit to the closed league NAME."""
+    from arena.league.accounts import check_user
+
+    store = open_store(db, write=True)
+    league = store.check_league(name)
+    member = check_user(store, user)
+    store.add_member(league.id, member.id)
+    store.audit("add member", user, detail=f"league {name}")
+    click.echo(f"{user} may submit to league {name!r}")
 
 
-def _parse_anchor(text: str | None) -> tuple[str, float] | None:
-    if text is None:
-        return None
-    bot, eq, value = text.rpartition("=")
-    try:
-        rating = float(value)
-    except ValueError:
-        rating = math.nan
-    if not (eq and bot.strip() and math.isfinite(rating)):
-        raise ArenaUsageError(f"bad --anchor {text!r}: write BOT=RATING with a finite number, e.g. random=0")
-    return bot.strip(), rating
+@league_group.command("run")
+@click.argument("name")
+@click.option("--workers", type=click.IntRange(min=0), default=0, help="Worker processes (default: one per core).")
+@click.option("--until-complete", is_flag=True, help="Stop once every pairing is played, instead of waiting.")
+@click.option("--cluster", help="Play on a Dask cluster: a scheduler's address, or local:N (default: ARENA_CLUSTER).")
+@db_option
+def run_command(name: str, workers: int, until_complete: bool, cluster: str | None, db: str) -> None:
+    """Keep league NAME played: every active entrant against every other, newest first.
 
-
-@main.command("ratings")
-@click.argument("file", type=click.File("rb"))
-@click.option("--anchor", help="Pin one bot's rating, e.g. random=0 (default: mean 1500).")
-@click.option("--format", "fmt", type=click.Choice(OUTPUT_FORMATS), default="table", show_default=True,
-              help="table, github (markdown), csv or json.")
-@click.option("--k", "k_factor", type=click.FloatRange(min=0, min_open=True), default=16.0, show_default=True,
-              help="K-factor of the incremental Elo column (games in the file's order).")
-def ratings_command(file: BinaryIO, anchor: str | None, fmt: str, k_factor: float) -> None:
-    """Print the standings of games played elsewhere, from a CSV FILE ('-' for stdin).
-
-    The header row names the columns first, second, result (1-0, 0-1, 1/2-1/2)
-    and optionally opening; other columns are ignored. The table is the one
-    'arena standings' prints, without forfeits.
+    It waits for new entrants when all is played; Ctrl-C stops it, and running it
+    again resumes with nothing lost or played twice.
     """
-    # click names standard input "<stdin>" (and a test's stand-in for it has no name).
-    name = getattr(file, "name", "<stdin>")
-    name = "stdin" if name == "<stdin>" else str(name)
-    rated = file_standings(file, name, anchor=_parse_anchor(anchor), k=k_factor)
-    heading = f"Ratings from {name}: {plural(rated.games, 'game')}, {plural(len(rated.rows), 'bot')}"
+    from arena.league.scheduler import run_league
+
+    store = open_store(db, write=True)
+    league = store.check_league(name)
+    tty = sys.stderr.isatty()
+
+    def report(text: str) -> None:
+        try:
+            click.echo(("\r" + text + "\033[K") if tty and "games played" in text else text, err=True,
+                       nl=not (tty and "games played" in text))
+        except OSError:
+            pass
+
+    if cluster is not None:
+        from arena.tournament.config import ConfigError, check_cluster
+
+        check_cluster(cluster, lambda message: ConfigError(f"--cluster: {message}"))
+    outcome = run_league(store, league, workers=workers, report=report, until_complete=until_complete,
+                         cluster=cluster)
+    if tty:
+        click.echo("", err=True)
+    if outcome.interrupted:
+        why = f"Stopped: {printable(outcome.problem)}" if outcome.problem else "Interrupted"
+        click.echo(f"{why}: {plural(outcome.played, 'game')} stored by this run; run the same command again "
+                   "to go on.", err=True)
+        sys.exit(outcome.exit_code)
+    click.echo(f"league {league.name!r}: {plural(outcome.played, 'game')} played; every pairing is complete")
+
+
+@league_group.command("standings")
+@click.argument("name")
+@click.option("--all-versions", is_flag=True, help="Also the retired versions (default: active entrants only).")
+@click.option("--format", "fmt", type=click.Choice(["table", "github", "csv", "json"]), default="table",
+              show_default=True, help="table, github (markdown), csv or json.")
+@db_option
+def standings_command(name: str, all_versions: bool, fmt: str, db: str) -> None:
+    """The standings of league NAME: its active entrants, rated on all the league's games."""
+    from arena.ratings.selection import SelectionError, select
+    from arena.ratings.standings import active_rows, league_standings, render_standings
+
+    store = open_store(db)
+    click.get_current_context().with_resource(store.snapshot())  # the same games in every query
+    league = store.check_league(name)
+    try:
+        chosen = select(store, league.name)
+    except SelectionError:
+        click.echo(f"league {name!r} has no games yet: arena league run {name!r}")
+        return
+    rows = league_standings(chosen.results(), chosen.in_order())
+    if not all_versions:
+        rows = active_rows(rows, {e.spec for e in store.entries(league.id, status="active")})
+    heading = chosen.heading().replace(f"Tournament {league.name!r}", f"League {league.name!r}", 1)
     if fmt == "csv":
         click.echo(heading, err=True)
     elif fmt != "json":
-        click.echo(heading + "\n")
-    click.echo(render_standings(rated.rows, fmt, {"file": name, "games": rated.games}))
+        click.echo(heading + ("" if all_versions else "; active entrants") + "\n")
+    selection = {**chosen.as_dict(), "league": league.name, "all_versions": all_versions}
+    click.echo(render_standings(rows, fmt, selection))

@@ -28,7 +28,7 @@ from arena.text import printable
 
 if TYPE_CHECKING:
     from arena.engine.game import Rules
-    from arena.league.store import Store
+    from arena.store.store import Store
 
 #: Every command of ``arena``: the module that defines it (imported only when
 #: the command runs) and its summary for ``arena --help``, the first paragraph of
@@ -48,15 +48,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("arena.cli.games", "Print a stored game as one shareable line, or as JSON."),
     "import": ("arena.cli.games",
                "Store a game from FILE ('-' for stdin): a move line from 'arena export' or its JSON."),
-    "standings": ("arena.cli.league",
+    "standings": ("arena.cli.standings",
                   "Print the standings: results, Elo with 95% interval, incremental Elo, forfeits."),
-    "crosstable": ("arena.cli.league",
+    "crosstable": ("arena.cli.standings",
                    "Print every pair's head-to-head score (points/games), bots in standings order."),
-    "colours": ("arena.cli.league", "Print how each bot does moving first and moving second."),
-    "ratings": ("arena.cli.league",
+    "colours": ("arena.cli.standings", "Print how each bot does moving first and moving second."),
+    "ratings": ("arena.cli.standings",
                 "Print the standings of games played elsewhere, from a CSV FILE ('-' for stdin)."),
     "tournament": ("arena.cli.tournament", "Run tournaments (round robin or gauntlet) and store every move."),
-    "league": ("arena.cli.leagues", "Leagues that play every new bot against the field by themselves."),
+    "league": ("arena.cli.league", "Leagues that play every new bot against the field by themselves."),
     "users": ("arena.cli.users", "Accounts of the open league: add, list, disable, new token or password."),
     "serve": ("arena.cli.serve",
               "Serve the league site: standings, crosstables, bots, matchups, games with replays, a JSON API."),
@@ -275,7 +275,7 @@ def open_store(db: str, create: bool = False, write: bool = False) -> Store:
     existing database; ``create``: it may also start a new one. Click's
     ``with_resource`` is the command-long ``with``.
     """
-    from arena.league.store import Store  # the database library is slow to import: only when used
+    from arena.store.store import Store  # the database library is slow to import: only when used
 
     store = Store(db, create=create, read_only=not (create or write))
     return click.get_current_context().with_resource(store)
@@ -283,7 +283,7 @@ def open_store(db: str, create: bool = False, write: bool = False) -> Store:
 
 def league_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """--db, --tournament/--all and --format, shared by the commands that print tables."""
-    from arena.league.standings import OUTPUT_FORMATS  # only the table commands need it
+    from arena.ratings.standings import OUTPUT_FORMATS  # only the table commands need it
 
     func = click.option("--format", "fmt", type=click.Choice(OUTPUT_FORMATS), default="table", show_default=True,
                         help="table, github (markdown), csv or json.")(func)

@@ -8,8 +8,8 @@ import sys
 import click
 
 from arena.cli.main import main, open_store, rules_options
-from arena.league.selection import SelectionError, select
-from arena.league.standings import Standings, league_standings, render_standings
+from arena.ratings.selection import SelectionError, select
+from arena.ratings.standings import Standings, league_standings, render_standings
 from arena.terminal import progress as progress_bar
 from arena.text import plural, printable
 from arena.tournament.config import load_config

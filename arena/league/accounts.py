@@ -20,7 +20,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from arena.errors import ArenaError
-from arena.league.store import Store, User
+from arena.store.store import Store, User
 
 USER_NAME = re.compile(r"[a-z][a-z0-9_.-]{0,39}")
 _hasher = PasswordHasher()

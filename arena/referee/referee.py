@@ -14,7 +14,7 @@ from typing import Any
 
 from arena.bot import Bot, BotFailure, describe_non_move, split_answer
 from arena.engine.game import Board, format_move
-from arena.plugins import make_bot
+from arena.players.plugins import make_bot
 from arena.records import GameRecord, GameSpec, MoveRecord, Outcome, Termination, TimeControl
 from arena.text import clip, json_text, printable, quote
 

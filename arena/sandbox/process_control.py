@@ -43,7 +43,7 @@ def plugin_paths() -> tuple[str, ...]:
     from importlib import metadata, util
 
     paths: set[str] = set()
-    for ep in metadata.entry_points(group="arena.bots"):  # arena.plugins.ENTRY_POINT_GROUP (a room above)
+    for ep in metadata.entry_points(group="arena.bots"):  # arena.players.plugins.ENTRY_POINT_GROUP (a room above)
         top = ep.module.partition(".")[0]
         try:
             spec = util.find_spec(top)  # a top-level name: finds it, imports nothing

@@ -15,9 +15,9 @@ from typing import Any
 
 from arena.engine.game import Board, Rules
 from arena.errors import ArenaError
-from arena.game_files import ImportedGame, rules_prefix
-from arena.league.store import UNNAMED, BotIdentity, Store
+from arena.formats.game_files import ImportedGame, rules_prefix
 from arena.records import RESULTS, GameRecord, GameSpec, MoveRecord, Outcome, Termination
+from arena.store.store import UNNAMED, BotIdentity, Store
 from arena.text import clip
 
 HUMAN = "human"

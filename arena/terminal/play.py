@@ -35,7 +35,7 @@ from typing import Any, TextIO
 
 from arena.bot import Bot, split_answer
 from arena.engine.game import PLAYER_MARKS, Board, NotationError, Rules, format_move, parse_move
-from arena.plugins import make_bot
+from arena.players.plugins import make_bot
 from arena.terminal.console import TerminalIO
 from arena.text import clip, printable
 

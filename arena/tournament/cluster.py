@@ -34,7 +34,7 @@ from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 from arena.errors import ArenaError
-from arena.plugins import INSTALLED_BOTS, BotSpecError, file_code, load_entry, parse_spec
+from arena.players.plugins import INSTALLED_BOTS, BotSpecError, file_code, load_entry, parse_spec
 from arena.records import BotCode, GameSpec
 from arena.tournament.config import local_cluster_workers
 from arena.tournament.executors import DRAIN_SECONDS, HEARTBEAT_SECONDS, WorkerLost

@@ -21,7 +21,7 @@ from typing import Any
 
 from arena.engine.game import Board, Rules, RulesError, parse_moves
 from arena.errors import ArenaError
-from arena.plugins import BotSpecError, parse_spec, spec_text
+from arena.players.plugins import BotSpecError, parse_spec, spec_text
 from arena.records import BotCode, Limits, TimeControl
 from arena.text import content_hash
 

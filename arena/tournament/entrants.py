@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from arena.league.store import Store, StoreError
-from arena.league.submissions import resolve
-from arena.plugins import BotChecker, BotSpecError, parse_spec, spec_text
+from arena.entry.submissions import resolve
+from arena.players.plugins import BotChecker, BotSpecError, parse_spec, spec_text
 from arena.records import BotCode
+from arena.store.store import Store, StoreError
 from arena.tournament.config import ConfigError, TournamentConfig, check_field_of_play, check_listed_once
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from arena.engine.game import Rules
 from arena.engine.openings import game_seed, random_openings
-from arena.league.sprt import CONTINUE, Outcomes, Sprt
+from arena.ratings.sprt import CONTINUE, Outcomes, Sprt
 from arena.records import GameRecord, GameSpec, Termination, TimeControl
 from arena.referee.referee import play_game
 

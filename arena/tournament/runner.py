@@ -17,10 +17,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from arena.league.store import BotIdentity, FinishedGame, Store
-from arena.plugins import installed_bots, load_entry, parse_spec
+from arena.players.plugins import installed_bots, load_entry, parse_spec
 from arena.records import BotCode, GameRecord, GameSpec
 from arena.referee.referee import play_game
+from arena.store.store import BotIdentity, FinishedGame, Store
 from arena.text import content_hash
 from arena.tournament.cluster import worker_needs
 from arena.tournament.config import TournamentConfig

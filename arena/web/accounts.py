@@ -29,7 +29,7 @@ from fastapi import APIRouter, Form, HTTPException, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from arena.league.accounts import AccountError, Throttle, disable_user, renew_token, set_password, sign_in
-from arena.league.store import Store, StoreError, User
+from arena.store.store import Store, StoreError, User
 from arena.web.pages import StoreDep, page
 
 router = APIRouter(include_in_schema=False)

@@ -30,12 +30,12 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 
 from arena.errors import ArenaError
-from arena.league.ratings import MEAN_RATING
-from arena.league.results import LeagueResults, first_player_score
-from arena.league.selection import SelectionError, select
-from arena.league.sprt import elo_with_interval
-from arena.league.store import Store, StoredBot, StoredGame, Submission
-from arena.league.submissions import installed_bot
+from arena.players.plugins import installed_bots
+from arena.ratings.fit import MEAN_RATING
+from arena.ratings.results import LeagueResults, first_player_score
+from arena.ratings.selection import SelectionError, select
+from arena.ratings.sprt import elo_with_interval
+from arena.store.store import Store, StoredBot, StoredGame, Submission
 from arena.text import printable
 from arena.web.cache import TableCache
 from arena.web.pages import StoreDep, page
@@ -141,7 +141,7 @@ def compute_league_bots(store: Store) -> LeagueBots:
 def rating_histories(games: Iterable[tuple[int, int, int | None]], entrants: dict[int, str],
                      points: int = PLOT_POINTS) -> dict[str, History]:
     """Each bot's incremental Elo after each of its games: the standings' column
-    (arena.league.ratings.incremental_elo, the same steps in the same order), kept
+    (arena.ratings.fit.incremental_elo, the same steps in the same order), kept
     game by game. ``games``: (first bot id, second bot id, winner) in the league's
     order; ``entrants``: bot id -> entrant name."""
     order = list(dict.fromkeys(entrants.values()))
@@ -229,7 +229,8 @@ def bot_about(name: str, rows: list[StoredBot], submitted: dict[str, list[Submis
     base, _, number = row.name.rpartition("@v")
     if row.source.startswith("submitted ") and base in submitted:
         about.update(kind="submitted", **submission_about(submitted[base], number, bots))
-    elif not row.content_hash and (plugin := installed_bot(row.name)) is not None:
+    elif not row.content_hash and (entry := installed_bots().get(row.name)) is not None:
+        plugin = entry.as_dict()
         about.update(kind="plug-in", description=plugin["description"], options=plugin["options"],
                      error=plugin["error"], installed=plugin["source"])
     elif row.content_hash:

@@ -20,10 +20,10 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import BeforeValidator, StringConstraints
 
 from arena.engine.game import MAX_SIZE, Board, Rules, column_label, format_move, parse_moves
-from arena.game_files import export_json, export_moves
-from arena.league.analysis import analyse_stored, describe
-from arena.league.store import Store, StoredGame, StoredMove, rules_of
+from arena.formats.game_files import export_json, export_moves
+from arena.ratings.analysis import analyse_stored, describe
 from arena.records import RESULTS, Termination
+from arena.store.store import Store, StoredGame, StoredMove, rules_of
 from arena.text import plural, printable
 from arena.web.pages import StoreDep, page
 

@@ -3,7 +3,7 @@ retiring a bot, reading code, and the API that ``arena submit --server`` posts t
 
 An upload is checked exactly as ``arena submit`` checks a file: in the sandbox, whose
 processes this server's spawner forks (the bot's code never runs in the server), by
-:func:`arena.league.open_league.submit_to_league`, which also decides who may enter
+:func:`arena.league.policy.submit_to_league`, which also decides who may enter
 what and changes nothing when it refuses. The body of an upload is read up to a
 bound before anything parses it, so a huge upload costs the server no more than
 that bound.
@@ -23,7 +23,7 @@ from starlette.datastructures import UploadFile
 from starlette.types import Message
 
 from arena.league.accounts import Throttle, hash_token
-from arena.league.open_league import (
+from arena.league.policy import (
     LeagueSettings,
     Refused,
     Submitted,
@@ -32,9 +32,9 @@ from arena.league.open_league import (
     settings_of,
     submit_to_league,
 )
-from arena.league.selection import SelectionError
-from arena.league.standings import Standings, active_rows, standings_data
-from arena.league.store import EntrantRecord, Entry, League, Store, StoreError, Submission, User
+from arena.ratings.selection import SelectionError
+from arena.ratings.standings import Standings, active_rows, standings_data
+from arena.store.store import EntrantRecord, Entry, League, Store, StoreError, Submission, User
 from arena.text import printable
 from arena.web.accounts import Csrf, Next, check_csrf, csrf_token, local_path, private, require_user, signed_in, writing
 from arena.web.pages import StoreDep, page, tables
@@ -322,7 +322,7 @@ def token_user(db: str, authorization: str | None) -> User:
 
 
 def retire_entry(store: Store, user: User, entry_id: int) -> tuple[Entry, League]:
-    """Retire an entrant as ``user`` (see :func:`arena.league.open_league.retire`), or
+    """Retire an entrant as ``user`` (see :func:`arena.league.policy.retire`), or
     the HTTP error that says why not."""
     entry = store.entry(entry_id)
     league = store.league_by_id(entry.league_id) if entry is not None else None

@@ -20,10 +20,10 @@ from fastapi import Depends, Query, Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
-from arena.league.crosstable import by_colour, crosstable
-from arena.league.selection import select
-from arena.league.standings import Standings, league_standings
-from arena.league.store import Store
+from arena.ratings.crosstable import by_colour, crosstable
+from arena.ratings.selection import select
+from arena.ratings.standings import Standings, league_standings
+from arena.store.store import Store
 from arena.text import printable
 from arena.web.cache import TableCache
 

@@ -8,9 +8,9 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from arena.league.crosstable import colours_data, crosstable_data
-from arena.league.standings import Standings, standings_data
-from arena.league.store import Store, StoredTournament, rules_of
+from arena.ratings.crosstable import colours_data, crosstable_data
+from arena.ratings.standings import Standings, standings_data
+from arena.store.store import Store, StoredTournament, rules_of
 from arena.web.cache import TableCache
 from arena.web.pages import League, StoreDep, Tournament, page, query_of, tables
 

@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from arena.engine.openings import game_seed
-from arena.league.open_league import LEAGUE_FORMAT, LeagueError, settings_of
-from arena.league.store import Entry, League, Store
-from arena.plugins import BotSpecError, installed_bots, load_entry, parse_spec
+from arena.league.policy import LEAGUE_FORMAT, LeagueError, settings_of
+from arena.players.plugins import BotSpecError, installed_bots, load_entry, parse_spec
 from arena.records import BotCode, GameRecord, GameSpec
+from arena.store.store import Entry, League, Store
 from arena.tournament.cluster import worker_needs
 from arena.tournament.config import ConfigError, TournamentConfig, config_from_table
 from arena.tournament.executors import Executor, WorkerLost, make_executor

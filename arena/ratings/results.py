@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from arena.league.ratings import PairCounts
-from arena.league.store import StoredGame
+from arena.ratings.fit import PairCounts
 from arena.records import Termination
+from arena.store.store import StoredGame
 
 
 @dataclass

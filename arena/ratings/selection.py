@@ -23,9 +23,9 @@ from typing import Any
 
 from arena.engine.game import Rules
 from arena.errors import ArenaError
-from arena.league.ratings import Result
-from arena.league.results import LeagueResults, first_player_score
-from arena.league.store import Store, StoredTournament
+from arena.ratings.fit import Result
+from arena.ratings.results import LeagueResults, first_player_score
+from arena.store.store import Store, StoredTournament
 from arena.text import plural
 
 CASUAL = "casual"  # the format of the tournaments 'arena play' and 'arena import' store games in

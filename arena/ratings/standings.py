@@ -14,9 +14,9 @@ from typing import Any
 
 from tabulate import tabulate
 
-from arena.league.ratings import Fit, Result, fit_ratings, incremental_elo
-from arena.league.results import LeagueResults, first_player_score
-from arena.league.store import StoredGame
+from arena.ratings.fit import Fit, Result, fit_ratings, incremental_elo
+from arena.ratings.results import LeagueResults, first_player_score
+from arena.store.store import StoredGame
 from arena.text import printable
 
 OUTPUT_FORMATS = ("table", "github", "csv", "json")
@@ -78,7 +78,7 @@ def standings(
     bots: Sequence[str] | None = None,
 ) -> Standings:
     """The standings of game rows in memory (a league in the store is counted there:
-    see :func:`league_standings` and arena.league.selection)."""
+    see :func:`league_standings` and arena.ratings.selection)."""
     return league_standings(LeagueResults.of_games(games), results_of(games), anchor, k, bots)
 
 
@@ -121,7 +121,7 @@ def ranked(
 ) -> Standings:
     """The rows of :func:`standings` from their parts: the fit, the incremental Elo
     and each bot's [wins, draws, losses, forfeit losses]. Games that are not stored
-    (arena.league.results_file) are tallied as they are read, never held."""
+    (arena.ratings.results_file) are tallied as they are read, never held."""
     table = Standings()
     table.model = Model(round(fit.first_move_elo, 1), round(fit.first_move_interval, 1), round(fit.draw_rate, 4),
                         fit.group_sizes)
@@ -149,7 +149,7 @@ def ranked(
 
 def render_standings(rows: list[Standing], fmt: str = "table", selection: dict[str, Any] | None = None) -> str:
     """The standings in one of OUTPUT_FORMATS; JSON starts with ``selection`` (what the
-    table shows, see arena.league.selection) when one is given.
+    table shows, see arena.ratings.selection) when one is given.
 
     The tables (``table``, ``github``) are for people: a bot's name is escaped
     (:func:`arena.text.printable`), as every command escapes what a bot may have

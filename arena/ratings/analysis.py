@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 
 from arena.engine.game import Board, Rules
 from arena.engine.scores import score_of_win, stones_of_score
-from arena.solvers import find_solver
+from arena.engine.solvers import find_solver
 
 if TYPE_CHECKING:
-    from arena.league.store import Store, StoredGame
+    from arena.store.store import Store, StoredGame
 
 LOST_WIN = "lost win"
 LOST_DRAW = "lost draw"
@@ -107,7 +107,7 @@ def describe(rules: Rules, ply: int, score: int | None) -> str:
 
 def solver_solve(rules: Rules) -> Solve:
     """The installed solver plug-in's ``solve`` for these rules (see
-    :mod:`arena.solvers`; SolverMissing if there is none). One solver for the
+    :mod:`arena.engine.solvers`; SolverMissing if there is none). One solver for the
     whole game: what it learns carries from position to position."""
     solver = find_solver(rules)
 
@@ -123,7 +123,7 @@ def analyse_stored(store: Store, game_id: int, budget: float | None, solve: Solv
     Unknown positions are tried again when the budget is larger than last time.
     """
     from arena.engine.game import parse_moves
-    from arena.league.store import rules_of
+    from arena.store.store import rules_of
 
     game = store.game(game_id)
     rules = rules_of(game)

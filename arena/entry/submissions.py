@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
+from arena.entry.checks import CheckReport, check_code
 from arena.errors import ArenaError
-from arena.league.store import Store, Submission
-from arena.plugins import BotSpec, BotSpecError, installed_bots, parse_spec, spec_text
+from arena.players.plugins import BotSpec, BotSpecError, installed_bots, parse_spec, spec_text
 from arena.records import BotCode
-from arena.testing import CheckReport, check_code
+from arena.store.store import Store, Submission
 
 NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 VERSIONED = re.compile(r"(?P<name>[a-z][a-z0-9_-]{0,39})(?:@v(?P<version>\d+))?")
@@ -80,11 +79,3 @@ def resolve(text: str, store: Store | None) -> tuple[str, BotCode] | None:
         return None
     canonical = BotSpec(name=found.spec, options=spec.options)
     return spec_text(canonical), BotCode(label=found.spec, text=found.source, class_name=found.class_name)
-
-
-def installed_bot(name: str) -> dict[str, Any] | None:
-    """What ``arena bots --json`` says of the installed plug-in ``name`` (its source,
-    description, options with their defaults and help, and why it is broken if it is),
-    or None: for front ends that stand on the league and not on the plug-ins (the site)."""
-    entry = installed_bots().get(name)
-    return None if entry is None else entry.as_dict()

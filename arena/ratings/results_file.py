@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from arena.errors import ArenaError
-from arena.league.ratings import PairCounts, Result, fit_ratings, incremental_elo
-from arena.league.standings import Standing, ranked
+from arena.ratings.fit import PairCounts, Result, fit_ratings, incremental_elo
+from arena.ratings.standings import Standing, ranked
 from arena.text import clip, printable, quote
 
 REQUIRED = ("first", "second", "result")

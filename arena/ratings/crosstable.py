@@ -9,8 +9,8 @@ from typing import Any
 
 from tabulate import tabulate
 
-from arena.league.ratings import PairCounts
-from arena.league.standings import csv_text, selection_field
+from arena.ratings.fit import PairCounts
+from arena.ratings.standings import csv_text, selection_field
 from arena.text import printable
 
 

@@ -14,12 +14,12 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
+from arena.entry.checks import CheckReport, check_code
+from arena.entry.submissions import NAME
 from arena.errors import ArenaError
-from arena.league.store import Entry, League, Store, Submission, User
-from arena.league.submissions import NAME
-from arena.plugins import installed_bots
+from arena.players.plugins import installed_bots
 from arena.records import BotCode
-from arena.testing import CheckReport, check_code
+from arena.store.store import Entry, League, Store, Submission, User
 
 LEAGUE_FORMAT = "league"  # the format of the tournament row a league's games are stored under
 #: The [league] table of a league file: who may submit, whose code is shown, limits.
