@@ -25,7 +25,8 @@ from pathlib import Path
 from arena.store.store import Store
 from arena.tournament.cluster import ClusterExecutor, worker_needs
 from arena.tournament.config import load_config
-from arena.tournament.executors import Executor, ProcessExecutor
+from arena.tournament.execution import Executor
+from arena.tournament.executors import ProcessExecutor
 from arena.tournament.runner import run_tournament
 
 CPU_PAIR = ["minimax:depth=5", "minimax:depth=4"]

@@ -7,7 +7,7 @@ the game ends. A player who wins with its ``n``-th stone scores
 count, and the latest possible win scores 1 (see :mod:`arena.engine.scores`).
 
 :class:`Solver` is the arena's solver plug-in: the entry point ``perfect`` of
-the group ``arena.engine.solvers`` (see :mod:`arena.engine.solvers`).
+the group ``arena.solvers`` (see :mod:`arena.engine.solvers`).
 
 The search is Pons' solver, generalised to every board and connect value of
 :mod:`arena.engine.game` (with or without gravity):

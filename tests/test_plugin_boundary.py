@@ -1,5 +1,5 @@
 """The framework reaches the built-in bots only as plug-ins: the solver through
-the entry-point group ``arena.engine.solvers``, the bots' folders (for the sandbox)
+the entry-point group ``arena.solvers``, the bots' folders (for the sandbox)
 through ``arena.bots``; no module of the arena imports the ``bots`` package."""
 
 from __future__ import annotations

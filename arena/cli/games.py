@@ -128,7 +128,7 @@ def solve_command(moves: str, width: int | None, height: int | None, connect: in
     board = _play_numbered(moves, rules)
     if board.is_over():
         raise ArenaUsageError(f"the game is already over after {moves!r}: nothing to solve")
-    solver = find_solver(rules)  # a plug-in (arena.engine.solvers), loaded only when asked for
+    solver = find_solver(rules)  # a plug-in (arena.solvers), loaded only when asked for
     deadline = time.monotonic() + (budget or _NO_BUDGET)  # one budget for the whole command
     with Ticker.for_stderr("solving", budget or None):
         score = solver.solve(board, deadline=deadline)

@@ -19,7 +19,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import click
 
@@ -237,8 +237,21 @@ def _close_spawner() -> None:
         spawner.PROCESS_SPAWNER.close()
 
 
-def db_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """--db PATH and --config FILE; the command gets ``db``, chosen by :func:`database_path`."""
+@overload
+def db_option(func: Callable[..., Any]) -> Callable[..., Any]: ...
+@overload
+def db_option(*, from_config: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]: ...
+def db_option(func: Callable[..., Any] | None = None, *, from_config: bool = True) -> Any:
+    """--db PATH, and --config FILE; the command gets ``db``, chosen by :func:`database_path`.
+
+    ``@db_option(from_config=False)``: --db alone, passed on as given (None when not
+    given), for a command whose tournament file decides the default (``tournament run``).
+    """
+    if func is None:
+        return functools.partial(db_option, from_config=from_config)
+    if not from_config:
+        return click.option("--db", metavar="PATH", help=DB_HELP + " Default: the tournament file's db, relative "
+                            "to the file; else ARENA_DB; else arena.db.")(func)
 
     @functools.wraps(func)
     def command(*args: Any, db: str | None, config: str | None, **kwargs: Any) -> Any:
@@ -248,9 +261,10 @@ def db_option(func: Callable[..., Any]) -> Callable[..., Any]:
         "--config", metavar="FILE",
         help="Use the database this tournament file stores its games in (its db, relative to the file).",
     )(command)
-    return click.option(
-        "--db", metavar="PATH", help="League database (default: arena.db, or ARENA_DB).",
-    )(command)
+    return click.option("--db", metavar="PATH", help=DB_HELP + " Default: ARENA_DB, else arena.db.")(command)
+
+
+DB_HELP = "The arena database (SQLite)."
 
 
 def database_path(db: str | None, config: str | None) -> str:
@@ -264,7 +278,9 @@ def database_path(db: str | None, config: str | None) -> str:
         from arena.tournament.config import config_db  # reads the file only when asked to
 
         return config_db(config)
-    return os.environ.get("ARENA_DB") or "arena.db"
+    from arena.store.location import default_db
+
+    return default_db()
 
 
 def open_store(db: str, create: bool = False, write: bool = False) -> Store:

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from arena.cli.main import main, open_store, rules_options
+from arena.cli.main import db_option, main, open_store, rules_options
 from arena.ratings.selection import SelectionError, select
 from arena.ratings.standings import Standings, league_standings, render_standings
 from arena.terminal import progress as progress_bar
@@ -40,7 +40,7 @@ def tournament_group() -> None:
 @click.option("--output-kb", type=int, help="Output limit of a sandboxed bot, KB (default 1024).")
 @click.option("--processes", type=int, help="Processes and threads a sandboxed bot may have at once (default 64).")
 @click.option("--seed", type=int, help="Tournament seed: the same seed gives the same games.")
-@click.option("--db", help="League database (default: the file's db, relative to the file; or ARENA_DB; or arena.db).")
+@db_option(from_config=False)
 @click.option("--name", help="Tournament name (default: the file's name key, else the file's name, else "
               "tournament-HASH from the settings, so the same command resumes the same tournament).")
 @rules_options

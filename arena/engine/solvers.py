@@ -1,7 +1,7 @@
 """Solvers: plug-ins that give the exact value of positions.
 
 The arena never imports a solver by name. A solver is an installed plug-in,
-found through the entry-point group ``arena.engine.solvers``: each entry point names a
+found through the entry-point group ``arena.solvers``: each entry point names a
 factory that, given the rules, returns a :class:`PositionSolver` for them (the
 arena's own distribution registers ``perfect = "bots.solver:Solver"``). The
 analysis of stored games and ``arena solve`` ask :func:`find_solver` for one.
@@ -18,7 +18,7 @@ from typing import Protocol
 from arena.engine.game import Board, Rules
 from arena.errors import ArenaError
 
-ENTRY_POINT_GROUP = "arena.engine.solvers"
+ENTRY_POINT_GROUP = "arena.solvers"
 
 
 class PositionSolver(Protocol):

@@ -32,7 +32,8 @@ from arena.records import BotCode, GameRecord, GameSpec
 from arena.store.store import Entry, League, Store
 from arena.tournament.cluster import worker_needs
 from arena.tournament.config import ConfigError, TournamentConfig, config_from_table
-from arena.tournament.executors import Executor, WorkerLost, make_executor
+from arena.tournament.execution import Executor, WorkerLost
+from arena.tournament.executors import make_executor
 from arena.tournament.runner import _signals_deferred, _stop_signals, bot_identity, play_games
 from arena.tournament.schedule import openings
 
@@ -260,9 +261,7 @@ def run_league(
         finally:
             hold()
             if outcome.interrupted and executor is not None:
-                drain = getattr(executor, "drain", None)
-                if drain is not None:
-                    pending.extend(drain())
+                pending.extend(executor.drain())
             try:
                 store_pending()
             finally:

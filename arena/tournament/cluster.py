@@ -37,7 +37,7 @@ from arena.errors import ArenaError
 from arena.players.plugins import INSTALLED_BOTS, BotSpecError, file_code, load_entry, parse_spec
 from arena.records import BotCode, GameSpec
 from arena.tournament.config import local_cluster_workers
-from arena.tournament.executors import DRAIN_SECONDS, HEARTBEAT_SECONDS, WorkerLost
+from arena.tournament.execution import DRAIN_SECONDS, HEARTBEAT_SECONDS, WorkerLost
 
 if TYPE_CHECKING:
     from distributed import Client, Future

@@ -23,10 +23,10 @@ from arena.engine.game import Board, Rules, RulesError, parse_moves
 from arena.errors import ArenaError
 from arena.players.plugins import BotSpecError, parse_spec, spec_text
 from arena.records import BotCode, Limits, TimeControl
+from arena.store.location import DEFAULT_DB, default_db
 from arena.text import content_hash
 
 TOURNAMENT_FORMATS = ("round-robin", "gauntlet")
-DEFAULT_DB = "arena.db"
 
 
 class ConfigError(ArenaError):
@@ -137,7 +137,7 @@ def config_db(path: str) -> str:
     raw = _read_toml(path)
     _check_all(raw, path)
     db = raw.get("db")
-    return _db_beside(path, db) if db else os.environ.get("ARENA_DB") or DEFAULT_DB
+    return _db_beside(path, db) if db else default_db()
 
 
 def _db_beside(config_path: str, db: str) -> str:
@@ -202,7 +202,7 @@ def _build(raw: dict[str, Any], source: str, base: Path, check_field: bool = Tru
     def fail(message: str) -> ConfigError:
         return ConfigError(f"{source}: {message}")
 
-    db = raw.get("db") or os.environ.get("ARENA_DB") or DEFAULT_DB
+    db = raw.get("db") or default_db()
     bots = _bot_specs(raw.get("bots", []), "bots", fail)
     challengers = _bot_specs(raw.get("challengers", []), "challengers", fail)
     fmt = raw.get("format", "round-robin")

@@ -16,12 +16,12 @@ import signal
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
-from arena.records import GameSpec
 from arena.sandbox import process_control
 from arena.sandbox.spawner import PROCESS_SPAWNER
+from arena.tournament.execution import DRAIN_SECONDS, HEARTBEAT_SECONDS, Executor, WorkerLost
 
 if TYPE_CHECKING:
     from arena.tournament.cluster import WorkerNeeds
@@ -30,41 +30,9 @@ if TYPE_CHECKING:
 #: transaction for many short games), and the longest it waits without yielding (an
 #: empty list: nothing finished, but the caller may update its progress).
 GATHER_SECONDS = 0.05
-HEARTBEAT_SECONDS = 0.25
-#: How long a stopped run waits for the games that just finished in the workers.
-DRAIN_SECONDS = 0.1
 #: Chunks each worker has at a time: the one it plays and the next, already in its
 #: pipe, so that it never waits for the coordinator between two chunks.
 CHUNKS_AHEAD = 2
-
-
-#: What a worker's function yields for each finished game: a GameRecord, or the
-#: rows the store writes (a FinishedGame), whatever the caller asked for.
-Played = TypeVar("Played")
-
-
-class Executor(Protocol):
-    """Maps ``fn`` over ``chunks`` in any order, yielding records as games finish.
-
-    ``fn`` plays a chunk and yields each game's record (whatever form the caller
-    chose) as it finishes; the executor yields lists of records (any grouping,
-    possibly empty) as they come in. ``chunks`` may be a lazy iterator: an executor takes only a few more than
-    it has workers at a time, so memory stays flat however long the tournament.
-
-    An executor may also have ``drain() -> list[Played]``: after the iteration
-    stopped early (Ctrl-C, a lost worker), the records of games that finished but
-    were not yielded yet, without waiting for any game.
-    """
-
-    def map_unordered(
-        self, fn: Callable[[list[GameSpec]], Iterable[Played]], chunks: Iterable[list[GameSpec]]
-    ) -> Iterator[list[Played]]: ...
-
-    def close(self, cancel: bool = False) -> None: ...
-
-
-class WorkerLost(RuntimeError):
-    """A worker process died with games in flight."""
 
 
 class SerialExecutor:

@@ -25,7 +25,8 @@ from arena.text import content_hash
 from arena.tournament.cluster import worker_needs
 from arena.tournament.config import TournamentConfig
 from arena.tournament.entrants import resolve_bots
-from arena.tournament.executors import Executor, WorkerLost, make_executor
+from arena.tournament.execution import Executor, WorkerLost
+from arena.tournament.executors import make_executor
 from arena.tournament.schedule import game_count, iter_schedule
 
 Progress = Callable[[int, int, float], None]  # (games done, games to play, seconds)
@@ -121,9 +122,7 @@ def _run(
         finally:
             hold()  # from here on a stop signal changes nothing: what finished is stored
             if outcome.interrupted and executor is not None:
-                drain = getattr(executor, "drain", None)
-                if drain is not None:
-                    pending.extend(drain())  # games that finished in the workers meanwhile
+                pending.extend(executor.drain())  # games that finished in the workers meanwhile
             try:
                 store_pending()
             finally:
