@@ -41,7 +41,9 @@ ALLOWED: dict[str, set[str]] = {
     "game": {"engine"},
     "testing": {"entry"},
     "__main__": {"cli"},
-    "__init__": set(),
+    # the public API: names loaded on first use, calls that import what they run
+    "__init__": BASE | {"api", "bot", "engine", "records"},
+    "api": BASE | {"engine", "records", "store", "ratings", "tournament"},
 }
 
 
@@ -138,3 +140,58 @@ def test_reading_results_loads_no_sandbox_module(module):
 def test_rooms_below_entry_never_import_the_sandbox():
     for room in ("store", "ratings", "formats", "engine", "records", "bot", "errors", "text"):
         assert "sandbox" not in ALLOWED[room], room
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the arena modules it imports (at the top or inside a function)."""
+    found = dict(modules())
+    graph: dict[str, set[str]] = {}
+    for module, path in found.items():
+        targets = set()
+        for _, name in imports_of(module, path):
+            while name and name not in found:  # a name imported from a module: the module
+                name = name.rpartition(".")[0]
+            if name and name != module and name != "arena":
+                targets.add(name)
+        graph[module] = targets
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(graph[node]):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_import_graph_has_no_circle():
+    assert circles(import_graph()) == []
+
+
+def test_a_circle_is_found():
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

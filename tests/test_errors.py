@@ -32,7 +32,7 @@ NOT_USER_MISTAKES = {
     "arena.sandbox.spawner.SpawnerError": "the sandbox itself broke: an environment fault, not an input",
     "arena.bot.BotFailure": "a bot misbehaved in a game: a forfeit, not an input mistake",
     "arena.sandbox.proxy.BotTimeout": "a bot ran out of time: a forfeit, not an input mistake",
-    "arena.tournament.executors.WorkerLost": "a worker process died",
+    "arena.tournament.execution.WorkerLost": "a worker process died",
     "arena.sandbox.namespaces.NamespaceError": "the kernel refused a namespace: the spawner reports it, never raised",
     "arena.sandbox.proxy.SandboxUnavailable": "the machine cannot isolate bots: checks turn it into one line",
     "bots.solver.SearchAborted": "the solver's internal time-out signal",

@@ -1,4 +1,4 @@
-"""Importing games (issue 13, item 7): a game is stored once, and a player the file
+"""Importing games: a game is stored once, and a player the file
 does not name is no league entrant."""
 
 from __future__ import annotations

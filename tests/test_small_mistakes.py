@@ -1,4 +1,4 @@
-"""Small things a new user trips over (issue 13, item 16): each one line, or the right words."""
+"""Small things a new user trips over: each one line, or the right words."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 13, items 3, 9, 11 and 13: bare groups print help; Ctrl-C everywhere; solve's
+"""The commands at their edges: bare groups print help; Ctrl-C everywhere; solve's
 budget, progress and move numbers; match forfeits, time controls and progress."""
 
 from __future__ import annotations
