@@ -1,5 +1,6 @@
-"""The README's examples work: the tournament file loads, the commands exist,
-and the two set-up commands are the ones CI runs."""
+"""The README's and the docs pages' examples work: the tournament file loads, the
+commands exist, the two set-up commands are the ones CI runs, every shell example
+runs, and the README's links and the site's nav lead to pages that exist."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import re
 import shlex
 import shutil
 import sqlite3
+import unicodedata
 from pathlib import Path
 
 import click
@@ -27,21 +29,61 @@ from arena.tournament.entrants import resolve_bots
 
 ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text()
+DOCS = ROOT / "docs"
+MKDOCS = (ROOT / "mkdocs.yml").read_text()
+
+
+def nav_pages(mkdocs: str = MKDOCS) -> list[str]:
+    """The pages mkdocs.yml's nav lists, in order. Read without a YAML parser (the
+    tests do not need mkdocs installed): each entry is ``- Title: page.md`` or
+    ``- page.md``, nested or not."""
+    nav = re.search(r"^nav:\n(.*?)(?=^\S|\Z)", mkdocs, re.M | re.S)
+    assert nav, "mkdocs.yml has no nav"
+    return re.findall(r"^\s*-\s+(?:[^:\n]*:\s*)?(\S+\.md)\s*$", nav.group(1), re.M)
+
+
+def page(name: str) -> str:
+    return (DOCS / name).read_text()
+
+
+def sources() -> dict[str, str]:
+    """The README, then every docs page in the order of the site's nav (the order a
+    reader meets them), then any page the nav leaves out: every text whose examples run."""
+    listed = [name for name in nav_pages() if (DOCS / name).is_file()]
+    rest = sorted(path.name for path in DOCS.glob("*.md") if path.name not in listed)
+    return {"README.md": README, **{f"docs/{name}": page(name) for name in [*listed, *rest]}}
+
+
+def section(text: str, heading: str) -> str:
+    """The part of ``text`` under the Markdown heading ``heading`` (say "## The database"),
+    up to the next heading of the same level or above."""
+    level = len(heading) - len(heading.lstrip("#"))
+    start = text.index(f"\n{heading}\n") + 1
+    end = re.compile(rf"^#{{1,{level}}} ", re.M).search(text, start + len(heading))
+    return text[start : end.start() if end else len(text)]
 
 
 def test_the_example_tournament_file_loads(tmp_path):
-    block = re.search(r"```toml\n(name = \"default\".*?)```", README, re.S).group(1)
+    block = re.search(r"```toml\n(name = \"default\".*?)```", page("tournaments.md"), re.S).group(1)
     path = tmp_path / "example.toml"
     path.write_text(block)
     config = resolve_bots(load_config(str(path)), None)
     assert config.bots == ("random", "minimax:depth=3") and config.games == 10
 
 
-def test_every_command_in_the_table_exists():
+def test_every_command_is_in_the_readme_table_and_has_an_entry_in_the_docs():
     named = set(re.findall(r"^\| `arena ([a-z]+)", README, re.M))
     named |= set(re.findall(r"/ `arena ([a-z]+)", README))
     commands = set(main.list_commands(click.Context(main)))  # loaded or not: they load lazily
-    assert named and named <= commands, named - commands
+    assert named == commands, (named - commands, commands - named)
+    headings = " ".join(re.findall(r"^### (arena .*)$", "\n".join(sources().values()), re.M))
+    described = set(re.findall(r"\barena ([a-z]+)", headings))
+    assert described == commands, commands - described
+
+
+def test_the_readme_table_rows_are_short():
+    rows = [line for line in README.splitlines() if line.startswith("|")]
+    assert rows and max(map(len, rows)) < 120, max(rows, key=len)
 
 
 def test_ci_runs_the_readme_test_command():
@@ -49,8 +91,12 @@ def test_ci_runs_the_readme_test_command():
     assert test_command in (ROOT / ".ci" / "run").read_text()
 
 
+def test_the_example_bot_is_the_same_in_the_readme_and_on_the_bots_page():
+    assert _bot_block() == _bot_block(page("bots.md"))
+
+
 def test_the_example_bot_reads_its_option_as_an_attribute():
-    block = re.search(r"```python\n(from arena.bot import .*?)```", README, re.S).group(1)
+    block = _bot_block()
     namespace: dict[str, object] = {}
     exec(block, namespace)
     centre = namespace["Centre"]
@@ -60,8 +106,14 @@ def test_the_example_bot_reads_its_option_as_an_attribute():
 
 # --- every shell example runs --------------------------------------------------------------
 
+def shell_examples() -> list[tuple[str, str]]:
+    """(where, command) for every `arena` command of the README and the docs pages, in
+    the order of :func:`sources`."""
+    return [(where, command) for where, text in sources().items() for command in readme_examples(text)]
+
+
 def readme_examples(readme: str = README) -> list[str]:
-    """Every `arena` command in the README's ```sh blocks, in order: lines (or the parts
+    """Every `arena` command in a page's ```sh blocks, in order: lines (or the parts
     of a line between `&&`) that start with `arena` or `.venv/bin/arena`, comments cut."""
     commands = []
     for block in re.findall(r"```sh\n(.*?)```", readme, re.S):
@@ -101,14 +153,45 @@ def scaled(words: list[str]) -> list[str]:
     return words
 
 
-def _bot_block() -> str:
-    return re.search(r"```python\n(from arena.bot import .*?)```", README, re.S).group(1)
+def _bot_block(text: str = README) -> str:
+    return re.search(r"```python\n(from arena.bot import .*?)```", text, re.S).group(1)
 
 
-def test_the_readme_has_shell_examples_and_the_reader_finds_them():
+#: Every shell example the README had before its reference moved to docs/: each still
+#: runs, from the README or from the page it moved to.
+EXAMPLES_BEFORE_THE_DOCS_SITE = [
+    "arena tournament run config/default.toml",
+    "arena match centre.py minimax -n 10",
+    "arena match centre.py:Centre:greedy=false random",
+    "arena check my_bot.py",
+    "arena submit my_bot.py --name mybot",
+    "arena tournament run --bots mybot,minimax,greedy --games 20",
+    "arena league create class config/league.toml",
+    "arena users add teacher --admin",
+    "arena users add alice",
+    "arena users add bob",
+    "arena league run class --workers 2",
+    "arena serve --host 0.0.0.0 --port 8000",
+    "arena check my_bot.py",
+    "arena submit my_bot.py --server http://192.168.1.20:8000 --token arena_XXXX",
+    "arena tournament run config/quick.toml --cluster local:2",
+    "arena serve",
+    "arena solve 445535 --json",
+    "arena analyse 17 --budget 2",
+    "arena analyse --tournament default --budget 0.2",
+]
+
+
+def test_the_pages_have_shell_examples_and_the_reader_finds_them():
     examples = readme_examples()
-    assert any(e.startswith("arena tournament run config/") for e in examples)  # the quick start, after `&&`
-    assert "arena tournament run --bots mybot,minimax,greedy --games 20" in examples
+    assert examples[0] == "arena tournament run config/default.toml"  # the quick start, after `&&`
+    everywhere = [command for _, command in shell_examples()]
+    assert "arena tournament run --bots mybot,minimax,greedy --games 20" in everywhere
+    missing = list(EXAMPLES_BEFORE_THE_DOCS_SITE)
+    for command in everywhere:
+        if command in missing:
+            missing.remove(command)
+    assert not missing, missing
     assert readme_examples("```sh\nsqlite3 x.db 'select 1'\narena games  # all\n```\n") == ["arena games"]
 
 
@@ -121,21 +204,72 @@ def test_scaling_keeps_the_command_and_its_flags():
     assert scaled(["arena", "bots"]) == ["arena", "bots"]
 
 
-def test_every_shell_example_in_the_readme_runs(tmp_path, monkeypatch):
-    """Run in order in one folder (the quick start's tournament is what the analysis
-    examples read); bot files named in an example are the README's own example bot."""
+def test_every_shell_example_in_the_readme_and_the_docs_runs(tmp_path, monkeypatch):
+    """Run in order in one folder (the README's quick start is the tournament the
+    analysis examples read); bot files named in an example are the README's own
+    example bot."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ARENA_DB", raising=False)
     shutil.copytree(ROOT / "config", tmp_path / "config")
     runner = CliRunner()
-    for example in readme_examples():
+    examples = shell_examples()
+    assert len(examples) >= len(EXAMPLES_BEFORE_THE_DOCS_SITE)
+    for where, example in examples:
         words = scaled(shlex.split(example))
         for word in words[1:]:
             file = word.split(":")[0]
             if file.endswith(".py") and not (tmp_path / file).exists():
                 (tmp_path / file).write_text(_bot_block())
         result = runner.invoke(main, words[1:], catch_exceptions=False)
-        assert result.exit_code == 0, f"README example {example!r} (run as {shlex.join(words)}):\n{result.output}"
+        assert result.exit_code == 0, f"{where} example {example!r} (run as {shlex.join(words)}):\n{result.output}"
+
+
+# --- the README's links and the site's nav ----------------------------------------------
+
+def slug(heading: str) -> str:
+    """The anchor MkDocs (Python-Markdown's toc) gives a heading."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link: its text
+    text = unicodedata.normalize("NFKD", text.replace("`", "").replace("*", ""))
+    text = re.sub(r"[^\w\s-]", "", text.encode("ascii", "ignore").decode("ascii")).strip().lower()
+    return re.sub(r"[-\s]+", "-", text)
+
+
+def anchors(text: str) -> set[str]:
+    without_code = re.sub(r"^```.*?^```", "", text, flags=re.M | re.S)
+    return {slug(heading) for heading in re.findall(r"^#{1,6} (.+?)\s*$", without_code, re.M)}
+
+
+def test_slugs_are_the_ones_mkdocs_makes():
+    assert slug("The sequential test of a match") == "the-sequential-test-of-a-match"
+    assert slug("arena export and arena import") == "arena-export-and-arena-import"
+    assert slug("1. Create the league and the accounts (once)") == "1-create-the-league-and-the-accounts-once"
+    assert slug("arena --weak-sandbox") == "arena-weak-sandbox"
+    assert slug("Files, connections and signals") == "files-connections-and-signals"
+
+
+def test_every_link_from_the_readme_into_docs_leads_to_a_page_and_heading_that_exist():
+    links = re.findall(r"\]\((docs/[^)#\s]*)(?:#([^)\s]+))?\)", README)
+    assert links
+    for target, anchor in links:
+        path = ROOT / target
+        assert path.is_file(), f"README links to {target}, which does not exist"
+        if anchor:
+            assert path.suffix == ".md" and anchor in anchors(path.read_text()), f"README links to {target}#{anchor}"
+    linked = {Path(target).name for target, _ in links if target.endswith(".md")}
+    assert set(nav_pages()) <= linked, set(nav_pages()) - linked  # the front door leads to every page
+
+
+def test_the_nav_lists_every_docs_page_once_and_nothing_else():
+    listed = nav_pages()
+    assert len(listed) == len(set(listed)), listed
+    assert set(listed) == {path.name for path in DOCS.glob("*.md")}
+    assert listed[0] == "index.md"
+
+
+def test_the_nav_reader_reads_nested_and_titled_entries():
+    text = ("site_name: x\nnav:\n  - Home: index.md\n  - Part:\n      - a.md\n      - B: b.md\n"
+            "theme:\n  name: material\n")
+    assert nav_pages(text) == ["index.md", "a.md", "b.md"]
 
 
 def test_a_tournament_of_bots_alone_is_named_by_its_settings_and_resumes(cli):
@@ -177,20 +311,20 @@ def test_the_command_submit_suggests_runs(cli, tmp_path):
 
 # --- what the README claims is true ------------------------------------------------------
 
-def _row(start: str) -> str:
-    """The README table row that starts with ``| start``."""
-    return re.search(rf"^\| {re.escape(start)}.*$", README, re.M).group(0)
+def _row(text: str, start: str) -> str:
+    """The table row of ``text`` that starts with ``| start``."""
+    return re.search(rf"^\| {re.escape(start)}.*$", text, re.M).group(0)
 
 
-def test_the_database_tables_are_the_ones_the_readme_lists(tmp_path):
+def test_the_database_tables_are_the_ones_the_docs_list(tmp_path):
     Store(tmp_path / "arena.db").close()
     with sqlite3.connect(tmp_path / "arena.db") as db:
         tables = {name for (name,) in db.execute("select name from sqlite_master where type = 'table'")
                   if not name.startswith("sqlite_")}
-    section = README.split("## The database")[1].split("```")[0]
-    listed = set(re.findall(r"^\| `(\w+)` \|", section, re.M))
+    database = section(page("tournaments.md"), "## The database")
+    listed = set(re.findall(r"^\| `(\w+)` \|", database, re.M))
     assert listed == tables
-    games = _row("`games`")
+    games = _row(database, "`games`")
     for termination in Termination:
         assert f"`{termination.value}`" in games, termination
     for result in (*RESULTS.values(), UNFINISHED_RESULT):
@@ -210,7 +344,7 @@ KEY_FLAGS = {
 
 
 def test_every_key_of_a_tournament_file_can_be_overridden_on_the_command_line():
-    assert "every key can be overridden on the command line" in " ".join(README.split())
+    assert "every key can be overridden on the command line" in " ".join(page("tournaments.md").split())
     sections = {"rules": config._RULES_KEYS, "openings": config._OPENINGS_KEYS, "time": config._TIME_KEYS,
                 "limits": config._LIMITS_KEYS}
     keys = {key for key, kind in config._TOP_KEYS.items() if kind is not dict}
@@ -237,8 +371,8 @@ def test_the_limits_flags_reach_the_tournament(cli, tmp_path):
     assert json.loads(identity)["limits"] == {"memory_mb": 256, "output_kb": 8}
 
 
-def test_mcts_and_the_solver_play_count_rules_as_the_readme_says():
-    scoring = " ".join(README.split("`scoring = \"count\"`")[1].split("\n\n")[0].split())
+def test_mcts_and_the_solver_play_count_rules_as_the_docs_say():
+    scoring = " ".join(page("index.md").split("`scoring = \"count\"`")[1].split("\n\n")[0].split())
     assert "refuses" not in scoring and "MCTS at depth 2" in scoring and "`fallback_depth`" in scoring
     from bots.mcts import MctsBot
     from bots.solver import SolverBot
@@ -251,9 +385,9 @@ def test_mcts_and_the_solver_play_count_rules_as_the_readme_says():
         assert "minimax" in str(choice.info.get("fallback")), choice.info
 
 
-def test_the_replay_keys_the_readme_names_work():
-    row = _row("`arena replay")
-    assert all(f"`{key}`" in row for key in ("n", "p", "j N", "N", "q")), row
+def test_the_replay_keys_the_docs_name_work():
+    entry = section(page("tournaments.md"), "### arena replay")
+    assert all(f"`{key}`" in entry for key in ("n", "p", "j N", "N", "q")), entry
     moves = [3, 3, 4, 4, 2]
     answers = io.StringIO("j 3\nn\np\n5\nj 1\nq\n")
     out = io.StringIO()
@@ -272,14 +406,16 @@ def _options(*path: str) -> set[str]:
             if opt.startswith("--") and opt != "--help"}
 
 
-def test_the_options_of_these_commands_are_all_in_the_readme():
-    for path in (("games",), ("standings",), ("tournament", "run"), ("check",), ("submit",)):
-        missing = {opt for opt in _options(*path) if opt not in README}
-        assert not missing, (path, missing)
+def test_the_options_of_these_commands_are_all_on_their_page():
+    for path, where in ((("games",), "tournaments.md"), (("standings",), "ratings.md"),
+                        (("tournament", "run"), "tournaments.md"), (("check",), "bots.md"),
+                        (("submit",), "bots.md")):
+        missing = {opt for opt in _options(*path) if opt not in page(where)}
+        assert not missing, (path, where, missing)
 
 
 def test_every_option_of_every_built_in_bot_is_in_its_row_of_the_bots_table():
-    bots = README.split("## Bots")[1].split("\n\n")[1]
+    bots = section(page("bots.md"), "## Built-in bots")
     for name, entry in installed_bots().items():
         if entry.source.startswith("connectk-arena"):
             row = re.search(rf"^\| `{name}` \|.*$", bots, re.M).group(0)

@@ -264,15 +264,15 @@ def test_replay_labels_opening_plies_as_show_does(cli, tmp_path: Path) -> None:
     assert " played " in replayed[plies + 1] and "opening" not in replayed[plies + 1]
 
 
-def test_the_lock_file_holds_nothing_and_the_readme_says_what_it_is(cli, tmp_path: Path) -> None:
+def test_the_lock_file_holds_nothing_and_the_docs_say_what_it_is(cli, tmp_path: Path) -> None:
     db = tmp_path / "arena.db"
     ran = cli("tournament", "run", "--bots", "random,greedy", "--games", "2", "--name", "q", "--workers", "1",
               "--db", db)
     assert ran.exit_code == 0, ran.output
     lock = tmp_path / "arena.db.lock"
     assert lock.read_bytes() == b""  # only byte locks, released when the run ends
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    database = readme.split("## The database", 1)[1].split("\n## ", 1)[0]
+    docs = (Path(__file__).parent.parent / "docs" / "tournaments.md").read_text()
+    database = docs.split("## The database", 1)[1].split("\n## ", 1)[0]
     assert "`arena.db.lock`" in database and "harmless" in database
 
 
