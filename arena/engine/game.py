@@ -125,9 +125,9 @@ class Rules:
 
     def could_be_moves(self, text: str) -> bool:
         """False where ``text`` holds a character that no move string of these rules
-        has (column numbers are digits and commas); True where it may be moves (cell
-        names mix letters and digits: only parsing them tells)."""
-        return not self.gravity or not re.search(r"[^\d,]", text)
+        has (column numbers are digits, commas and spaces); True where it may be moves
+        (cell names mix letters and digits: only parsing them tells)."""
+        return not self.gravity or not re.search(r"[^\d,\s]", text)
 
     @property
     def code(self) -> str:
