@@ -10,8 +10,8 @@ from bots.lines import landing_bit, lines_for, winning_moves
 class BlockerBot(Bot):
     """Blocking / selfish / random: blocks a win, else plays near its own stones.
 
-    If the opponent could win next move, it plays that cell (with gravity, the cell
-    where a stone dropped in the column lands). Otherwise a random legal move whose
+    If the opponent could win next move, it plays that move (the cell where its
+    stone lands). Otherwise a random legal move whose
     cell is within Chebyshev distance connect-1 of one of its own stones; else random.
     """
 

@@ -68,10 +68,7 @@ def lines_for(rules: Rules) -> Lines:
 
 def landing_bit(board: Board, move: int) -> int:
     """The bit of the cell ``move`` would fill now (0 for a full column)."""
-    g = board.rules.geometry
-    if board.rules.gravity:
-        return (board.occupied + g.bottom[move]) & g.column[move]
-    return g.cell_bit[move]
+    return board.landing_bit(move)
 
 
 def bit_position(bit: int) -> int:

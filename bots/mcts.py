@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from arena.bot import Bot, BotOptionError, Choice, Option
 from arena.engine.game import Board, Rules
 from bots.lines import lines_for
+from bots.search_shared import LCG_ADD, LCG_MUL, RootMove
 
 if TYPE_CHECKING:
     from bots.mcts_fast import NumbaTree
@@ -39,11 +40,7 @@ TIME_SHARE = 0.8
 TIME_RESERVE = 0.05
 #: In a playout, look at the clock every this many plies (a power of two, minus one).
 CLOCK_EVERY = 31
-#: The playouts' random numbers: a 64-bit linear congruential generator (Knuth's
-#: MMIX constants); a draw below ``n`` is ``(top 32 bits * n) >> 32``. Both back ends
-#: step the same generator, so the same state gives the same playout in each.
-LCG_MUL = 6364136223846793005
-LCG_ADD = 1442695040888963407
+# The playouts' random numbers: LCG_MUL and LCG_ADD (bots/search_shared.py), on 64 bits.
 M64 = (1 << 64) - 1
 BACKENDS = ("auto", "numba", "python")
 
@@ -287,11 +284,6 @@ class Node:
     def prove(self, result: float) -> None:
         self.result = result
         self.value = self.visits * result  # from now on every visit returns it
-
-
-#: A move of the root as both back ends report it: (move, visits, value, proven
-#: result or None), in the order the moves were first tried (most central first).
-RootMove = tuple[int, int, float, float | None]
 
 
 def pick_move(moves: list[RootMove]) -> RootMove | None:

@@ -39,11 +39,11 @@ from numba import njit, objmode
 from numpy.typing import NDArray
 
 from arena.engine.game import Board, Rules
-from bots.mcts import LCG_ADD, LCG_MUL, RootMove
 
-# The solver's bit helpers. (numba's cache of a function does not notice a change in
-# another file: these are inlined here, so a change to them wants __pycache__ cleared.)
-from bots.solver_fast import ALL, U0, U1, _popcount, _shl, _shr
+# The bit helpers the solver's back end uses too. (numba's cache of a function does not notice a
+# change in another file: these are inlined here, so a change to them wants __pycache__ cleared.)
+from bots.bitboard import ALL, U0, U1, _popcount, _shl, _shr
+from bots.search_shared import LCG_ADD, LCG_MUL, RootMove
 
 U32 = np.uint64(32)
 MUL = np.uint64(LCG_MUL)
@@ -117,7 +117,7 @@ def threats(x: np.uint64, st: NDArray[np.int64], cw: NDArray[np.uint64]) -> np.u
 
 @njit(cache=True, inline="always")
 def _draw(rng: NDArray[np.uint64], n: int) -> int:
-    """A number below ``n`` from the shared generator (bots.mcts.LCG_MUL)."""
+    """A number below ``n`` from the shared generator (bots.search_shared.LCG_MUL)."""
     s = rng[0] * MUL + ADD
     rng[0] = s
     return int(((s >> U32) * np.uint64(n)) >> U32)

@@ -49,6 +49,7 @@ from arena.errors import ArenaError
 from bots.mcts import MctsBot
 from bots.minimax import MinimaxBot
 from bots.opening_book import book_for
+from bots.search_shared import CHECK_EVERY, ETC_EMPTY_CELLS, SearchAborted
 
 if TYPE_CHECKING:
     from bots.solver_fast import NumbaCore
@@ -59,8 +60,6 @@ BACKENDS = ("auto", "numba", "python")
 #: The pure-Python table is emptied when it holds more entries than this (about
 #: 100 MB of dict).
 PY_TABLE_LIMIT = 1 << 20
-#: Look at the clock (and the node budget) at most every this many nodes.
-CHECK_EVERY = 1024
 #: The pure-Python search reads the clock about this often (seconds).
 CLOCK_SECONDS = 0.002
 #: A table entry is ``(bound << 1 | lower) << TABLE_MOVE_BITS | rank``: the rank in
@@ -70,11 +69,6 @@ TABLE_MOVE_BITS = 12
 TABLE_NO_MOVE = (1 << TABLE_MOVE_BITS) - 1
 #: The ordering score given to the table's move: more than any count of winning cells.
 TABLE_MOVE_FIRST = 1 << 16
-#: Nodes with at least this many empty cells look among their children's table
-#: entries for one that proves the cutoff before searching any (an enhanced
-#: transposition cutoff). Nearer the end a child's search is too small to be
-#: worth the table look-ups (measured on cold 8- to 12-stone solves of 7x6).
-ETC_EMPTY_CELLS = 20
 #: Frames left for whoever calls the solver (test runners, the CLI, a referee).
 CALLER_FRAMES = 1000
 
@@ -97,10 +91,6 @@ def _allow_deep_searches() -> None:
 def max_score(rules: Rules) -> int:
     """The largest score any position of ``rules`` can have (a win on ply 0)."""
     return score_of_win(rules, 0)
-
-
-class SearchAborted(Exception):
-    """The deadline or node budget of a search ran out (internal)."""
 
 
 #: ``win(p, empty)``: the cells of ``empty`` that complete a line with the stones ``p``.

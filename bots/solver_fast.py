@@ -37,19 +37,14 @@ from numba.extending import intrinsic
 from numpy.typing import NDArray
 
 from arena.engine.game import Rules
-from bots.solver import CHECK_EVERY, ETC_EMPTY_CELLS, SearchAborted
 
-U0 = np.uint64(0)
-U1 = np.uint64(1)
-ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
-M1 = np.uint64(0x5555555555555555)
-M2 = np.uint64(0x3333333333333333)
-M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
-H01 = np.uint64(0x0101010101010101)
+# The bit helpers (numba's cache of a function does not notice a change in another
+# file: these are inlined here, so a change to them wants __pycache__ cleared).
+from bots.bitboard import ALL, U0, U1, _popcount, _shl, _shr
+from bots.search_shared import CHECK_EVERY, ETC_EMPTY_CELLS, SearchAborted
+
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 MIX = np.uint64(0xC2B2AE3D27D4EB4F)
-U56 = np.uint64(56)
-U64 = 64
 NO_DEADLINE = np.inf  # the deadline passed when there is none
 
 # st[] (int64): the search state shared with Python, then the rules.
@@ -75,28 +70,6 @@ TABLE_MOVE_FIRST = np.uint64(1 << 16)
 #: A score or bound: an int64 in compiled code; run as Python, a Python int, or a
 #: numpy int64 once a bound read from the table (``np.int64``) is taken.
 I64 = int | np.int64
-
-
-@njit(cache=True, inline="always")
-def _popcount(x: np.uint64) -> np.int64:
-    x = x - ((x >> U1) & M1)
-    x = (x & M2) + ((x >> np.uint64(2)) & M2)
-    x = (x + (x >> np.uint64(4))) & M4
-    return np.int64((x * H01) >> U56)
-
-
-@njit(cache=True, inline="always")
-def _shl(x: np.uint64, n: int) -> np.uint64:
-    if n >= U64:
-        return U0
-    return x << np.uint64(n)
-
-
-@njit(cache=True, inline="always")
-def _shr(x: np.uint64, n: int) -> np.uint64:
-    if n >= U64:
-        return U0
-    return x >> np.uint64(n)
 
 
 #: The IR generator of an intrinsic: (context, builder, signature, argument values).
@@ -474,7 +447,7 @@ class NumbaCore:
         st[FAST4] = k == 4 and rules.gravity and 3 * (h + 2) < 64
         st[TABLE_BITS] = table_bits
         st[STRIDE] = stride
-        st[CHECK] = CHECK_EVERY  # run-time values: numba's cache does not see bots/solver.py
+        st[CHECK] = CHECK_EVERY  # run-time values: numba's cache does not see bots/search_shared.py
         st[ETC] = ETC_EMPTY_CELLS
         st[SHIFT : SHIFT + 4] = g.shifts
         st[FITS : FITS + 4] = [h >= k, w >= k, w >= k and h >= k, w >= k and h >= k]

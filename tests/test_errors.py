@@ -35,7 +35,7 @@ NOT_USER_MISTAKES = {
     "arena.tournament.execution.WorkerLost": "a worker process died",
     "arena.sandbox.namespaces.NamespaceError": "the kernel refused a namespace: the spawner reports it, never raised",
     "arena.sandbox.proxy.SandboxUnavailable": "the machine cannot isolate bots: checks turn it into one line",
-    "bots.solver.SearchAborted": "the solver's internal time-out signal",
+    "bots.search_shared.SearchAborted": "the solver's internal time-out signal",
 }
 
 

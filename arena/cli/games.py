@@ -98,9 +98,9 @@ def show_command(game_id: int, db: str) -> None:
     click.echo(tabulate(rows, headers=headers))
     board = Board.from_moves(parse_moves(game.moves or "", rules), rules)
     click.echo(board.render())
-    if rules.counts_windows:
-        first, second = board.window_counts()
-        click.echo(f"Windows of {rules.connect}: X {first}, O {second}")
+    score = board.score_text()  # None where the first line decides
+    if score is not None:
+        click.echo(score)
 
 
 #: ``arena solve``'s default budget in seconds: an answer or "unknown" soon, never minutes of silence.

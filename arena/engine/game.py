@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from bisect import insort
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import lru_cache
 
 from arena.errors import ArenaError
@@ -87,6 +87,7 @@ class Rules:
         return self.scoring == "count"
 
     def describe(self) -> str:
+        """The rules for people, in a few words: ``7x6 connect 4, no gravity, count scoring``."""
         fall = "" if self.gravity else ", no gravity"
         count = ", count scoring" if self.counts_windows else ""
         return f"{self.width}x{self.height} connect {self.connect}{fall}{count}"
@@ -106,8 +107,105 @@ class Rules:
     def geometry(self) -> _Geometry:
         return _geometry(self)
 
+    # --- what differs between variants, asked by the rest of the arena ----------------
+    # Code outside the engine asks these instead of reading ``gravity`` or ``scoring``:
+    # a new variant then changes this module, not every page, command and file format.
+
+    @property
+    def moves_are_columns(self) -> bool:
+        """True when a move names a column and its stone drops to the lowest empty
+        cell there (Connect Four, and ConnectX's actions); False when it names a cell."""
+        return self.gravity
+
+    def filled_text(self, move: int | None = None) -> str:
+        """Why a move whose place is filled cannot be played: ``column is full`` or
+        ``cell is taken``; with ``move``, named: ``column 4 is full``, ``cell c3 is taken``."""
+        noun, verb = ("column", "is full") if self.gravity else ("cell", "is taken")
+        return f"{noun} {verb}" if move is None else f"{noun} {format_move(move, self)} {verb}"
+
+    def could_be_moves(self, text: str) -> bool:
+        """False where ``text`` holds a character that no move string of these rules
+        has (column numbers are digits, commas and spaces); True where it may be moves
+        (cell names mix letters and digits: only parsing them tells)."""
+        return not self.gravity or not re.search(r"[^\d,\s]", text)
+
+    @property
+    def code(self) -> str:
+        """The rules in a few characters, as game files prefix their moves: ``7x6c4``;
+        ``15x15c5n`` where stones stay where placed; a ``w`` suffix where windows are
+        counted on the full board."""
+        fall = "" if self.gravity else "n"
+        count = "w" if self.counts_windows else ""
+        return f"{self.width}x{self.height}c{self.connect}{fall}{count}"
+
+    @classmethod
+    def from_code(cls, text: str) -> Rules:
+        """The rules of a :attr:`code` such as ``7x6c4`` or ``15x15c5n``; RulesError otherwise."""
+        match = RULES_CODE.fullmatch(text)
+        if not match:
+            raise RulesError(
+                "expected WIDTHxHEIGHTcCONNECT, with an 'n' suffix for no gravity and a 'w' one "
+                "for count scoring, e.g. '7x6c4' or '15x15c5n'"
+            )
+        width, height, connect = (int(match.group(i)) for i in (1, 2, 3))
+        scoring = "count" if match.group(5) else "line"
+        return cls(width, height, connect, gravity=not match.group(4), scoring=scoring)
+
+    @property
+    def drawing(self) -> Drawing:
+        """What a picture of a board of these rules needs to know of them."""
+        return _drawing(self)
+
+    def landings(self, moves: Iterable[int]) -> list[tuple[int, int]]:
+        """(column, row) of the cell each of ``moves`` puts its stone on, played in
+        order from the empty board (each checked: IllegalMoveError); row 0 is the bottom."""
+        board = Board(self)
+        cells = []
+        for move in moves:
+            board.play_checked(move)
+            cell = board.last_cell()
+            assert cell is not None  # a stone was just played
+            cells.append(cell)
+        return cells
+
 
 CONNECT_FOUR = Rules()
+#: The fields of :class:`Rules`, as a rules table (a config file, a game file) names them.
+RULES_FIELDS = tuple(field.name for field in fields(Rules))
+#: A :attr:`Rules.code`: width, height, connect, then the suffixes ``n`` and ``w``.
+RULES_CODE = re.compile(r"(\d+)x(\d+)c(\d+)(n?)(w?)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Drawing:
+    """What a picture of a board needs to know of its rules, as data: a page draws
+    from it without asking which variant is played."""
+
+    #: The kind of picture: ``"gravity"``, a stand with a hole per cell that stones
+    #: drop into from above; ``"cells"``, a grid of squares stones are placed on.
+    style: str
+    #: A face with a hole per cell is drawn in front of the stones (the stand).
+    face: bool
+    #: The name of each column, left to right.
+    column_labels: tuple[str, ...]
+    #: The name of each row, bottom first; none where a move names only its column.
+    row_labels: tuple[str, ...]
+    #: The row a stone comes in at, falling from there to its cell (the row above the
+    #: top one); None where a stone appears in its cell.
+    entry_row: int | None
+
+    def fall(self, row: int) -> int:
+        """How many rows a stone falls to land on ``row`` (0: it appears there)."""
+        return 0 if self.entry_row is None else self.entry_row - row
+
+
+@lru_cache(maxsize=64)
+def _drawing(rules: Rules) -> Drawing:
+    columns = tuple(column_label(column, rules) for column in range(rules.width))
+    if rules.gravity:
+        return Drawing("gravity", face=True, column_labels=columns, row_labels=(), entry_row=rules.height)
+    rows = tuple(str(row + 1) for row in range(rules.height))
+    return Drawing("cells", face=False, column_labels=columns, row_labels=rows, entry_row=None)
 
 
 @lru_cache(maxsize=64)
@@ -424,6 +522,14 @@ class Board:
         first, second = self.window_counts()
         return None if first == second else (0 if first > second else 1)
 
+    def score_text(self) -> str | None:
+        """The score in words where the rules keep one besides the winner (count
+        scoring: ``Windows of 4: X 3, O 2``); None where the first line decides."""
+        if not self._g.counts_windows:
+            return None
+        first, second = self.window_counts()
+        return f"Windows of {self.rules.connect}: {PLAYER_MARKS[0]} {first}, {PLAYER_MARKS[1]} {second}"
+
     def is_winning_move(self, move: int) -> bool:
         """Would playing ``move`` win the game for the side to move? (unchecked)
 
@@ -494,7 +600,7 @@ class Board:
             return f"out of range 0..{self.rules.move_count - 1}"
         if self.is_legal(move):
             return ""
-        return "column is full" if self.rules.gravity else "cell is taken"
+        return self.rules.filled_text()
 
     def _illegal_reason(self, move: object) -> str:
         where = f"in position {self.moves_string() or '(empty board)'!r}"
@@ -616,10 +722,11 @@ def _letters_value(name: str) -> int:
 def render(board: Board, marks: tuple[str, str] = PLAYER_MARKS, empty: str = ".") -> str:
     """Text picture of ``board``; the last move is shown in lower case."""
     rules = board.rules
-    labels = [column_label(c, rules) for c in range(rules.width)]
+    drawing = rules.drawing
+    labels = drawing.column_labels
     cell_width = max(len(label) for label in labels)
     last = board.last_cell()
-    row_label_width = 0 if rules.gravity else len(str(rules.height))
+    row_label_width = max((len(label) for label in drawing.row_labels), default=0)
     lines = []
     for row in reversed(range(rules.height)):
         cells = []
@@ -629,7 +736,7 @@ def render(board: Board, marks: tuple[str, str] = PLAYER_MARKS, empty: str = "."
             if (column, row) == last:
                 text = text.lower()
             cells.append(text.rjust(cell_width))
-        prefix = f"{row + 1:>{row_label_width}} " if row_label_width else ""
+        prefix = f"{drawing.row_labels[row]:>{row_label_width}} " if row_label_width else ""
         lines.append(prefix + " ".join(cells))
     prefix = " " * (row_label_width + 1) if row_label_width else ""
     lines.append(prefix + " ".join(label.rjust(cell_width) for label in labels))

@@ -7,9 +7,10 @@ in the notation of :mod:`arena.engine.game`::
     12x6c4 10,3,12,6
     15x15c5n h8i9g7
 
-The prefix is ``{width}x{height}c{connect}``, with an ``n`` suffix when stones do
-not fall (no gravity) and a ``w`` suffix when windows are counted on the full board
-(``scoring = "count"``). A game with no moves is the prefix alone. On import the
+The prefix is the rules' code (:attr:`arena.engine.game.Rules.code`):
+``{width}x{height}c{connect}``, with an ``n`` suffix when stones do not fall and a
+``w`` suffix when windows are counted on the full board. A game with no moves is
+the prefix alone. On import the
 prefix may be left out: a bare move string (``4453``) means 7x6 connect 4 (or the
 ``rules`` passed to :func:`import_game`).
 
@@ -43,6 +44,8 @@ from typing import Any
 
 from arena.engine.game import (
     PLAYER_MARKS,
+    RULES_CODE,
+    RULES_FIELDS,
     Board,
     NotationError,
     Rules,
@@ -62,7 +65,7 @@ FILE_RESULTS = tuple(RESULTS.values())
 FILE_TERMINATIONS = tuple(t.value for t in Termination if t != Termination.UNFINISHED)
 CLASSIC = Rules()
 
-_PREFIX = re.compile(r"(\d+)x(\d+)c(\d+)(n?)(w?)", re.IGNORECASE)
+_PREFIX = RULES_CODE
 
 
 class GameFileError(ArenaError):
@@ -95,25 +98,15 @@ class ImportedGame:
 
 
 def rules_prefix(rules: Rules) -> str:
-    """``7x6c4``; ``15x15c5n`` without gravity; a ``w`` suffix when windows are counted
-    (``scoring = "count"``)."""
-    gravity = "" if rules.gravity else "n"
-    count = "w" if rules.counts_windows else ""
-    return f"{rules.width}x{rules.height}c{rules.connect}{gravity}{count}"
+    """``7x6c4``; ``15x15c5n`` where stones stay where placed; a ``w`` suffix when
+    windows are counted: the rules' code."""
+    return rules.code
 
 
 def parse_rules_prefix(text: str) -> Rules:
     """The Rules of a prefix such as ``7x6c4`` or ``15x15c5n``; GameFileError otherwise."""
-    match = _PREFIX.fullmatch(text.strip())
-    if not match:
-        raise GameFileError(
-            f"bad rules prefix {clip(text.strip())!r}: expected WIDTHxHEIGHTcCONNECT, with an 'n' "
-            "suffix for no gravity and a 'w' one for count scoring, e.g. '7x6c4' or '15x15c5n'"
-        )
-    width, height, connect = (int(match.group(i)) for i in (1, 2, 3))
     try:
-        scoring = "count" if match.group(5) else "line"
-        return Rules(width, height, connect, gravity=not match.group(4), scoring=scoring)
+        return Rules.from_code(text.strip())
     except RulesError as exc:
         raise GameFileError(f"bad rules prefix {clip(text.strip())!r}: {exc}") from None
 
@@ -211,8 +204,8 @@ def _looks_like_prefix(head: str, rules: Rules) -> bool:
     """A first word that cannot be part of a move string, so it was meant as rules."""
     if re.match(r"\d+x", head, re.IGNORECASE):
         return True
-    # With gravity moves are digits and commas only: any letter means a prefix.
-    return rules.gravity and bool(re.search(r"[^\d,]", head))
+    # Where moves are column numbers (digits and commas) any letter means a prefix.
+    return not rules.could_be_moves(head)
 
 
 MAX_JSON_DEPTH = 32  # a game document nests 4 deep; more is not one (and would exhaust the parser's stack)
@@ -285,7 +278,7 @@ def _json_rules(value: Any) -> Rules:
         return CLASSIC
     if not isinstance(value, dict):
         raise GameFileError(f"'rules' must be an object, got {clip(json.dumps(value))}")
-    unknown = sorted(set(value) - {"width", "height", "connect", "gravity", "scoring"})
+    unknown = sorted(set(value) - set(RULES_FIELDS))
     if unknown:
         raise GameFileError(f"unknown field {unknown[0]!r} in 'rules'")
     try:

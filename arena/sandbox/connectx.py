@@ -74,7 +74,7 @@ class KaggleAgentBot(Bot):
         self.agent = agent
 
     def choose_move(self, board: Board) -> Any:
-        if not board.rules.gravity:
+        if not board.rules.moves_are_columns:
             raise ValueError("a ConnectX agent plays only games with gravity")
         answer = self.agent(observation(board), configuration(board, self.time_allowed))
         try:

@@ -249,7 +249,7 @@ class StoredMove:
 
     game_id: int
     ply: int  # 0 is the first move, openings included
-    move: str  # in the game's notation (a column, or a cell without gravity)
+    move: str  # in the game's notation (a column, or a cell where moves name cells)
     ms: float | None  # thinking time; None for opening moves and people
     info: str | None  # JSON: what the bot said about the move
 

@@ -5,7 +5,7 @@ writes to ``output`` (any text streams), so the CLI only wires it to the termina
 and tests drive it with ``io.StringIO`` scripts.
 
 At the prompt a person types a move in the notation of the rules (a column
-``1``..``7`` with gravity, a cell such as ``c3`` without), or a command:
+``1``..``7``, or a cell such as ``c3`` where moves name cells), or a command:
 
 ``u`` undo
     Take back the last move; against a bot, the bot's reply and the person's move
@@ -243,9 +243,7 @@ class PlaySession(TerminalIO):
             self._say(f"not a move: {text!r} (moves are {move_range(self.rules)}; type ? for help)")
             return
         if not self.board.is_legal(move):
-            what = "column" if self.rules.gravity else "cell"
-            taken = "is full" if self.rules.gravity else "is taken"
-            self._say(f"illegal move: {what} {format_move(move, self.rules)} {taken}")
+            self._say(f"illegal move: {self.rules.filled_text(move)}")
             return
         self._redo.clear()
         self._play(PlyRecord(move))

@@ -4,8 +4,9 @@ game as JSON and as files, and the version of the database the live pages poll.
 The game page is whole without JavaScript: the server draws the board after any
 ply (``?ply=``, the final position by default) and the move list links every
 position. ``static/replay.js`` turns it into an animated replay; it reads the
-cells of the moves from a JSON block the server writes, so the browser never
-needs the rules of the game.
+cells of the moves, and how far each stone falls into its cell, from a JSON block
+the server writes (the engine works them out), so the browser never needs the
+rules of the game.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import BeforeValidator, StringConstraints
 
-from arena.engine.game import MAX_SIZE, Board, Rules, column_label, format_move, parse_moves
+from arena.engine.game import MAX_SIZE, Rules, format_move, parse_moves
 from arena.formats.game_files import export_json, export_moves
 from arena.ratings.analysis import analyse_stored, describe
 from arena.records import RESULTS, Termination
@@ -120,21 +121,16 @@ def api_games(store: StoreDep, tournament: TournamentFilter = None, bot: BotFilt
 
 def move_cells(rules: Rules, moves: list[int]) -> list[tuple[int, int]]:
     """(column, row) of the stone each move put down, in order; row 0 is the bottom."""
-    board = Board(rules)
-    cells = []
-    for move in moves:
-        board.play_checked(move)  # a stored game's moves are legal; a damaged one is an error, not a picture
-        cell = board.last_cell()
-        assert cell is not None  # a stone was just played
-        cells.append(cell)
-    return cells
+    # Checked: a stored game's moves are legal; a damaged one is an error, not a picture.
+    return rules.landings(moves)
 
 
 def board_picture(rules: Rules, cells: list[tuple[int, int]], shown: int) -> dict[str, Any]:
     """Where everything of the board's SVG goes, with the stones of the first
-    ``shown`` moves: columns labelled below, rows on the left without gravity
-    (where a move names a cell)."""
-    left = 0 if rules.gravity else CELL  # room for the row numbers
+    ``shown`` moves: columns labelled below, rows on the left where the rules name
+    them (where a move names a cell)."""
+    drawing = rules.drawing
+    left = CELL if drawing.row_labels else 0  # room for the row numbers
     width, height = rules.width * CELL, rules.height * CELL
 
     def centre(column: int, row: int) -> tuple[int, int]:
@@ -149,11 +145,11 @@ def board_picture(rules: Rules, cells: list[tuple[int, int]], shown: int) -> dic
               for ply, (column, row) in enumerate(cells[:shown])]
     return {
         "left": left, "width": width, "height": height, "cell": CELL, "radius": CELL * 0.42,
-        "view": (left + width, height + CELL * 3 // 4), "gravity": rules.gravity, "stones": stones,
-        "large": large, "label_size": 20 if large else 13,
-        "columns": [{"x": centre(c, 0)[0], "label": column_label(c, rules)} for c in range(rules.width) if labelled(c)],
-        "rows": [] if rules.gravity else [
-            {"y": centre(0, r)[1], "label": r + 1} for r in range(rules.height) if labelled(r)],
+        "view": (left + width, height + CELL * 3 // 4), "style": drawing.style, "face": drawing.face,
+        "stones": stones, "large": large, "label_size": 20 if large else 13,
+        "columns": [{"x": centre(c, 0)[0], "label": label}
+                    for c, label in enumerate(drawing.column_labels) if labelled(c)],
+        "rows": [{"y": centre(0, r)[1], "label": label} for r, label in enumerate(drawing.row_labels) if labelled(r)],
         "last": stones[-1]["centre"] if stones else None,
     }
 
@@ -218,13 +214,14 @@ def game_page(request: Request, store: StoreDep, game_id: GameId,
     cells = move_cells(rules, moves)
     marks = {p.ply: (describe(rules, p.ply, p.before), p.mark or "")
              for p in analyse_stored(store, game_id, None)}  # budget None: only what is stored, never solved here
-    replay = {"width": rules.width, "height": rules.height, "gravity": rules.gravity, "cell": CELL,
-              "left": 0 if rules.gravity else CELL, "cells": cells, "moves": [format_move(m, rules) for m in moves],
-              "ply": shown}
+    board = board_picture(rules, cells, shown)
+    replay = {"width": rules.width, "height": rules.height, "cell": CELL, "left": board["left"], "cells": cells,
+              "falls": [rules.drawing.fall(row) for _, row in cells],
+              "moves": [format_move(m, rules) for m in moves], "ply": shown}
     rows = store.moves(game_id)
     document = export_text(game, rows, indent=2).translate(_json_escapes())
     return page(request, "game.html", title=f"Game {game_id}", game=game, rules=rules.describe(),
-                board=board_picture(rules, cells, shown), shown=shown, plies=len(moves),
+                board=board, shown=shown, plies=len(moves),
                 moves=move_rows(game, rows, marks), analysed=bool(marks),
                 notation=export_moves(rules, moves), document=document, replay=replay)
 

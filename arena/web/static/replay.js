@@ -1,9 +1,9 @@
 // The replay of a game page. The server drew the board after one ply and lists
 // every move with a link to the board after it (?ply=N), which is the whole page
 // without JavaScript. This plays the game on the page itself: stones drop into
-// place (or appear in their cells without gravity), with play/pause, steps, a
-// slider and the left and right arrow keys. Each stone carries data-col, data-row and
-// data-player, so what the board shows can be read back from the page.
+// place (or appear in their cells, where the server says they fall no rows), with
+// play/pause, steps, a slider and the left and right arrow keys. Each stone carries
+// data-col, data-row and data-player, so what the board shows can be read back from the page.
 "use strict";
 (() => {
   const data = JSON.parse(document.getElementById("replay-data").textContent);
@@ -46,13 +46,13 @@
   // The stone's way into place; its Animation, or null where motion is not wanted.
   function animate(stone, index) {
     if (still.matches) return null;
-    if (!data.gravity) {
+    const rowsFallen = data.falls[index]; // worked out by the server: 0 where a stone appears in its cell
+    if (!rowsFallen) {
       return stone.animate([{ transform: "scale(0.3)", opacity: 0 }, { transform: "scale(1)", opacity: 1 }],
         { duration: 180, easing: "ease-out" });
     }
-    // From just above the board to its cell, faster as it falls (the time of a
-    // fall grows with the square root of its height), with a small bounce.
-    const rowsFallen = data.height - data.cells[index][1];
+    // From where it comes in (just above the board) to its cell, faster as it falls
+    // (the time of a fall grows with the square root of its height), with a small bounce.
     const fall = rowsFallen * cell;
     return stone.animate([
       { transform: `translateY(${-fall}px)`, easing: "cubic-bezier(.45, 0, 1, .6)" },
