@@ -5,8 +5,8 @@ JSON, and a bot gets its move's Limit (or reads the same time_allowed as ever)."
 from __future__ import annotations
 
 import json
-import os
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -225,7 +225,8 @@ def infos(record, player):
     return [move.info for move in record.moves[player::2]]
 
 
-def spec(clock=TimeControl(), first="a", second="b"):
+def spec(clock=None, first="a", second="b"):
+    clock = clock if clock is not None else TimeControl()
     return GameSpec("k", Rules(width=4, height=4, connect=4), first, second, "a-b", time_control=clock)
 
 
@@ -319,5 +320,6 @@ def test_a_sandboxed_bot_with_no_clock_is_given_the_sandboxs_own_limit(write_bot
 
 
 def test_the_bot_process_reads_its_job_without_pickle():
-    source = open(os.path.join(os.path.dirname(messages.__file__), "..", "sandbox", "bot_process.py")).read()
-    assert "pickle" not in source
+    from arena.sandbox import bot_process
+
+    assert "pickle" not in Path(bot_process.__file__).read_text()

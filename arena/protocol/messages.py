@@ -119,7 +119,7 @@ class Move:
     @classmethod
     def from_dict(cls, message: dict[str, Any]) -> Move:
         moves = message.get("moves")
-        if not isinstance(moves, list) or not all(type(move) is int for move in moves):
+        if not isinstance(moves, list) or not set(map(type, moves)) <= {int}:
             raise BotFailure("protocol: move without the moves so far")
         limit = message.get("limit") or {}
         if not isinstance(limit, dict):

@@ -135,6 +135,7 @@ class ProtocolPlayer(Player):
     def __init__(self, start_seconds: float, move_seconds: float) -> None:
         self.start_seconds = start_seconds
         self.move_seconds = move_seconds
+        self._own_limit = Limit(move_seconds)  # the limit of a move when the game sets none
         self.kind = "bot"
         #: What the bot said of itself in its answer to ``hello``: name, kind, options.
         self.hello: dict[str, Any] = {}
@@ -188,7 +189,7 @@ class ProtocolPlayer(Player):
     def play(self, board: Board, limit: Limit) -> tuple[object, dict[str, Any] | None]:
         if limit.move_seconds is None:  # the game sets no limit: the bot still has one
             allowed = self.move_seconds
-            limit = Limit(allowed, None, limit.nodes)
+            limit = Limit(allowed, None, limit.nodes) if limit.nodes is not None else self._own_limit
         else:
             allowed = limit.time_allowed  # type: ignore[assignment]
         started = time.monotonic()
