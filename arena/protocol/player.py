@@ -101,24 +101,34 @@ class InProcessPlayer(Player):
         self.bot.close()
 
 
-# Whether a bot class's choose_move takes the limit, by class: asking inspect costs
-# more than a move of a random bot, and a tournament makes two bots a game.
+# Whether a bot class's choose_move takes the limit, by class: a tournament makes
+# two bots a game, and a bot process should not pay for inspect's pages.
 _TAKES_LIMIT: dict[type, bool] = {}
 
 
 def takes_limit(bot: object) -> bool:
     """Whether ``bot.choose_move`` declares a parameter ``limit`` (then it is given the move's Limit)."""
     kind = type(bot)
-    known = _TAKES_LIMIT.get(kind)
-    if known is None or "choose_move" in getattr(bot, "__dict__", ()):
-        try:
-            parameter = inspect.signature(bot.choose_move).parameters.get("limit")  # type: ignore[attr-defined]
-        except (AttributeError, TypeError, ValueError):
-            parameter = None
-        known = parameter is not None and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
-        if "choose_move" not in getattr(bot, "__dict__", ()):
+    own = "choose_move" in getattr(bot, "__dict__", ())  # set on the bot itself: not the class's
+    known = None if own else _TAKES_LIMIT.get(kind)
+    if known is None:
+        known = _declares_limit(getattr(bot, "choose_move", None))
+        if not own:
             _TAKES_LIMIT[kind] = known
     return known
+
+
+def _declares_limit(method: Any) -> bool:
+    function = getattr(method, "__func__", method)
+    code = getattr(function, "__code__", None)
+    if code is not None and not hasattr(function, "__wrapped__"):  # a plain function: read its code
+        names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        return "limit" in names and names.index("limit") >= code.co_posonlyargcount
+    try:  # a decorated function, a callable object...
+        parameter = inspect.signature(method).parameters.get("limit")
+    except (TypeError, ValueError):
+        return False
+    return parameter is not None and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
 
 
 class ProtocolPlayer(Player):

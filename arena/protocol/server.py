@@ -81,10 +81,17 @@ class Channel:
         line, _, self._pending = self._pending.partition(b"\n")
         return line
 
+    def has_line(self) -> bool:
+        """Whether a whole line has been read and not yet taken."""
+        return b"\n" in self._pending
+
     def write(self, message: dict[str, Any]) -> None:
-        data = memoryview(encode(message))
-        while data:
-            data = data[os.write(self.fd, data):]
+        self.write_bytes(encode(message))
+
+    def write_bytes(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view):]
 
 
 # --- answering -------------------------------------------------------------------------------
@@ -101,20 +108,28 @@ class Server:
         self.rules = Rules()
 
     def run(self, channel: Channel) -> None:
-        """Answer every request on ``channel`` until ``quit`` or its end."""
+        """Answer every request on ``channel`` until ``quit`` or its end. Answers to
+        requests that came together go back together (``hello`` and ``new_game``):
+        one write, and the arena wakes once for both."""
+        answers = b""
         while True:
+            if answers and not channel.has_line():
+                channel.write_bytes(answers)
+                answers = b""
             try:
                 line = channel.read_line()
                 if line is None:
-                    return
+                    break
                 request: Request = decode_request(line)
             except BotFailure as failure:  # the arena's own message: never expected
-                channel.write(failed(failure.reason))
-                return
+                answers += encode(failed(failure.reason))
+                break
             answer = self.answer(request)
             if answer is None:
-                return
-            channel.write(answer)
+                break
+            answers += encode(answer)
+        if answers:
+            channel.write_bytes(answers)
 
     def answer(self, request: Request) -> dict[str, Any] | None:
         """The answer to ``request`` (None for ``quit``: the server stops)."""

@@ -37,8 +37,6 @@ from arena.records import BotCode, Limits, TimeControl
 from arena.sandbox import cgroups, process_control, spawner
 from arena.sandbox.wire import wait_readable
 
-_QUIT = messages.encode(messages.Quit())
-
 
 class BotTimeout(BotFailure):
     """The bot did not answer within the time it had."""
@@ -89,11 +87,6 @@ class SandboxedBot(ProtocolPlayer, Bot):
 
     def close(self) -> None:
         """Kill the bot process and everything it started (the spawner collects them)."""
-        if self._channel is not None:
-            try:  # as the protocol asks; the process and its group are killed below anyway
-                os.write(self._channel, _QUIT)
-            except OSError:
-                pass
         if self._freezer is not None:
             self._freezer.close()  # thaws: a process frozen in a v1 group would not die
             self._freezer = None
