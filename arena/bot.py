@@ -3,7 +3,10 @@
 A bot is a subclass of :class:`Bot` with a ``choose_move(board)`` method. The board
 is the bot's own copy, so a bot may play and undo on it freely. The answer is a
 move (an ``int``, see :mod:`arena.engine.game`) or a :class:`Choice` carrying the move and
-whatever the bot wants logged beside it (score, depth, nodes...).
+whatever the bot wants logged beside it (score, depth, nodes...). A bot that declares
+``choose_move(self, board, limit)`` is also given the :class:`Limit` of the move (its
+time, what is left of its bank); ``self.time_allowed`` holds the same time for bots
+that do not.
 
 Options are class attributes, ``depth = Option(4, "search depth in plies")``;
 ``minimax:depth=6`` on the command line becomes ``Minimax(depth=6)``, and
@@ -115,6 +118,32 @@ def _parse_bool(text: str) -> bool:
     raise ValueError(text)
 
 
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """What one move may take, given to a bot that declares ``choose_move(self, board, limit)``.
+
+    ``move_seconds``: the time for this move (None: no limit); ``bank_seconds``: what
+    is left of the bot's bank, which an overrun draws on (None: the game has no bank);
+    ``nodes``: a node budget (None: none).
+    """
+
+    move_seconds: float | None = None
+    bank_seconds: float | None = None
+    nodes: int | None = None
+
+    @property
+    def time_allowed(self) -> float | None:
+        """The most this move may take: its time plus what is left of the bank (None:
+        no limit). The number :attr:`Bot.time_allowed` holds for this move."""
+        if self.move_seconds is None:
+            return None
+        return self.move_seconds + (self.bank_seconds if self.bank_seconds is not None else 0.0)
+
+
+#: The limit of a move that has none.
+NO_LIMIT = Limit()
+
+
 @dataclass
 class Choice:
     """A bot's answer: the move, plus info to log (e.g. score, depth, nodes)."""
@@ -157,7 +186,8 @@ class Bot:
             setattr(self, key, option.convert(key, options[key]) if key in options else option.default)
         self.rules = CONNECT_FOUR  # until new_game: rules are immutable, one is shared
         self.player = 0
-        #: Seconds this move may take (set by the referee before each move; None: no limit).
+        #: Seconds this move may take (set before each move by whoever runs the bot, from
+        #: the move's :class:`Limit`: its ``time_allowed``; None: no limit).
         self.time_allowed: float | None = None
 
     @classmethod
@@ -208,7 +238,10 @@ class Bot:
             self.new_game(*starting)
 
     def choose_move(self, board: Board) -> int | Choice:
-        """Return the move to play in ``board`` (the bot's own copy)."""
+        """Return the move to play in ``board`` (the bot's own copy).
+
+        A bot may declare ``choose_move(self, board, limit)`` instead: it is then given
+        the move's :class:`Limit` too."""
         raise NotImplementedError
 
     def close(self) -> None:

@@ -21,10 +21,11 @@ ALLOWED: dict[str, set[str]] = {
     "records": BASE | {"engine"},
     "bot": BASE | {"engine", "records"},
     "formats": BASE | {"engine", "records"},
-    # playing: containment, finding bots, one game
-    "sandbox": BASE | {"engine", "records", "bot"},
-    "players": BASE | {"engine", "records", "bot", "sandbox"},
-    "referee": BASE | {"engine", "records", "bot", "players"},
+    # playing: the protocol a bot is spoken to in, containment, finding bots, one game
+    "protocol": BASE | {"engine", "records", "bot"},
+    "sandbox": BASE | {"engine", "records", "bot", "protocol"},
+    "players": BASE | {"engine", "records", "bot", "protocol", "sandbox"},
+    "referee": BASE | {"engine", "records", "bot", "protocol", "players"},
     # reading results: never the sandbox, never a bot
     "store": BASE | {"engine", "records"},
     "ratings": BASE | {"engine", "records", "store"},
@@ -33,7 +34,8 @@ ALLOWED: dict[str, set[str]] = {
     "tournament": BASE | {"engine", "records", "bot", "sandbox", "players", "referee", "store", "ratings", "entry"},
     "league": BASE | {"engine", "records", "players", "store", "ratings", "entry", "tournament"},
     # people: the terminal, the site, the command
-    "terminal": BASE | {"formats", "engine", "records", "bot", "players", "referee", "store", "ratings", "tournament"},
+    "terminal": BASE | {"formats", "engine", "records", "bot", "protocol", "players", "referee", "store", "ratings",
+                        "tournament"},
     "web": BASE | {"formats", "engine", "records", "players", "store", "ratings", "entry", "league"},
     "cli": BASE | {"formats", "engine", "records", "bot", "sandbox", "players", "referee", "store", "ratings",
                    "entry", "tournament", "league", "terminal", "web"},
@@ -138,7 +140,7 @@ def test_reading_results_loads_no_sandbox_module(module):
 
 
 def test_rooms_below_entry_never_import_the_sandbox():
-    for room in ("store", "ratings", "formats", "engine", "records", "bot", "errors", "text"):
+    for room in ("store", "ratings", "formats", "engine", "records", "bot", "errors", "text", "protocol"):
         assert "sandbox" not in ALLOWED[room], room
 
 

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from arena.bot import Bot, BotFailure, Choice
 from arena.engine.game import Rules
+from arena.protocol.messages import MAX_DEPTH, parse_answer
 from arena.records import GameSpec
 from arena.referee.referee import play_game
-from arena.sandbox.answers import MAX_DEPTH, parse_answer
 from arena.store.store import BotIdentity, Store
 from arena.text import json_text, printable, quote
 from arena.tournament.config import load_config

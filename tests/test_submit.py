@@ -8,7 +8,7 @@ import pytest
 
 from arena.engine.game import Board, parse_moves
 from arena.entry.submissions import SubmissionError, submit_file
-from arena.sandbox.connectx import observation
+from arena.protocol.connectx import observation
 from arena.store.store import Store
 from tests.conftest import TEST_BOTS
 

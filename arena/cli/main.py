@@ -218,13 +218,12 @@ class ArenaGroup(HelpGroup):
 def main(weak_sandbox: bool) -> None:
     """A bot arena for Connect Four and its relatives."""
     if weak_sandbox:
+        # Only now: the sandbox is loaded by the commands that start bots, never by every command.
+        from arena.sandbox.proxy import WEAK_SANDBOX_VARIABLE
+
         # An environment variable, so that worker processes and their spawners see it too.
         os.environ[WEAK_SANDBOX_VARIABLE] = "1"
     click.get_current_context().call_on_close(_close_spawner)
-
-
-#: Read by :func:`arena.sandbox.proxy.weak_sandbox_accepted` (not imported here: it would slow every command).
-WEAK_SANDBOX_VARIABLE = "ARENA_WEAK_SANDBOX"
 
 
 def _close_spawner() -> None:

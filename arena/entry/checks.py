@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from arena.bot import BotFailure, split_answer
+from arena.bot import BotFailure, Limit
 from arena.engine.game import Board, Rules
 from arena.records import BotCode, Limits
 
@@ -96,14 +96,13 @@ def _check_rules(bot: SandboxedBot, rules: Rules, seconds: float, rng: random.Ra
 
 
 def _check_move(bot: SandboxedBot, board: Board, seconds: float, name: str) -> Check:
-    bot.time_allowed = seconds
     started = time.perf_counter()
     try:
-        move, _ = split_answer(bot.choose_move(board.copy()))
+        move, _ = bot.play(board.copy(), Limit(seconds))
     except BotFailure as failure:
         return Check(name, False, failure.reason)
     took = time.perf_counter() - started
-    if not board.is_legal(move):
+    if not board.is_legal(move):  # the bot's answer, of any type: checked here
         return Check(name, False, f"answered {move!r}, which is not a legal move")
     return Check(name, True, f"{took * 1000:.1f} ms")
 

@@ -3,7 +3,8 @@
 A bot spec names a bot and its options: ``minimax``, ``minimax:depth=6``,
 ``path/to/my_bot.py``, ``path/to/my_bot.py:MyBot:depth=3``. Specs are plain
 strings so they can travel to worker processes; each worker turns a spec into a
-fresh bot with :func:`make_bot`.
+fresh bot with :func:`make_bot`, or into what the referee asks for moves (a
+:class:`~arena.protocol.player.Player`) with :func:`make_player`.
 
 A plug-in that fails to import is reported as broken and never takes the other
 bots down with it.
@@ -21,6 +22,7 @@ from typing import Any
 from arena.bot import Bot, BotFailure, BotOptionError, Option
 from arena.engine.game import Rules
 from arena.errors import ArenaError
+from arena.protocol.player import Player, as_player
 from arena.records import BotCode, Limits
 from arena.text import content_hash
 
@@ -209,6 +211,18 @@ def make_bot(
         target = f"{entry.bot_class.__module__}:{entry.bot_class.__qualname__}"
         return SandboxedBot(BotCode(label=spec.name, entry_point=target), spec.options, limits)
     return bot
+
+
+def make_player(
+    spec: BotSpec | str,
+    installed: dict[str, BotEntry] | None = None,
+    isolate: bool = False,
+    limits: Limits | None = None,
+    submitted: dict[str, BotCode] | None = None,
+) -> Player:
+    """A fresh player built from a spec (see :func:`make_bot`): a sandboxed bot, or
+    an installed bot called in this process."""
+    return as_player(make_bot(spec, installed, isolate, limits, submitted))
 
 
 @lru_cache(maxsize=256)

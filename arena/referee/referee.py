@@ -12,11 +12,13 @@ import hashlib
 import time
 from typing import Any
 
-from arena.bot import Bot, BotFailure, describe_non_move, split_answer
+from arena.bot import NO_LIMIT, Bot, BotFailure, Limit, describe_non_move
 from arena.engine.game import Board, format_move
-from arena.players.plugins import make_bot
+from arena.players.plugins import make_player
+from arena.protocol.messages import describe_exception
+from arena.protocol.player import Player, as_player
 from arena.records import GameRecord, GameSpec, MoveRecord, Outcome, Termination, TimeControl
-from arena.text import clip, json_text, printable, quote
+from arena.text import json_text
 
 
 class _Forfeit(Exception):
@@ -26,16 +28,17 @@ class _Forfeit(Exception):
         self.reason = reason
 
 
-def play_game(spec: GameSpec, bots: tuple[Bot, Bot] | None = None) -> GameRecord:
-    """Play ``spec`` to the end. Bots are built from the spec unless given."""
+def play_game(spec: GameSpec, bots: tuple[Bot | Player, Bot | Player] | None = None) -> GameRecord:
+    """Play ``spec`` to the end. Bots are built from the spec unless given (as
+    players, or as Python bots to call in this process)."""
     started = time.perf_counter()
     board = Board(spec.rules)
     moves = [MoveRecord(ply, move, None) for ply, move in enumerate(spec.opening)]
     for move in spec.opening:
         board.play_checked(move)
-    players: tuple[Bot, ...] = ()
+    players: tuple[Player, ...] = ()
     try:
-        players = bots if bots is not None else _make_bots(spec)
+        players = (as_player(bots[0]), as_player(bots[1])) if bots is not None else _make_players(spec)
         _start_bots(players, spec)
         _play_out(board, players, spec.time_control, moves)
         winner = board.winner
@@ -54,25 +57,25 @@ def play_game(spec: GameSpec, bots: tuple[Bot, Bot] | None = None) -> GameRecord
     )
 
 
-def _make_bots(spec: GameSpec) -> tuple[Bot, Bot]:
-    made: list[Bot] = []
+def _make_players(spec: GameSpec) -> tuple[Player, Player]:
+    made: list[Player] = []
     for player, text in enumerate(spec.bots):
         try:
-            made.append(make_bot(text, isolate=spec.isolate, limits=spec.limits, submitted=dict(spec.submitted)))
+            made.append(make_player(text, isolate=spec.isolate, limits=spec.limits, submitted=dict(spec.submitted)))
         except Exception as exc:
             for bot in made:
                 _close(bot)
-            raise _Forfeit(player, f"bot could not be created: {_describe(exc)}") from None
+            raise _Forfeit(player, f"bot could not be created: {describe_exception(exc)}") from None
     return made[0], made[1]
 
 
-def _start_bots(players: tuple[Bot, ...], spec: GameSpec) -> None:
+def _start_bots(players: tuple[Player, ...], spec: GameSpec) -> None:
     # Begin every bot before waiting for any, so bots that are slow to get ready
     # (sandboxed ones start a process) get ready side by side. A bot that fails to
     # start a game forfeits it.
     for player, bot in enumerate(players):
         try:
-            bot.begin_game(spec.rules, player, _bot_seed(spec.seed, player))
+            bot.begin_game(spec.rules, player, _bot_seed(spec.seed, player), spec.time_control)
         except Exception as exc:
             raise _start_forfeit(player, exc) from None
     for player, bot in enumerate(players):
@@ -85,10 +88,10 @@ def _start_bots(players: tuple[Bot, ...], spec: GameSpec) -> None:
 def _start_forfeit(player: int, exc: Exception) -> _Forfeit:
     if isinstance(exc, BotFailure):
         return _Forfeit(player, exc.reason)
-    return _Forfeit(player, f"crashed in new_game: {_describe(exc)}")
+    return _Forfeit(player, f"crashed in new_game: {describe_exception(exc)}")
 
 
-def _close(bot: Bot) -> None:
+def _close(bot: Player) -> None:
     try:
         bot.close()
     except Exception:
@@ -96,46 +99,51 @@ def _close(bot: Bot) -> None:
 
 
 def _play_out(
-    board: Board, players: tuple[Bot, Bot], clock: TimeControl, moves: list[MoveRecord]
+    board: Board, players: tuple[Player, Player], clock: TimeControl, moves: list[MoveRecord]
 ) -> None:
     banks = [clock.bank_seconds, clock.bank_seconds]
     limit = clock.move_seconds
+    # The limit each side is given for its next move: the same object move after
+    # move, made anew only when an overrun has drawn on a bank.
+    given = [_limit(clock, clock.bank_seconds)] * 2
     now = time.perf_counter
     # A game of random bots spends as long here as in the bots: no call, lookup or
     # object per move that the loop can do without. The side to move and the ply
     # are counted here rather than asked of the board each move.
     record = moves.append
     is_over, is_legal, play, copy = board.is_over, board.is_legal, board.play, board.copy
+    asks = (players[0].play, players[1].play)
     ply = board.ply
     player = ply & 1
     while not is_over():
-        bot = players[player]
-        if limit is not None:
-            bot.time_allowed = limit + max(banks[player], 0.0)
         started = now()
         try:
-            answer = bot.choose_move(copy())
+            move, info = asks[player](copy(), given[player])
         except BotFailure as failure:
             raise _Forfeit(player, failure.reason) from None
         except Exception as exc:
-            raise _Forfeit(player, f"crashed: {_describe(exc)}") from None
+            raise _Forfeit(player, f"crashed: {describe_exception(exc)}") from None
         took = now() - started
         if limit is not None and took > limit:
             banks[player] -= took - limit
             if banks[player] < 0:
                 raise _Forfeit(player, f"time: took {took:.3f} s, limit {clock.describe()}")
-        if type(answer) is int:  # the usual answer, a bare move: no info to check
-            move: object = answer
-            info = None
-        else:
-            move, given = split_answer(answer)
-            info = _clean_info(given)
-        if not is_legal(move):
+            given[player] = _limit(clock, banks[player])
+        if info is not None:
+            info = _clean_info(info)
+        if not is_legal(move):  # the bot's answer, of any type: checked here
             raise _Forfeit(player, _illegal(board, move))
         play(move)  # type: ignore[arg-type]
         record(_move_record(MoveRecord, (ply, move, took * 1000.0, info)))
         ply += 1
         player ^= 1
+
+
+def _limit(clock: TimeControl, bank: float) -> Limit:
+    """The limit of a move: the clock's time per move, and what is left of the bank."""
+    if clock.move_seconds is None:
+        return NO_LIMIT
+    return Limit(clock.move_seconds, max(bank, 0.0) if clock.bank_seconds else None)
 
 
 #: Makes a MoveRecord from its fields without the Python-level __new__ of a
@@ -164,17 +172,6 @@ def _clean_info(info: dict[str, Any]) -> dict[str, Any] | None:
     if len(text) > 4096:
         return {"error": f"info too large ({len(text)} bytes)"}
     return info
-
-
-def _describe(exc: BaseException) -> str:
-    """An exception for a forfeit reason: its type, then its message quoted (it is
-    the bot's own words, never the arena's verdict)."""
-    try:
-        message = str(exc)
-    except Exception:  # a bot's exception may fail to say what it is
-        message = "(its message could not be read)"
-    kind = printable(clip(type(exc).__name__, 60))
-    return f"{kind}: {quote(message, 200)}" if message else kind
 
 
 #: The key of the hash that gives each side its seed. It is no secret (a tournament

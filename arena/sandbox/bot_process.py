@@ -1,34 +1,27 @@
-"""Inside a bot process: confine it, load the bot's code, answer the referee.
+"""Inside a bot process: confine it, read its job, hand its channel to the protocol server.
 
 Runs in the child forked by the spawner (:mod:`arena.sandbox.spawner_process`); nothing
-here may return into the spawner's code, so every path ends in ``os._exit``.
+here may return into the spawner's code, so every path ends in ``os._exit``. Loading
+the bot and answering the referee is :mod:`arena.protocol.server`'s: this module only
+confines the process and limits it.
 """
 
 from __future__ import annotations
 
 import _signal  # type: ignore[import-not-found]  # signal's C core (no stubs): see _confine
-import errno
-import importlib
-import json
 import os
-import pickle
 import resource
 import select
 from typing import Any, NamedTuple
 
-from arena.bot import Bot, describe_non_move, split_answer
+from arena.bot import Bot, Limit
 from arena.engine.game import Board, Rules
-from arena.errors import ArenaError
-from arena.records import BotCode, Limits
-from arena.sandbox import cgroups, connectx, landlock, namespaces, seccomp
-from arena.sandbox.answers import MAX_DEPTH
+from arena.protocol import messages
+from arena.protocol.server import Channel, Server, serve
+from arena.records import BotCode, Limits, TimeControl
+from arena.sandbox import cgroups, landlock, namespaces, seccomp
 from arena.sandbox.process_control import die_with_parent, drop_capabilities
-from arena.sandbox.wire import OUTPUT_NAME, read_message
-from arena.text import clip, json_text, nested_deeper_than, printable, quote
-
-
-class BotFileError(ArenaError):
-    """A bot file that defines no bot to play, or several without saying which."""
+from arena.sandbox.wire import OUTPUT_NAME
 
 
 class Confinement(NamedTuple):
@@ -45,37 +38,38 @@ class Confinement(NamedTuple):
 
 
 def run_bot_process(confinement: Confinement) -> None:
-    """Confine this process, wait for the bot to run, load it, and serve requests on
-    its channel (a socket) until the referee closes it.
+    """Confine this process, wait for the bot to run, and hand its channel (a socket)
+    to the protocol server, which loads the bot and answers the referee until it
+    closes the channel.
 
     The spawner forks bot processes ahead of need: a process confines itself and
     rehearses while an earlier game is still being played, then waits for its
-    job (the bot's code, options and limits), the first message on the channel.
+    job (the bot's code, options and limits), the first line on the channel: JSON,
+    like every line after it.
     """
     channel = confinement.channel
     try:
         inherited = _address_space()  # what the memory limit comes on top of
         joined = _confine(confinement)
         _rehearse()
-        job = read_message(channel)
-        if job is None:
+        lines = Channel(channel)
+        line = lines.read_line(messages.MAX_JOB)
+        if line is None:
             return  # not needed after all
-        code, options, limits = job
+        job = messages.decode_request(line, messages.MAX_JOB)
+        if not isinstance(job, messages.Job):
+            raise RuntimeError(f"sandbox: the first message was {type(job).TYPE}, not the job")
+        limits = job.limits
         _limit(limits, inherited, joined)
         # As the first process of its PID namespace it would ignore the kernel's
         # SIGXCPU (only SIGKILL, a second later, would end it): say why, and leave.
         _signal.signal(_signal.SIGXCPU, lambda signum, frame: _out_of_processor_time(channel, limits))
-        try:
-            bot = _load(code, options)
-        except _Failed as exc:
-            _send(channel, {"error": str(exc)})
-            return
-        _serve(bot, channel, limits)
+        serve(lines, job)
     except BaseException:  # nothing may escape a forked child: it would run the spawner's code
         try:
             import traceback  # only now: every module the spawner loads costs every bot process
 
-            _send(channel, {"error": "crashed: " + _last_line(traceback.format_exc())})
+            _send(channel, messages.failed("crashed: " + _last_line(traceback.format_exc())))
         except BaseException:
             pass
     finally:
@@ -136,11 +130,8 @@ def _confine(c: Confinement) -> cgroups.Joined | None:
     return joined
 
 
-class _Rehearsal:
+class _Rehearsal(Bot):
     """A trivial bot, for the rehearsal."""
-
-    def new_game(self, rules: Rules, player: int, seed: int) -> None:
-        pass
 
     def choose_move(self, board: Board) -> int:
         return board.legal_moves()[0]
@@ -151,12 +142,14 @@ def _rehearse() -> None:
     arena's own trivial bot and no channel. A forked process pays for every page
     it first writes to; paying now, while it waits, keeps that cost out of the
     game. No bot code runs, so nothing of it can reach the bot."""
-    pickle.loads(pickle.dumps((BotCode("rehearsal", text=""), {}, Limits())))
-    bot = _Rehearsal()
-    rules = Rules()
-    for request in ({"op": "start", "rules": rules.as_dict(), "player": 0, "seed": 0},
-                    {"op": "move", "moves": [3, 3], "time": 1.0}):
-        _encode(_answer(bot, json.loads(json.dumps(request)), Limits()))
+    messages.decode_request(messages.encode(messages.Job(BotCode("rehearsal", text=""), {}, Limits())),
+                            messages.MAX_JOB)
+    server = Server(_Rehearsal(), Limits())
+    for request in (messages.Hello(), messages.NewGame(Rules(), 0, 0, TimeControl()),
+                    messages.Move((3, 3), Limit(1.0))):
+        answer = server.answer(messages.decode_request(messages.encode(request)))
+        if answer is not None:
+            messages.encode(answer)
 
 
 def _limit(limits: Limits, inherited: int, joined: cgroups.Joined | None) -> None:
@@ -172,7 +165,7 @@ def _limit(limits: Limits, inherited: int, joined: cgroups.Joined | None) -> Non
 
 def _out_of_processor_time(channel: int, limits: Limits) -> None:
     try:
-        _send(channel, {"error": f"cpu: used its {limits.cpu_seconds} s of processor time for the game"})
+        _send(channel, messages.failed(f"cpu: used its {limits.cpu_seconds} s of processor time for the game"))
     finally:
         os._exit(0)
 
@@ -189,140 +182,8 @@ def _address_space() -> int:
         return 0
 
 
-def _load(code: BotCode, options: dict[str, str]) -> Any:
-    """Build the bot: a Bot subclass from the file or entry point, or a ConnectX agent."""
-    if code.entry_point is not None:
-        return load_installed(code.entry_point)(**options)
-    namespace: dict[str, Any] = {"__name__": "arena_sandboxed_bot", "__file__": code.label}
-    try:
-        exec(compile(code.text or "", code.label, "exec"), namespace)
-    except BaseException as exc:
-        raise _Failed(f"failed to import: {type(exc).__name__}: {exc}") from None
-    try:
-        bot_class = pick_bot_class(namespace, code.label, code.class_name, quiet=True)
-    except BotFileError as exc:
-        raise _Failed(str(exc)) from None
-    if bot_class is not None:
-        try:
-            return bot_class(**options)
-        except ValueError as exc:  # BotOptionError
-            raise _Failed(f"bad option: {exc}") from None
-    agent = connectx.find_agent(namespace)
-    if agent is None:
-        raise _Failed(f"{code.label} defines no Bot subclass and no agent(observation, configuration)")
-    return connectx.KaggleAgentBot(agent)
-
-
-def load_installed(target: str) -> Any:
-    """The class an installed bot's entry point names ("module:Class")."""
-    module, _, name = target.partition(":")
-    found: Any = importlib.import_module(module)
-    for part in name.split("."):  # a class nested in another
-        found = getattr(found, part)
-    return found
-
-
-def pick_bot_class(
-    namespace: dict[str, Any], label: str, class_name: str | None, quiet: bool = False
-) -> type[Bot] | None:
-    """The Bot subclass a file defines (the one named, or its only one).
-
-    With ``quiet``, a file with no Bot subclass gives None (it may hold a ConnectX agent).
-    """
-    module = namespace.get("__name__")
-    candidates = {
-        obj.__name__: obj
-        for obj in namespace.values()
-        if isinstance(obj, type) and issubclass(obj, Bot) and obj is not Bot and obj.__module__ == module
-    }
-    if class_name is not None:
-        if class_name not in candidates:
-            raise BotFileError(
-                f"bot file {label!r} has no Bot subclass {class_name!r}; "
-                f"it has: {', '.join(sorted(candidates)) or 'none'}"
-            )
-        return candidates[class_name]
-    if len(candidates) == 1:
-        return next(iter(candidates.values()))
-    if not candidates:
-        if quiet:
-            return None
-        raise BotFileError(f"bot file {label!r} defines no subclass of arena.bot.Bot; see the README's bot example")
-    raise BotFileError(
-        f"bot file {label!r} defines several bots ({', '.join(sorted(candidates))}); pick one with {label}:ClassName"
-    )
-
-
-class _Failed(Exception):
-    pass
-
-
-def _serve(bot: Any, channel: int, limits: Limits) -> None:
-    pending = b""
-    while True:
-        while b"\n" not in pending:
-            chunk = os.read(channel, 65536)
-            if not chunk:
-                return
-            pending += chunk
-        line, _, pending = pending.partition(b"\n")
-        request = json.loads(line)
-        _send(channel, _answer(bot, request, limits))
-
-
-def _answer(bot: Any, request: dict[str, Any], limits: Limits) -> dict[str, Any]:
-    try:
-        if request["op"] == "start":
-            rules = Rules(**request["rules"])
-            bot.new_game(rules, request["player"], request["seed"])
-            bot.sandbox_rules = rules
-            # Known from the class, not asked of the bot: a Bot may have an attribute
-            # (an option, even) named kind, and the kind is stored with a submission.
-            return {"ok": True, "kind": "connectx" if isinstance(bot, connectx.KaggleAgentBot) else "bot"}
-        board = Board(bot.sandbox_rules)
-        for move in request["moves"]:
-            board.play(move)
-        bot.time_allowed = request.get("time")
-        move, info = split_answer(bot.choose_move(board))
-    except _Failed as exc:
-        return {"error": str(exc)}
-    except MemoryError:
-        return {"error": f"memory: over the {limits.memory_mb} MB limit"}
-    except OSError as exc:
-        if exc.errno == errno.EFBIG:
-            return {"error": f"output: printed more than the {limits.output_kb} KB allowed"}
-        return {"error": _crashed(exc)}
-    except BaseException as exc:
-        return {"error": _crashed(exc)}
-    if type(move) is not int:
-        return {"not_a_move": describe_non_move(move)}
-    try:
-        text = json_text(info)  # as _encode will write it: NaN and infinities as null
-    except Exception:  # not JSON (an object, a circular structure, too deep to write...)
-        info = {"error": "info was not JSON-serialisable"}
-    else:
-        if nested_deeper_than(text.encode(), MAX_DEPTH - 1):  # the answer around it is one level more
-            info = {"error": f"info nested more than {MAX_DEPTH - 1} deep"}
-    return {"move": move, "info": info}
-
-
-def _crashed(exc: BaseException) -> str:
-    """The reason of a bot that raised: the exception's type, then its message
-    quoted, so that a message such as "the opponent crashed" reads as the bot's words."""
-    try:
-        message = str(exc)
-    except Exception:  # the bot's own __str__ may raise too
-        message = "(its message could not be read)"
-    kind = printable(clip(type(exc).__name__, 60))  # a bot can name a class anything, escapes too
-    return f"crashed: {kind}: {quote(message, 200)}" if message else f"crashed: {kind}"
-
-
 def _send(fd: int, message: dict[str, Any]) -> None:
-    os.write(fd, _encode(message))
-
-
-def _encode(message: dict[str, Any]) -> bytes:
-    return json_text(message).encode() + b"\n"
+    os.write(fd, messages.encode(message))
 
 
 def _last_line(text: str) -> str:

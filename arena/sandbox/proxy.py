@@ -11,8 +11,10 @@ private working directory, its output capped, resource limits, no capabilities,
 Landlock rules and a seccomp filter. The README's sandbox table says what each
 gives and where it holds; :mod:`arena.sandbox.doctor` reports it for this machine.
 
-It speaks JSON lines over a socket (never stdin/stdout, which the bot may use or
-abuse). This side enforces a deadline on every write to it and every answer,
+It speaks protocol v0 (:mod:`arena.protocol.messages`: JSON lines) over a socket
+(never stdin/stdout, which the bot may use or abuse): the job first, then the
+game; :class:`~arena.protocol.player.ProtocolPlayer` is the client, this module
+gives it the channel. This side enforces a deadline on every write to it and every answer,
 freezes it while it is not on move (when it could run), and kills it at the end
 of the game, which ends every process in its namespace. It refuses to start an
 untrusted bot where the namespaces could not be made, unless the weak sandbox
@@ -21,27 +23,28 @@ was accepted (``arena --weak-sandbox``).
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import signal
 import time
 from typing import Any
 
-from arena.bot import Bot, BotFailure, Choice
+from arena.bot import Bot, BotFailure, Choice, Limit
 from arena.engine.game import Board, Rules
-from arena.records import BotCode, Limits
+from arena.protocol import messages
+from arena.protocol.player import ProtocolPlayer
+from arena.records import BotCode, Limits, TimeControl
 from arena.sandbox import cgroups, process_control, spawner
-from arena.sandbox.answers import MAX_MESSAGE, parse_answer
-from arena.sandbox.wire import encode, wait_readable
+from arena.sandbox.wire import wait_readable
 
 
 class BotTimeout(BotFailure):
     """The bot did not answer within the time it had."""
 
 
-class SandboxedBot(Bot):
-    """A proxy in the referee's process for a bot running in its own process."""
+class SandboxedBot(ProtocolPlayer, Bot):
+    """A proxy in the referee's process for a bot running in its own process: a
+    player of protocol v0 over the socket to it (and, for older callers, a Bot)."""
 
     def __init__(
         self,
@@ -52,57 +55,35 @@ class SandboxedBot(Bot):
     ) -> None:
         """``spawners``: where its bot processes come from; this process's
         spawner (:data:`arena.sandbox.spawner.PROCESS_SPAWNER`) unless given."""
-        super().__init__()
+        Bot.__init__(self)
         self.code = code
         self.spawners = spawners if spawners is not None else spawner.PROCESS_SPAWNER
         self.bot_options = dict(options)
         self.limits = limits or Limits()
+        ProtocolPlayer.__init__(self, self.limits.start_seconds, self.limits.move_seconds)
         self._pid: int | None = None
         self._channel: int | None = None  # a socket: requests go down it, answers come up
         self._ended = False  # the bot process is gone (its group may live on)
         self._freezer: cgroups.Freezer | None = None  # stops the bot while it is not on move
         self._buffer = b""
-        self.kind = "bot"  # or "connectx", known once a game has started
 
-    # --- the Bot contract, seen from the referee -------------------------------------
+    # --- the Bot contract, for callers that hold a SandboxedBot as a Bot --------------
 
-    def new_game(self, rules: Rules, player: int, seed: int) -> None:
-        self.begin_game(rules, player, seed)
+    def new_game(self, rules: Rules, side: int, seed: int, time_control: TimeControl | None = None) -> None:
+        self.begin_game(rules, side, seed, time_control)
         self.finish_start()
 
-    def begin_game(self, rules: Rules, player: int, seed: int) -> None:
+    def begin_game(self, rules: Rules, side: int, seed: int, time_control: TimeControl | None = None) -> None:
         """Start the bot process and send it the game, without waiting for it: the
         referee starts both sides' processes at once, then waits (finish_start)."""
-        super().new_game(rules, player, seed)
-        self.close()
-        self._spawn()
-        self._request({"op": "start", "rules": rules.as_dict(), "player": player, "seed": seed})
-
-    def finish_start(self) -> None:
-        """Wait for the bot process to say it is ready (or why it never will be)."""
-        reply = self._reply(self.limits.start_seconds)
-        self._freeze()
-        if "error" in reply:
-            raise BotFailure(str(reply["error"]))
-        self.kind = str(reply.get("kind", "bot"))
+        Bot.new_game(self, rules, side, seed)
+        ProtocolPlayer.begin_game(self, rules, side, seed, time_control)
 
     def choose_move(self, board: Board) -> int | Choice:
-        allowed = self.time_allowed if self.time_allowed is not None else self.limits.move_seconds
-        started = time.monotonic()
-        self._thaw()
-        try:
-            self._request({"op": "move", "moves": board.history, "time": allowed}, allowed)
-            reply = self._reply(allowed, started)
-        finally:
-            self._freeze()
-        if "error" in reply:
-            raise BotFailure(str(reply["error"]))
-        if "not_a_move" in reply:
-            raise BotFailure(f"not a move: {reply['not_a_move']}")
-        info = reply.get("info")
-        # The move is whatever the bot process sent (untrusted): the referee checks
-        # that it is a legal move, an int, before it touches the board.
-        return Choice(reply.get("move"), info if isinstance(info, dict) else {})  # type: ignore[arg-type]
+        """The move within ``time_allowed`` (the sandbox's ``move_seconds`` if None)."""
+        limit = Limit(self.time_allowed) if self.time_allowed is not None else Limit()
+        move, info = self.play(board, limit)
+        return Choice(move, info or {})  # type: ignore[arg-type]  # the move is the bot's, unchecked
 
     def close(self) -> None:
         """Kill the bot process and everything it started (the spawner collects them)."""
@@ -117,7 +98,16 @@ class SandboxedBot(Bot):
             self._channel = None
         self._buffer = b""
 
-    # --- process plumbing --------------------------------------------------------------
+    # --- the channel: a socket to a confined process ---------------------------------------
+
+    def _connect(self) -> None:
+        self._spawn()
+
+    def _moving(self) -> None:
+        self._thaw()
+
+    def _waiting(self) -> None:
+        self._freeze()
 
     def _spawn(self) -> None:
         """Take a spare bot process from the spawner and give it this bot's job."""
@@ -140,7 +130,8 @@ class SandboxedBot(Bot):
                 except OSError:
                     pass  # not ours to freeze (another user's arena): it runs unfrozen
             try:
-                self._send(encode((self.code, self.bot_options, self.limits)), self.limits.start_seconds)
+                job = messages.Job(self.code, self.bot_options, self.limits)
+                self._send(messages.encode(job), self.limits.start_seconds)
                 return
             except BotTimeout:
                 self.close()
@@ -148,12 +139,6 @@ class SandboxedBot(Bot):
             except OSError:  # it died waiting (killed from outside): take another
                 self.close()
         raise BotFailure("sandbox: could not start the bot process")
-
-    def _request(self, request: dict[str, Any], seconds: float | None = None) -> None:
-        try:
-            self._send(json.dumps(request).encode() + b"\n", self.limits.start_seconds if seconds is None else seconds)
-        except OSError:  # (not a BotTimeout: that is the bot's, and goes on up)
-            pass  # it may have said why before leaving: read on, EOF tells the rest
 
     def _send(self, data: bytes, seconds: float) -> None:
         """Write all of ``data`` to the bot process within ``seconds``: a bot that
@@ -185,10 +170,10 @@ class SandboxedBot(Bot):
             except OSError:
                 pass
 
-    def _reply(self, seconds: float, since: float | None = None) -> dict[str, Any]:
-        """The bot's next answer, within ``seconds`` of ``since`` (now if not given)."""
+    def _receive(self, seconds: float, since: float) -> bytes:
+        """The bot's next line, within ``seconds`` of ``since``."""
         assert self._channel is not None
-        deadline = (time.monotonic() if since is None else since) + seconds
+        deadline = since + seconds
         while b"\n" not in self._buffer:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -204,10 +189,10 @@ class SandboxedBot(Bot):
             if not chunk:
                 raise BotFailure(self._death_reason())
             self._buffer += chunk
-            if len(self._buffer) > MAX_MESSAGE:
+            if len(self._buffer) > messages.MAX_MESSAGE:
                 raise BotFailure("protocol: answer too long")
         line, _, self._buffer = self._buffer.partition(b"\n")
-        return parse_answer(line)
+        return line
 
     def _death_reason(self) -> str:
         assert self._pid is not None

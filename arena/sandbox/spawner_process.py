@@ -34,8 +34,9 @@ import time
 from collections import OrderedDict
 from typing import Any, NamedTuple
 
+from arena.protocol.server import load_installed
 from arena.sandbox import cgroups, landlock, namespaces, process_control, seccomp
-from arena.sandbox.bot_process import Confinement, load_installed, run_bot_process
+from arena.sandbox.bot_process import Confinement, run_bot_process
 from arena.sandbox.wire import encode, read_message
 
 SWEEP_SECONDS = 0.25  # how long an orphan of a bot process may live, at most

@@ -1,4 +1,6 @@
-"""The framing of messages between the arena's own processes: a length, then a pickle.
+"""The framing of the spawner's control messages, between the arena's own processes:
+a length, then a pickle. (A bot process is spoken to in JSON lines only: see
+:mod:`arena.protocol.messages`.)
 
 Bot processes are forked from the spawner, which imports this module and little
 else: every module it loads is copied, page by page, into every bot process, so
@@ -30,12 +32,6 @@ POLL_SECONDS = 0.0002
 def encode(message: Any) -> bytes:
     body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     return _HEADER.pack(len(body)) + body
-
-
-def write_message(fd: int, message: Any) -> None:
-    data = memoryview(encode(message))
-    while data:
-        data = data[os.write(fd, data):]
 
 
 def read_message(fd: int) -> Any | None:

@@ -33,9 +33,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from arena.bot import Bot, split_answer
+from arena.bot import NO_LIMIT
 from arena.engine.game import PLAYER_MARKS, Board, NotationError, Rules, format_move, parse_move
-from arena.players.plugins import make_bot
+from arena.players.plugins import make_player
+from arena.protocol.player import Player
 from arena.terminal.console import TerminalIO
 from arena.text import clip, printable
 
@@ -167,8 +168,8 @@ class PlaySession(TerminalIO):
         self._redo: list[list[PlyRecord]] = []  # groups of plies, undone last at the end
         #: How the session ended: "X wins", "O wins", "draw", "quit", "bot failed" (None while running).
         self.outcome: str | None = None
-        self._bot: Bot | None = make_bot(bot) if bot is not None else None
-        self._hint: Bot | None = None
+        self._bot: Player | None = make_player(bot) if bot is not None else None
+        self._hint: Player | None = None
 
     # --- public -------------------------------------------------------------------
 
@@ -282,13 +283,13 @@ class PlaySession(TerminalIO):
             return
         try:
             if self._hint is None:
-                self._hint = make_bot(self.hint_spec)
+                self._hint = make_player(self.hint_spec)
             self._hint.new_game(self.rules, self.board.to_move, self.seed)
-            move, info = split_answer(self._hint.choose_move(self.board.copy()))
+            move, info = self._hint.play(self.board.copy(), NO_LIMIT)
         except Exception as exc:  # any failure of the hint bot is only a message
             self._say(f"no hint: {self.hint_spec} failed ({_short(exc)})")
             return
-        if not self.board.is_legal(move):
+        if not self.board.is_legal(move):  # the bot's answer: checked here
             self._say(f"no hint: {self.hint_spec} suggested an illegal move {move!r}")
             return
         details = format_info(info)
@@ -325,16 +326,15 @@ class PlaySession(TerminalIO):
         assert self._bot is not None
         started = time.perf_counter()
         try:
-            answer = self._bot.choose_move(self.board.copy())
+            move, info = self._bot.play(self.board.copy(), NO_LIMIT)
         except Exception as exc:
             self._bot_failed(f"crashed: {_short(exc)}")
             return False
         ms = (time.perf_counter() - started) * 1000.0
-        move, info = split_answer(answer)
-        if not self.board.is_legal(move):
+        if not self.board.is_legal(move):  # the bot's answer: checked here
             self._bot_failed(f"answered an illegal move: {move!r}")
             return False
-        self._play(PlyRecord(move, by_bot=True, ms=ms, info=dict(info) or None))  # type: ignore[arg-type]
+        self._play(PlyRecord(move, by_bot=True, ms=ms, info=dict(info) if info else None))  # type: ignore[arg-type]
         return True
 
     def _bot_failed(self, reason: str) -> None:

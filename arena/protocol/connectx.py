@@ -15,7 +15,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from arena.bot import Bot
+from arena.bot import Bot, Limit
 from arena.engine.game import Board
 
 
@@ -73,10 +73,11 @@ class KaggleAgentBot(Bot):
         super().__init__()
         self.agent = agent
 
-    def choose_move(self, board: Board) -> Any:
+    def choose_move(self, board: Board, limit: Limit | None = None) -> Any:
         if not board.rules.moves_are_columns:
             raise ValueError("a ConnectX agent plays only games with gravity")
-        answer = self.agent(observation(board), configuration(board, self.time_allowed))
+        seconds = limit.time_allowed if limit is not None else self.time_allowed
+        answer = self.agent(observation(board), configuration(board, seconds))
         try:
             return operator.index(answer)  # numpy integers are common in ConnectX agents
         except TypeError:

@@ -1,0 +1,228 @@
+"""A bot the referee can ask for moves: one interface, whatever runs the bot.
+
+:class:`Player` is all the referee knows of a bot: it starts a game (in two
+halves, so that two bots get ready side by side), asks ``play(board, limit)`` for
+``(move, info)``, reads its ``kind``, and closes it. Behind it:
+
+- :class:`InProcessPlayer`: a trusted Python bot (a :class:`~arena.bot.Bot`, a
+  built-in plug-in) called in this process;
+- :class:`ProtocolPlayer`: a bot at the other end of a channel that carries protocol
+  v0 (:mod:`arena.protocol.messages`: lines of JSON). The sandbox's bot process is
+  one (:class:`arena.sandbox.proxy.SandboxedBot`: the channel is a socket to a
+  confined process, which runs :mod:`arena.protocol.server` for the Python bot in
+  it). A bot program run over its own stdin and stdout, in any language, is the
+  next: a subclass that starts the program and reads and writes its pipes.
+  Nothing here assumes the bot is Python: it sees lines, a clock, and a process
+  it may pause.
+
+Whatever a player's bot does wrong comes up as :class:`~arena.bot.BotFailure`
+with the forfeit reason, or as the exception the bot raised (in-process bots).
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from abc import ABC, abstractmethod
+from typing import Any
+
+from arena.bot import Bot, BotFailure, Limit, split_answer
+from arena.engine.game import Board, Rules
+from arena.protocol import messages
+from arena.protocol.connectx import KaggleAgentBot
+from arena.records import TimeControl
+
+
+class Player(ABC):
+    """What the referee asks for moves."""
+
+    #: What runs: "bot" (a Bot subclass) or "connectx" (a Kaggle agent); known once a game has started.
+    kind: str = "bot"
+
+    @abstractmethod
+    def begin_game(self, rules: Rules, side: int, seed: int, time_control: TimeControl | None = None) -> None:
+        """Begin getting ready for a game: its rules, the side played (0 moves first),
+        the bot's seed, the clock. May return before the bot is ready."""
+
+    @abstractmethod
+    def finish_start(self) -> None:
+        """Return once the bot is ready to move; :class:`BotFailure` if it never will be."""
+
+    def new_game(self, rules: Rules, side: int, seed: int, time_control: TimeControl | None = None) -> None:
+        """Start a game and wait until the bot is ready."""
+        self.begin_game(rules, side, seed, time_control)
+        self.finish_start()
+
+    @abstractmethod
+    def play(self, board: Board, limit: Limit) -> tuple[object, dict[str, Any] | None]:
+        """The bot's move in ``board`` (a copy it may keep) within ``limit``, and the
+        info it logs beside it. The move is the bot's, unchecked: the referee checks it."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """The game is over: release what the bot holds (its process, files)."""
+
+
+def as_player(bot: Bot | Player) -> Player:
+    """``bot`` as a player: itself if it is one, else a Python bot called in this process."""
+    return bot if isinstance(bot, Player) else InProcessPlayer(bot)
+
+
+class InProcessPlayer(Player):
+    """A trusted Python bot, called in this process (and, in a bot process of the
+    sandbox, the bot the protocol server answers for)."""
+
+    def __init__(self, bot: Bot) -> None:
+        self.bot = bot
+        # Known from the class, not asked of the bot: a Bot may have an attribute (an
+        # option, even) named kind, and the kind is stored with a submission.
+        self.kind = "connectx" if isinstance(bot, KaggleAgentBot) else "bot"
+        self._with_limit = takes_limit(bot)
+
+    def begin_game(self, rules: Rules, side: int, seed: int, time_control: TimeControl | None = None) -> None:
+        self.bot.begin_game(rules, side, seed)
+
+    def finish_start(self) -> None:
+        self.bot.finish_start()
+
+    def new_game(self, rules: Rules, side: int, seed: int, time_control: TimeControl | None = None) -> None:
+        self.bot.new_game(rules, side, seed)
+
+    def play(self, board: Board, limit: Limit) -> tuple[object, dict[str, Any] | None]:
+        bot = self.bot
+        if limit.move_seconds is not None:  # else it keeps what it had: None unless set by hand
+            bot.time_allowed = limit.time_allowed
+        answer = bot.choose_move(board, limit=limit) if self._with_limit else bot.choose_move(board)  # type: ignore[call-arg]
+        if type(answer) is int:  # the usual answer, a bare move
+            return answer, None
+        return split_answer(answer)
+
+    def close(self) -> None:
+        self.bot.close()
+
+
+# Whether a bot class's choose_move takes the limit, by class: a tournament makes
+# two bots a game, and a bot process should not pay for inspect's pages.
+_TAKES_LIMIT: dict[type, bool] = {}
+
+
+def takes_limit(bot: object) -> bool:
+    """Whether ``bot.choose_move`` declares a parameter ``limit`` (then it is given the move's Limit)."""
+    kind = type(bot)
+    own = "choose_move" in getattr(bot, "__dict__", ())  # set on the bot itself: not the class's
+    known = None if own else _TAKES_LIMIT.get(kind)
+    if known is None:
+        known = _declares_limit(getattr(bot, "choose_move", None))
+        if not own:
+            _TAKES_LIMIT[kind] = known
+    return known
+
+
+def _declares_limit(method: Any) -> bool:
+    function = getattr(method, "__func__", method)
+    code = getattr(function, "__code__", None)
+    if code is not None and not hasattr(function, "__wrapped__"):  # a plain function: read its code
+        names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        return "limit" in names and names.index("limit") >= code.co_posonlyargcount
+    try:  # a decorated function, a callable object...
+        parameter = inspect.signature(method).parameters.get("limit")
+    except (TypeError, ValueError):
+        return False
+    return parameter is not None and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
+
+
+class ProtocolPlayer(Player):
+    """A bot at the other end of a channel that carries protocol v0.
+
+    A game sends ``hello`` and ``new_game`` at once (:meth:`begin_game`) and reads
+    both answers (:meth:`finish_start`), then one ``move`` per turn. Every answer
+    has a deadline: the start within ``start_seconds``, a move within its limit
+    (``move_seconds`` when the game sets none). A subclass gives the channel:
+    :meth:`_connect`, :meth:`_send`, :meth:`_receive`, and may pause the bot while
+    it is not on move (:meth:`_moving`, :meth:`_waiting`).
+    """
+
+    def __init__(self, start_seconds: float, move_seconds: float) -> None:
+        self.start_seconds = start_seconds
+        self.move_seconds = move_seconds
+        self._own_limit = Limit(move_seconds)  # the limit of a move when the game sets none
+        self.kind = "bot"
+        #: What the bot said of itself in its answer to ``hello``: name, kind, options.
+        self.hello: dict[str, Any] = {}
+
+    # --- the channel, given by a subclass --------------------------------------------
+
+    @abstractmethod
+    def _connect(self) -> None:
+        """Start the bot for a game and open the channel to it (:class:`BotFailure` if it cannot)."""
+
+    @abstractmethod
+    def _send(self, data: bytes, seconds: float) -> None:
+        """Write all of ``data`` within ``seconds``, or :class:`BotFailure` ("time: ..."): a
+        bot that stops reading loses on time. OSError if the bot is gone."""
+
+    @abstractmethod
+    def _receive(self, seconds: float, since: float) -> bytes:
+        """The bot's next line, without its newline, within ``seconds`` of ``since`` (a
+        ``time.monotonic()``), or :class:`BotFailure` (too late, too long, the bot gone)."""
+
+    def _moving(self) -> None:
+        """The bot is on move (a paused bot runs again)."""
+
+    def _waiting(self) -> None:
+        """The bot is not on move (it may be paused)."""
+
+    # --- the game ------------------------------------------------------------------------
+
+    def begin_game(self, rules: Rules, side: int, seed: int, time_control: TimeControl | None = None) -> None:
+        """Start the bot and send it the game, without waiting for it: the referee
+        starts both sides at once, then waits (:meth:`finish_start`)."""
+        self.close()
+        self._connect()
+        start = messages.NewGame(rules, side, seed, time_control if time_control is not None else TimeControl())
+        self._request(messages.encode(messages.Hello()) + messages.encode(start), self.start_seconds)
+
+    def finish_start(self) -> None:
+        """Wait for the answers to ``hello`` and ``new_game`` (or why they never come)."""
+        since = time.monotonic()
+        try:
+            hello = self._answer(self.start_seconds, since)
+            messages.check_hello(hello)
+            reply = self._answer(self.start_seconds, since)
+        finally:
+            self._waiting()
+        if "error" in reply:
+            raise BotFailure(str(reply["error"]))
+        self.hello = hello
+        self.kind = str(hello.get("kind", "bot"))
+
+    def play(self, board: Board, limit: Limit) -> tuple[object, dict[str, Any] | None]:
+        if limit.move_seconds is None:  # the game sets no limit: the bot still has one
+            allowed = self.move_seconds
+            limit = Limit(allowed, None, limit.nodes) if limit.nodes is not None else self._own_limit
+        else:
+            allowed = limit.time_allowed  # type: ignore[assignment]
+        started = time.monotonic()
+        self._moving()
+        try:
+            self._request(messages.encode(messages.Move(board.history, limit)), allowed)
+            reply = self._answer(allowed, started)
+        finally:
+            self._waiting()
+        if "error" in reply:
+            raise BotFailure(str(reply["error"]))
+        if "not_a_move" in reply:
+            raise BotFailure(f"not a move: {reply['not_a_move']}")
+        info = reply.get("info")
+        # The move is whatever the bot sent (untrusted): the referee checks that it
+        # is a legal move, an int, before it touches the board.
+        return reply.get("move"), info if isinstance(info, dict) else {}
+
+    def _request(self, data: bytes, seconds: float) -> None:
+        try:
+            self._send(data, seconds)
+        except OSError:  # (not a BotFailure: a bot that does not read loses on time)
+            pass  # it may have said why before leaving: read on, the end of the channel tells the rest
+
+    def _answer(self, seconds: float, since: float) -> dict[str, Any]:
+        return messages.parse_answer(self._receive(seconds, since))
