@@ -2,7 +2,7 @@
 
 The supported Python API is the names in ``__all__``: the game (``Board``,
 ``Rules``), the bot authors' contract (``Bot``, ``Option``, ``Choice``,
-``BotFailure``), the records of a game, and four calls (``play_match``,
+``Limit``, ``BotFailure``), the records of a game, and four calls (``play_match``,
 ``run_tournament``, ``open_store``, ``standings``; see :mod:`arena.api`).
 Everything else is internal: its modules may move between releases.
 
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from arena.api import open_store, play_match, run_tournament, standings
-    from arena.bot import Bot, BotFailure, Choice, Option
+    from arena.bot import Bot, BotFailure, Choice, Limit, Option
     from arena.engine.game import Board, IllegalMoveError, Rules, RulesError
     from arena.errors import ArenaError
     from arena.records import GameRecord, GameSpec, MoveRecord, Outcome, Termination, TimeControl
@@ -33,6 +33,7 @@ _HOMES = {
     "Option": "arena.bot",
     "Choice": "arena.bot",
     "BotFailure": "arena.bot",
+    "Limit": "arena.bot",
     "ArenaError": "arena.errors",
     "GameSpec": "arena.records",
     "GameRecord": "arena.records",
@@ -48,7 +49,7 @@ _HOMES = {
 
 __all__ = [
     "ArenaError", "Board", "Bot", "BotFailure", "Choice", "GameRecord", "GameSpec", "IllegalMoveError",
-    "MoveRecord", "Option", "Outcome", "Rules", "RulesError", "Termination", "TimeControl",
+    "Limit", "MoveRecord", "Option", "Outcome", "Rules", "RulesError", "Termination", "TimeControl",
     "open_store", "play_match", "run_tournament", "standings",
 ]
 

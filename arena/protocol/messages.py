@@ -1,6 +1,6 @@
 """Protocol v0: the messages between the arena and a bot, one JSON object per line.
 
-The arena asks, the bot answers, in order (docs/protocol-v0.md is the reference):
+The arena asks, the bot answers, in order (docs/protocol.md is the reference):
 
 - ``hello`` (the protocol version): answered with the bot's name, its kind and its
   options (type, default, help), and the version it speaks;
