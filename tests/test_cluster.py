@@ -302,7 +302,7 @@ def test_a_cluster_without_a_worker_that_can_play_is_one_line_before_any_game(tm
             ClusterExecutor(empty.scheduler_address, worker_needs(["greedy"]))
         assert str(raised.value) == (
             f"the cluster at {empty.scheduler_address} has no worker after 1 s: start some with 'dask worker "
-            f"{empty.scheduler_address} --nworkers N --nthreads 1' (see the README's \"More machines\")")
+            f"{empty.scheduler_address} --nworkers N --nthreads 1' (see docs/cluster.md)")
         empty.scale(1)
         # A worker takes a while to start on a busy machine: have it up before the check.
         with Client(empty.scheduler_address) as client:

@@ -56,7 +56,7 @@ def containment(spawners: spawner.ProcessSpawner | None = None) -> tuple[list[Me
                   report.get("file_system") or "a file system of only Python, the arena and its own folder: "
                                                "nothing else can even be seen"),
         Mechanism("seccomp", bool(report.get("seccomp")),
-                  "system calls a bot never needs are refused (see the README)" if report.get("seccomp")
+                  "system calls a bot never needs are refused (see docs/seccomp.md)" if report.get("seccomp")
                   else "no filter on this architecture"),
         Mechanism(f"Landlock (ABI {landlock})" if landlock else "Landlock", landlock >= 1,
                   "files: read only Python and the arena, write only its output" if landlock >= 1

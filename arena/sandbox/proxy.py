@@ -8,7 +8,7 @@ of its own, in the spawner's network namespace (no network), with an IPC
 namespace of its own; it has joined its control groups (memory and processes
 counted for the bot as a whole, a freezer); it leads a new session, has a
 private working directory, its output capped, resource limits, no capabilities,
-Landlock rules and a seccomp filter. The README's sandbox table says what each
+Landlock rules and a seccomp filter. docs/sandbox.md says what each
 gives and where it holds; :mod:`arena.sandbox.doctor` reports it for this machine.
 
 It speaks protocol v0 (:mod:`arena.protocol.messages`: JSON lines) over a socket

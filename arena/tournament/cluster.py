@@ -258,7 +258,7 @@ class ClusterExecutor:
             raise ClusterError(f"no worker of the cluster at {self.address} can play these games: {first}{more}")
         raise ClusterError(
             f"the cluster at {self.address} has no worker after {WORKER_WAIT_SECONDS:.0f} s: start some with "
-            f"'dask worker {self.address} --nworkers N --nthreads 1' (see the README's \"More machines\")"
+            f"'dask worker {self.address} --nworkers N --nthreads 1' (see docs/cluster.md)"
         )
 
     def _poll_workers(self) -> None:
