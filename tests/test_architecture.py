@@ -46,7 +46,7 @@ ALLOWED: dict[str, set[str]] = {
 
 
 def room_of(module: str) -> str:
-    """``arena.store.store`` -> ``league``; ``arena.bot`` -> ``bot``."""
+    """``arena.store.games`` -> ``store``; ``arena.bot`` -> ``bot``."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "__init__"
 

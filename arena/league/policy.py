@@ -19,7 +19,7 @@ from arena.entry.submissions import NAME
 from arena.errors import ArenaError
 from arena.players.plugins import installed_bots
 from arena.records import BotCode
-from arena.store.store import Entry, League, Store, Submission, User
+from arena.store import Entry, League, Store, Submission, User
 
 LEAGUE_FORMAT = "league"  # the format of the tournament row a league's games are stored under
 #: The [league] table of a league file: who may submit, whose code is shown, limits.
@@ -84,7 +84,7 @@ def submit_to_league(
     settings = settings_of(league.config)
     if user.disabled:
         raise Refused(f"account {user.name!r} is disabled", 403)
-    if league.closed and not user.admin and not store.is_member(league.id, user.id):
+    if league.closed and not user.admin and not store.leagues.is_member(league.id, user.id):
         raise Refused(f"league {league.name!r} is closed: only its members may submit", 403)
     if len(source) > settings.upload_kb * 1024:
         raise Refused(f"the file is {len(source) // 1024} KB; league {league.name!r} takes at most "
@@ -94,7 +94,7 @@ def submit_to_league(
                       "starting with a letter", 422)
     if name in installed_bots():
         raise Refused(f"{name!r} is the name of an installed bot: pick another name", 422)
-    owners = {s.user_id for s in store.submissions(name)}
+    owners = {s.user_id for s in store.submissions.all(name)}
     if owners and owners != {user.id}:
         raise Refused(f"bot name {name!r} belongs to another author: pick another name", 403)
     if len(about) > 2000:
@@ -115,25 +115,25 @@ def submit_to_league(
     if not report.passed:
         raise Refused(f"{filename} did not pass the checks: {report.first_failure()}", 422, report)
     with store.db.atomic():
-        submission, _ = store.submit(name, text, report.kind, filename, class_name, user.id, about or None)
-        same = [e for e in store.entries(league.id, status="active", user_id=user.id)
+        submission, _ = store.submissions.submit(name, text, report.kind, filename, class_name, user.id, about or None)
+        same = [e for e in store.leagues.entries(league.id, status="active", user_id=user.id)
                 if e.spec.split("@", 1)[0] == name]
         retired = []
         for old in same:
             if old.submission_id == submission.id:
                 raise Refused(f"{submission.spec} is already in league {league.name!r}: this is the same code",
                               422)
-            store.retire_entry(old.id)
+            store.leagues.retire_entry(old.id)
             retired.append(old.spec)
-        entry = store.add_entry(league.id, submission.spec, "active", submission.id, user.id, report.text())
-        store.audit("submit", submission.spec, user.id, f"league {league.name}"
+        entry = store.leagues.add_entry(league.id, submission.spec, "active", submission.id, user.id, report.text())
+        store.accounts.audit("submit", submission.spec, user.id, f"league {league.name}"
                     + (f"; retired {', '.join(retired)}" if retired else ""))
     return Submitted(entry, submission, report, retired)
 
 
 def retire(store: Store, league: League, user: User, entry_id: int) -> Entry:
     """Take an entrant out of the league (its author's, or any for an admin)."""
-    entry = store.entry(entry_id)
+    entry = store.leagues.entry(entry_id)
     if entry is None or entry.league_id != league.id:
         raise Refused(f"no entrant {entry_id} in league {league.name!r}", 404)
     if entry.user_id != user.id and not user.admin:
@@ -141,9 +141,9 @@ def retire(store: Store, league: League, user: User, entry_id: int) -> Entry:
     if entry.status != "active":
         raise Refused(f"entrant {entry.spec} is {entry.status} already", 422)
     with store.db.atomic():
-        store.retire_entry(entry.id)
-        store.audit("retire", entry.spec, user.id, f"league {league.name}")
-    return store.entry(entry.id)  # type: ignore[return-value]  # still there
+        store.leagues.retire_entry(entry.id)
+        store.accounts.audit("retire", entry.spec, user.id, f"league {league.name}")
+    return store.leagues.entry(entry.id)  # type: ignore[return-value]  # still there
 
 
 def may_read_code(league: League | None, user: User | None, submission: Submission) -> bool:
