@@ -106,15 +106,14 @@ def submit_to_league(
     if "\x00" in text:
         raise Refused("the file holds a NUL byte: upload a Python source file", 422)
     since = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)).isoformat(timespec="seconds")
-    recent = store.db.execute("select count(*) from audit where user_id = ? and action = 'submit' and at >= ?",
-                              [user.id, since]).fetchone()[0]
+    recent = store.accounts.actions_since(user.id, "submit", since)
     if recent >= settings.submissions_per_hour:
         raise Refused(f"{recent} submissions in the last hour: league {league.name!r} takes at most "
                       f"{settings.submissions_per_hour} per author per hour; try again later", 429)
     report = check_code(BotCode(label=filename, text=text, class_name=class_name))
     if not report.passed:
         raise Refused(f"{filename} did not pass the checks: {report.first_failure()}", 422, report)
-    with store.db.atomic():
+    with store.transaction():
         submission, _ = store.submissions.submit(name, text, report.kind, filename, class_name, user.id, about or None)
         same = [e for e in store.leagues.entries(league.id, status="active", user_id=user.id)
                 if e.spec.split("@", 1)[0] == name]
@@ -140,7 +139,7 @@ def retire(store: Store, league: League, user: User, entry_id: int) -> Entry:
         raise Refused(f"entrant {entry.spec} is not yours to retire", 403)
     if entry.status != "active":
         raise Refused(f"entrant {entry.spec} is {entry.status} already", 422)
-    with store.db.atomic():
+    with store.transaction():
         store.leagues.retire_entry(entry.id)
         store.accounts.audit("retire", entry.spec, user.id, f"league {league.name}")
     return store.leagues.entry(entry.id)  # type: ignore[return-value]  # still there

@@ -86,7 +86,7 @@ def create_league(store: Store, name: str, path: str | None) -> League:
     if store.leagues.get(name) is not None or store.tournaments.get(name) is not None:
         raise LeagueError(f"there is already a league or tournament named {name!r} in {store.path}: pick another")
     identity = {"format": LEAGUE_FORMAT, "rules": config.rules.as_dict(), "name": name}
-    with store.db.atomic():
+    with store.transaction():
         tournament_id = store.tournaments.start(name, LEAGUE_FORMAT, identity, raw, config.seed)
         store.tournaments.set_status(tournament_id, "interrupted")  # not running until 'arena league run'
         league = store.leagues.create(name, raw, tournament_id, settings.public_code, settings.closed)
@@ -221,7 +221,7 @@ def run_league(
             pending.clear()
 
     with store.tournaments.running(league.name), _stop_signals(outcome) as hold:  # type: ignore[arg-type]
-        store.db.table("tournaments").update(league.tournament_id, {"status": "running", "finished_at": None})
+        store.tournaments.set_status(league.tournament_id, "running")
         try:
             if executor is None:
                 # The field changes as authors submit: a cluster's workers need the league's
