@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from arena.cli.main import main
 from arena.league.accounts import add_user, renew_token, sign_in, user_of_token
-from arena.league.policy import Refused, retire, submit_to_league
+from arena.league.policy import Refusal, Refused, retire, submit_to_league
 from arena.league.scheduler import LeagueSchedule, config_of, create_league, run_league
 from arena.store import Store
 from tests.test_cli import dump
@@ -71,21 +71,21 @@ def test_a_submission_joins_the_league_and_a_new_version_retires_the_old(league_
         assert [row["action"] for row in store.accounts.audit_log()][-2:] == ["submit", "submit"]
 
 
-@pytest.mark.parametrize(("who", "name", "source", "status", "message"), [
-    ("bob", "lefty", bot_source(), 403, "belongs to another author"),
-    ("alice", "big", b"# " + b"x" * 5000, 413, "takes at most 4 KB"),
-    ("alice", "latin", "# caf\xe9\n".encode("latin-1"), 422, "not UTF-8"),
-    ("alice", "broken", b"this is not python(", 422, "did not pass the checks"),
-    ("alice", "Bad Name", bot_source(), 422, "bad bot name"),
-    ("alice", "random", bot_source(), 422, "installed bot"),
+@pytest.mark.parametrize(("who", "name", "source", "kind", "message"), [
+    ("bob", "lefty", bot_source(), Refusal.NOT_ALLOWED, "belongs to another author"),
+    ("alice", "big", b"# " + b"x" * 5000, Refusal.TOO_LARGE, "takes at most 4 KB"),
+    ("alice", "latin", "# caf\xe9\n".encode("latin-1"), Refusal.INVALID, "not UTF-8"),
+    ("alice", "broken", b"this is not python(", Refusal.INVALID, "did not pass the checks"),
+    ("alice", "Bad Name", bot_source(), Refusal.INVALID, "bad bot name"),
+    ("alice", "random", bot_source(), Refusal.INVALID, "installed bot"),
 ])
-def test_every_refusal_leaves_the_database_unchanged(league_db, who, name, source, status, message):
+def test_every_refusal_leaves_the_database_unchanged(league_db, who, name, source, kind, message):
     with Store(league_db) as store:
         submit_to_league(store, store.leagues.check("class"), store.accounts.user("alice"), "lefty", bot_source())
     before = dump(league_db)
     with Store(league_db) as store, pytest.raises(Refused, match=message) as refused:
         submit_to_league(store, store.leagues.check("class"), store.accounts.user(who), name, source)
-    assert refused.value.status == status
+    assert refused.value.kind == kind
     assert dump(league_db) == before
 
 
@@ -97,7 +97,7 @@ def test_submissions_are_rate_limited_per_author(league_db):
         before = dump(league_db)
         with pytest.raises(Refused, match="at most 3 per author per hour") as refused:
             submit_to_league(store, league, alice, "lefty", bot_source(suffix=" #4"))
-        assert refused.value.status == 429
+        assert refused.value.kind == Refusal.TOO_MANY
         # another author is not held back by alice's submissions
         submit_to_league(store, league, store.accounts.user("bob"), "righty", bot_source("Righty"))
     assert len(before) < len(dump(league_db))
@@ -111,7 +111,7 @@ def test_a_closed_league_takes_only_its_members(tmp_path):
         alice = add_user(store, "alice")[0]
         with pytest.raises(Refused, match="closed") as refused:
             submit_to_league(store, league, alice, "lefty", bot_source())
-        assert refused.value.status == 403
+        assert refused.value.kind == Refusal.NOT_ALLOWED
         store.leagues.add_member(league.id, alice.id)
         assert submit_to_league(store, league, alice, "lefty", bot_source()).entry.status == "active"
 
@@ -122,7 +122,7 @@ def test_only_the_author_or_an_admin_retires_a_bot(league_db):
         entry = submit_to_league(store, league, store.accounts.user("alice"), "lefty", bot_source()).entry
         with pytest.raises(Refused, match="not yours") as refused:
             retire(store, league, store.accounts.user("bob"), entry.id)
-        assert refused.value.status == 403
+        assert refused.value.kind == Refusal.NOT_ALLOWED
         assert retire(store, league, store.accounts.user("admin"), entry.id).status == "retired"
 
 
@@ -246,3 +246,10 @@ def test_a_bad_cluster_for_a_league_is_one_line(league_db):
     result = CliRunner().invoke(main, ["league", "run", "class", "--cluster", "local:0", "--db", str(league_db)])
     assert result.exit_code == 2
     assert result.output.startswith("Error: --cluster: cluster local:N needs at least one worker process")
+
+
+def test_the_site_answers_each_kind_of_refusal_with_its_http_status():
+    from arena.web.leagues import HTTP_STATUS
+
+    assert HTTP_STATUS == {Refusal.NOT_ALLOWED: 403, Refusal.NOT_FOUND: 404, Refusal.TOO_LARGE: 413,
+                           Refusal.INVALID: 422, Refusal.TOO_MANY: 429}

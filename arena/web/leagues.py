@@ -25,6 +25,7 @@ from starlette.types import Message
 from arena.league.accounts import Throttle, hash_token
 from arena.league.policy import (
     LeagueSettings,
+    Refusal,
     Refused,
     Submitted,
     may_read_code,
@@ -236,7 +237,7 @@ async def upload_submit(request: Request) -> Response:
     try:
         league, submitted = await run_in_threadpool(enter, db, user, upload, failed_checks(request))
     except Refused as refused:
-        return await run_in_threadpool(_upload_page, request, user, refused.status,
+        return await run_in_threadpool(_upload_page, request, user, HTTP_STATUS[refused.kind],
                                        {"refusal": str(refused), "report": refused.report, "form": form})
     return await run_in_threadpool(_upload_page, request, user, 200,
                                    {"submitted": submitted, "report": submitted.report, "league": league.name})
@@ -264,6 +265,14 @@ _API_BODY = {
             "class": {"type": "string", "description": "The Bot subclass to enter, in a file that has several."},
         }}}},
 }
+#: The HTTP status the site answers each kind of refusal with (the API's and the upload page's).
+HTTP_STATUS: dict[Refusal, int] = {
+    Refusal.NOT_ALLOWED: 403,
+    Refusal.NOT_FOUND: 404,
+    Refusal.TOO_LARGE: 413,
+    Refusal.INVALID: 422,
+    Refusal.TOO_MANY: 429,
+}
 _API_ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"description": "No API token, or an unknown or revoked one"},
     403: {"description": "A disabled account, another author's bot name, or a closed league"},
@@ -288,7 +297,7 @@ async def api_submit(request: Request, authorization: Bearer = None) -> Response
         body: dict[str, Any] = {"error": str(refused)}
         if refused.report is not None:
             body["checks"] = refused.report.as_dict()
-        return JSONResponse(body, status_code=refused.status)
+        return JSONResponse(body, status_code=HTTP_STATUS[refused.kind])
     submission = submitted.submission
     return JSONResponse({
         "version": submission.version, "spec": submission.spec, "entry": submitted.entry.id, "league": league.name,
@@ -332,7 +341,7 @@ def retire_entry(store: Store, user: User, entry_id: int) -> tuple[Entry, League
     try:
         return retire(store, league, user, entry_id), league
     except Refused as refused:
-        raise HTTPException(refused.status, str(refused)) from None
+        raise HTTPException(HTTP_STATUS[refused.kind], str(refused)) from None
 
 
 def upload_cap(db: str) -> int:
@@ -387,7 +396,7 @@ async def read_upload(request: Request, cap: int) -> Upload:
 
 def enter(db: str, user: User, upload: Upload, failed: Throttle) -> tuple[League, Submitted]:
     """Check an upload in the sandbox and enter it as ``user``'s; :class:`Refused` (with
-    its HTTP status) changes nothing. ``failed``: the uploads whose checks failed, per
+    the kind of refusal) changes nothing. ``failed``: the uploads whose checks failed, per
     author and league, limited per hour as the league limits submissions (a failure is
     not stored, so the database cannot count it, but its checks held every other upload)."""
     with Store(db, create=False) as store:
@@ -398,7 +407,7 @@ def enter(db: str, user: User, upload: Upload, failed: Throttle) -> tuple[League
         with CHECKS:  # counted and recorded under the lock: parallel uploads cannot all pass the count
             if failed.blocked(key, limit=limit):
                 raise Refused(f"{limit} uploads failed their checks in the last hour: league {league.name!r} "
-                              f"checks at most {limit} per author per hour; try again later", 429)
+                              f"checks at most {limit} per author per hour; try again later", Refusal.TOO_MANY)
             try:
                 return league, submit_to_league(store, league, current, upload.name, upload.source,
                                                 upload.filename, upload.about, upload.class_name)
@@ -425,8 +434,9 @@ def chosen_league(store: Store, name: str) -> League:
         if len(leagues) == 1:
             return leagues[0]
         known = ", ".join(repr(league.name) for league in leagues) or "none yet"
-        raise Refused(f"name the league to enter (the field 'league'): {known}", 422 if leagues else 404)
+        raise Refused(f"name the league to enter (the field 'league'): {known}",
+                      Refusal.INVALID if leagues else Refusal.NOT_FOUND)
     try:
         return store.leagues.check(name)
     except StoreError as exc:
-        raise Refused(str(exc), 404) from None
+        raise Refused(str(exc), Refusal.NOT_FOUND) from None
