@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from arena.engine.game import Rules
     from arena.ratings.standings import Standings
     from arena.records import TimeControl
-    from arena.store.store import Store
+    from arena.store import Store
     from arena.tournament.config import TournamentConfig
     from arena.tournament.match import MatchResult
     from arena.tournament.runner import RunOutcome
@@ -62,7 +62,7 @@ def run_tournament(
     file, a loaded configuration or None (the defaults); ``overrides`` are its keys
     (``bots=[...]``, ``games=4``, ``workers=1``...); ``db`` is the database (else the
     configuration's: its file's ``db``, else ``ARENA_DB``, else ``arena.db``)."""
-    from arena.store.store import Store
+    from arena.store import Store
     from arena.tournament.config import TournamentConfig, load_config
     from arena.tournament.runner import run_tournament as run
 
@@ -77,8 +77,8 @@ def run_tournament(
 def open_store(path: str | Path | None = None, read_only: bool = False) -> Store:
     """The arena database at ``path`` (by default ``ARENA_DB``, else ``arena.db``), created if missing
     unless ``read_only``; use it in a ``with`` block so it is closed."""
+    from arena.store import Store
     from arena.store.location import default_db
-    from arena.store.store import Store
 
     return Store(path or default_db(), create=not read_only, read_only=read_only)
 

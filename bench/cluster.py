@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from arena.store.store import Store
+from arena.store import Store
 from arena.tournament.cluster import ClusterExecutor, worker_needs
 from arena.tournament.config import load_config
 from arena.tournament.execution import Executor

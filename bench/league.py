@@ -43,7 +43,7 @@ from arena.league.accounts import add_user
 from arena.league.policy import submit_to_league
 from arena.league.scheduler import LeagueSchedule, active_field, config_of, create_league
 from arena.records import BotCode
-from arena.store.store import Entry, Store
+from arena.store import Entry, Store
 from arena.tournament.runner import bot_identity
 
 ARENA = str(Path(sys.executable).with_name("arena"))  # the command installed with the package
@@ -99,7 +99,7 @@ def fill_pairings(store: Store, tournament_id: int, entries: list[Entry], code: 
                   games: int) -> None:
     """Every pairing's games, as the league would key them, with random results."""
     rng = random.Random(1)
-    ids = {e.spec: store.bot_id(bot_identity(e.spec, code)) for e in entries}
+    ids = {e.spec: store.bots.id_of(bot_identity(e.spec, code)) for e in entries}
     schedule = LeagueSchedule(config_of({"games": games}, "fill"), set())
     rows = []
     for newer in range(1, len(entries)):
@@ -244,8 +244,8 @@ def scheduling(folder: Path, versions: int, batch: int = 8) -> dict[str, float]:
         league = create_league(store, "wide", None)
         user = add_user(store, "someone")[0]
         for i in range(versions):
-            submission, _ = store.submit(f"bot{i:03d}", sleeper(i).decode(), "bot", "bot.py", None, user.id)
-            store.add_entry(league.id, submission.spec, "active", submission.id, user.id, "")
+            submission, _ = store.submissions.submit(f"bot{i:03d}", sleeper(i).decode(), "bot", "bot.py", None, user.id)
+            store.leagues.add_entry(league.id, submission.spec, "active", submission.id, user.id, "")
         reads = []
         for _ in range(20):
             started = time.perf_counter()
@@ -301,8 +301,8 @@ def under_load(db: Path, running: Running, tokens: dict[str, str], viewers: int,
     times = sorted(seconds for _, seconds, _ in results)
     errors = [(page, status) for page, _, status in results if status != 200]
     with Store(db, read_only=True) as store:
-        league = store.check_league("class")
-        games = store.tournament_game_count(league.tournament_id)
+        league = store.leagues.check("class")
+        games = store.games.tournament_count(league.tournament_id)
     return {"requests": len(results), "seconds": took, "median": statistics.median(times),
             "p95": times[int(0.95 * (len(times) - 1))], "max": times[-1], "errors": errors,
             "uploads": uploads, "games": games,

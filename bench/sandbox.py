@@ -26,7 +26,7 @@ from pathlib import Path
 from arena.engine.game import Board, Rules
 from arena.records import BotCode, Limits
 from arena.sandbox.proxy import SandboxedBot
-from arena.store.store import Store
+from arena.store import Store
 from arena.tournament.config import load_config
 from arena.tournament.runner import run_tournament
 from bots.random_bot import RandomBot
@@ -42,7 +42,7 @@ def tournament(isolate: bool, games: int, workers: int, db: Path) -> tuple[float
     started = time.perf_counter()
     run_tournament(config, store)
     seconds = time.perf_counter() - started
-    moves = store.move_count(timed_only=True)
+    moves = store.games.move_count(timed_only=True)
     store.close()
     return seconds, moves
 

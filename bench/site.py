@@ -46,7 +46,7 @@ from arena.engine.game import Rules, format_moves
 from arena.engine.openings import random_openings
 from arena.records import GameSpec
 from arena.referee.referee import play_game
-from arena.store.store import BotIdentity, Store
+from arena.store import BotIdentity, Store
 
 MOVE_STRINGS = 500  # distinct legal games the synthetic rows take their moves from
 REAL_GAMES = 5  # games played by the built-in bots, stored with their moves rows
@@ -70,13 +70,13 @@ def add_moves(path: Path, seed: int = 1) -> None:
                 f"update games set opening = (select opening from lines where k = games.id % {len(lines)}), "
                 f"moves = (select moves from lines where k = games.id % {len(lines)}), "
                 f"opening_plies = {OPENING_PLIES}")
-        last = store.tournaments()[-1]
-        bot_ids = {spec: store.bot_id(BotIdentity(f"bot{i:03d}", f"bot{i:03d}", {}, "bench", f"{i:064x}"))
+        last = store.tournaments.all()[-1]
+        bot_ids = {spec: store.bots.id_of(BotIdentity(f"bot{i:03d}", f"bot{i:03d}", {}, "bench", f"{i:064x}"))
                    for i, spec in enumerate(("random", "greedy"))}
         records = [play_game(GameSpec(key=f"real{i}", rules=rules, first=("random", "greedy")[i % 2],
                                       second=("greedy", "random")[i % 2], pairing="real", seed=i))
                    for i in range(REAL_GAMES)]
-        store.record_games(last.id, records, bot_ids)
+        store.games.record(last.id, records, bot_ids)
 
 
 def measure(client: Any, url: str, requests: int) -> tuple[int, float, list[float]]:
@@ -111,7 +111,7 @@ def main() -> None:
         print(f"database of {args.games:,} games built in {time.perf_counter() - started:.1f} s "
               f"({db.stat().st_size / 2**20:.0f} MB)")
     with Store(db, read_only=True) as store:
-        real = [game.id for game in store.games(limit=REAL_GAMES)]
+        real = [game.id for game in store.games.all(limit=REAL_GAMES)]
         started = time.perf_counter()
         for _ in range(100):
             store.version()
@@ -172,11 +172,11 @@ def arrived(db: Path, client: Any) -> None:
     """One more game stored, as a tournament stores it: the next request of a cached
     page sees it (and pays for the new tables); the game is removed afterwards."""
     with Store(db) as store:
-        last = store.tournaments()[-1]
-        bot_ids = {"random": store.stored_bots([1])[0].id, "greedy": store.stored_bots([2])[0].id}
+        last = store.tournaments.all()[-1]
+        bot_ids = {"random": store.bots.stored([1])[0].id, "greedy": store.bots.stored([2])[0].id}
         record = play_game(GameSpec(key="arrived", rules=Rules(), first="random", second="greedy", pairing="x"))
-        store.record_games(last.id, [record], bot_ids)
-        game_id = store.games(limit=1)[0].id
+        store.games.record(last.id, [record], bot_ids)
+        game_id = store.games.all(limit=1)[0].id
     try:
         for label, url, what in (("standings after a game arrived", "/api/standings?all=true", "the tables"),
                                  ("bot page after a game arrived", "/bots/bot000", "the league's bots")):
@@ -185,7 +185,7 @@ def arrived(db: Path, client: Any) -> None:
             print(f"{label:<30}{(time.perf_counter() - started) * 1000:>10.0f}   ({what} computed again)")
     finally:
         with Store(db) as store:
-            store.delete_game(game_id)
+            store.games.delete(game_id)
 
 
 if __name__ == "__main__":

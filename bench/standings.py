@@ -8,7 +8,7 @@ process's peak resident memory (ru_maxrss of the child, as /usr/bin/time -v does
 - ``arena standings --all`` (games counted in SQL, the incremental Elo streamed);
 - ``arena crosstable --all``;
 - for comparison, the same table built from every game row loaded into memory
-  (``standings(store.games())``, what the command did before).
+  (``standings(store.games.all())``, what the command did before).
 
 Run: python bench/standings.py [--games 10000,100000,1000000] [--bots 50] [--keep DIR]
 """
@@ -25,11 +25,11 @@ import time
 from pathlib import Path
 
 from arena.engine.game import Rules
-from arena.store.store import BotIdentity, Store
+from arena.store import BotIdentity, Store
 
 LOADED = (
-    "import sys; from arena.store.store import Store; from arena.ratings.standings import standings, "
-    "render_standings; s = Store(sys.argv[1], read_only=True); print(render_standings(standings(s.games())))"
+    "import sys; from arena.store import Store; from arena.ratings.standings import standings, "
+    "render_standings; s = Store(sys.argv[1], read_only=True); print(render_standings(standings(s.games.all())))"
 )
 
 
@@ -41,14 +41,14 @@ def build(path: Path, games: int, bots: int, seed: int = 1) -> None:
     rng = random.Random(seed)
     store = Store(path)
     rules = Rules().as_dict()
-    ids = [store.bot_id(BotIdentity(f"bot{i:03d}", f"bot{i:03d}", {}, "bench", f"{i:064x}")) for i in range(bots)]
+    ids = [store.bots.id_of(BotIdentity(f"bot{i:03d}", f"bot{i:03d}", {}, "bench", f"{i:064x}")) for i in range(bots)]
     strength = [rng.gauss(0, 1) for _ in range(bots)]
     per_tournament = -(-games // 10)
     conn = store.db.conn
     for t in range(10):
         name = f"t{t}"
         identity = {"format": "round-robin", "rules": rules, "name": name}
-        tid = store.start_tournament(name, "round-robin", identity, identity, t)
+        tid = store.tournaments.start(name, "round-robin", identity, identity, t)
         rows = []
         for i in range(min(per_tournament, games - t * per_tournament)):
             a, b = rng.sample(range(bots), 2)
@@ -62,7 +62,7 @@ def build(path: Path, games: int, bots: int, seed: int = 1) -> None:
             conn.executemany(
                 "insert into games (tournament_id, key, pairing, first_bot_id, second_bot_id, result, winner, "
                 "termination, plies) values (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        store.finish_tournament(tid, "finished")
+        store.tournaments.set_status(tid, "finished")
     store.close()
 
 

@@ -2,9 +2,9 @@
 through the store's own write path into a new database file, as a tournament's
 writer writes them (a batch of games per transaction, every move a row).
 
-Two figures: the writer alone (``Store.record_finished``: the games already turned
+Two figures: the writer alone (``store.games.record_finished``: the games already turned
 into rows where they were played, as workers send them), and the same games from
-GameRecords (``Store.record_games``: the rows made by the writer too).
+GameRecords (``store.games.record``: the rows made by the writer too).
 
 Run: python bench/store.py [--games N] [--batch N] [--repeats R]
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from arena.engine.game import Board, Rules
 from arena.records import GameRecord, GameSpec, MoveRecord, Outcome, Termination
-from arena.store.store import BotIdentity, FinishedGame, Store
+from arena.store import BotIdentity, FinishedGame, Store
 
 PLIES = 20
 
@@ -53,13 +53,13 @@ def writes_per_second(folder: Path, name: str, batch: int, write: Callable[[Stor
     with Store(folder / f"{name}.db") as store:
         specs = ["random:stream=1", "random:stream=2"]
         identities = [BotIdentity(spec, "random", {}, "bench") for spec in specs]
-        tournament = store.start_tournament(name, "round-robin", {"rules": vars(Rules())}, {}, 1, identities)
-        bot_ids = {spec: store.bot_id(identity) for spec, identity in zip(specs, identities)}
+        tournament = store.tournaments.start(name, "round-robin", {"rules": vars(Rules())}, {}, 1, identities)
+        bot_ids = {spec: store.bots.id_of(identity) for spec, identity in zip(specs, identities)}
         started, cpu = time.perf_counter(), time.process_time()
         for first in range(0, count, batch):
             write(store, tournament, bot_ids, first)
         rates = count / (time.process_time() - cpu), count / (time.perf_counter() - started)
-        assert store.move_count() == count * PLIES
+        assert store.games.move_count() == count * PLIES
     return rates
 
 
@@ -74,10 +74,10 @@ def main() -> None:
     size = args.batch
 
     def rows(store: Store, tournament: int, bot_ids: dict[str, int], first: int) -> None:
-        store.record_finished(tournament, finished[first:first + size], bot_ids)
+        store.games.record_finished(tournament, finished[first:first + size], bot_ids)
 
     def from_records(store: Store, tournament: int, bot_ids: dict[str, int], first: int) -> None:
-        store.record_games(tournament, records[first:first + size], bot_ids)
+        store.games.record(tournament, records[first:first + size], bot_ids)
 
     best = {"rows": (0.0, 0.0), "records": (0.0, 0.0)}
     with tempfile.TemporaryDirectory() as tmp:

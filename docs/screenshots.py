@@ -19,7 +19,7 @@ DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS.parent))  # the tests' browser code, run from anywhere
 
 from arena.ratings.analysis import analyse_stored  # noqa: E402
-from arena.store.store import Store  # noqa: E402
+from arena.store import Store  # noqa: E402
 from tests.site_process import chromium, serving  # noqa: E402
 from tests.test_browser import run_tournament  # noqa: E402
 
@@ -34,7 +34,8 @@ def main() -> None:
         with Store(db) as store:
             # A game the bot that reports its search (score, depth, nodes) played first,
             # the longest one where the solver marks a move that let a result slip.
-            games = sorted((g for g in store.games() if g.first.startswith("minimax")), key=lambda g: -(g.plies or 0))
+            games = sorted((g for g in store.games.all() if g.first.startswith("minimax")),
+                           key=lambda g: -(g.plies or 0))
             for game in games[:MOST_ANALYSED]:
                 marked = [p.ply for p in analyse_stored(store, game.id, ANALYSIS_BUDGET) if p.mark]
                 if marked:

@@ -50,7 +50,7 @@ ALLOWED: dict[str, set[str]] = {
 
 
 def room_of(module: str) -> str:
-    """``arena.store.store`` -> ``league``; ``arena.bot`` -> ``bot``."""
+    """``arena.store.games`` -> ``store``; ``arena.bot`` -> ``bot``."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "__init__"
 
@@ -197,3 +197,25 @@ def test_the_import_graph_has_no_circle():
 
 def test_a_circle_is_found():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+# The database is one room: no other module writes SQL or reaches into a store's
+# connection. What it needs from the database is a method of a repository there
+# (``store.games``, ``store.accounts``, ...), or ``store.transaction()``.
+SQL_LIBRARIES = {"sqlite3", "sqlite_utils"}
+CONNECTION_CALLS = {"execute", "executemany", "executescript", "atomic", "query", "table", "conn"}
+
+
+def test_no_sql_outside_the_store():
+    wrong = []
+    for module, path in modules():
+        if room_of(module) == "store":
+            continue
+        for line, name in imports_of(module, path):
+            if name.split(".")[0] in SQL_LIBRARIES:
+                wrong.append(f"{module} line {line}: imports {name}")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Attribute) and node.attr in CONNECTION_CALLS
+                    and isinstance(node.value, ast.Attribute) and node.value.attr == "db"):
+                wrong.append(f"{module} line {node.lineno}: uses a store's connection (.db.{node.attr})")
+    assert not wrong, "SQL outside arena/store:\n" + "\n".join(wrong)

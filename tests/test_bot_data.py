@@ -19,7 +19,7 @@ from arena.engine.game import Rules
 from arena.protocol.messages import MAX_DEPTH, parse_answer
 from arena.records import GameSpec
 from arena.referee.referee import play_game
-from arena.store.store import BotIdentity, Store
+from arena.store import BotIdentity, Store
 from arena.text import json_text, printable, quote
 from arena.tournament.config import load_config
 from arena.tournament.executors import SerialExecutor
@@ -162,7 +162,7 @@ def noisy_league(tmp_path_factory):
 
 
 def _games_of(store: Store, name: str):
-    games = [g for g in store.games(tournament="noisy") if f":{name}" in g.first + g.second]
+    games = [g for g in store.games.all(tournament="noisy") if f":{name}" in g.first + g.second]
     assert len(games) == 2
     return games
 
@@ -195,7 +195,7 @@ def test_no_command_shows_a_bots_escapes_raw(noisy_league, cli):
     for fmt in ("table", "github"):
         for table in ("standings", "crosstable", "colours"):
             outputs[f"{table} {fmt}"] = cli(table, "--format", fmt, "--db", db)
-    for game in store.games(tournament="noisy"):
+    for game in store.games.all(tournament="noisy"):
         outputs[f"show {game.id}"] = cli("show", game.id, "--db", db)
         outputs[f"replay {game.id}"] = cli("replay", game.id, "--delay", "0", "--db", db)
     for what, result in outputs.items():
@@ -283,7 +283,7 @@ def _stored_infos(db: str) -> list[str]:
 def test_a_sandboxed_bots_nan_and_infinities_are_stored_as_null(noisy_league):
     _, store, _, _ = noisy_league
     infos = [strict_json(m.info) for g in _games_of(store, "ReportsNumbersJSONHasNot")
-             for m in store.moves(g.id) if m.info and "score" in m.info]
+             for m in store.games.moves(g.id) if m.info and "score" in m.info]
     expected = {"score": None, "high": None, "low": None, "seen": [1.5, None], "comment": ESCAPES}
     assert infos and all(info == expected for info in infos)
     for info in _stored_infos(noisy_league[2]):
@@ -302,9 +302,9 @@ def test_an_in_process_bots_nan_and_infinities_are_stored_as_null(db_path):
     record = play_game(GameSpec("k", rules, "a", "b", "a-b"), bots=(_Unbounded(), _Unbounded()))
     store = Store(db_path)
     identity = {"rules": rules.as_dict()}
-    tournament = store.start_tournament("t", "round-robin", identity, identity, 0)
-    ids = {name: store.bot_id(BotIdentity(name, name, {}, "test")) for name in ("a", "b")}
-    store.record_game(tournament, record, ids)
+    tournament = store.tournaments.start("t", "round-robin", identity, identity, 0)
+    ids = {name: store.bots.id_of(BotIdentity(name, name, {}, "test")) for name in ("a", "b")}
+    store.games.record_one(tournament, record, ids)
     infos = _stored_infos(db_path)
     assert infos and all(strict_json(info) == {"score": None, "bound": None, "depth": 3} for info in infos)
 
@@ -322,9 +322,9 @@ def _side_seeds(tmp_path: Path, run: str, seed: int) -> list[tuple[int, int]]:
     store = Store(db)
     run_tournament(config, store, SerialExecutor())
     pairs = []
-    for game in store.games(tournament="seeds"):
+    for game in store.games.all(tournament="seeds"):
         seeds: dict[int, set[int]] = {0: set(), 1: set()}
-        for move in store.moves(game.id):
+        for move in store.games.moves(game.id):
             if move.info:
                 seeds[move.ply % 2].add(json.loads(move.info)["seed"])
         assert len(seeds[0]) == len(seeds[1]) == 1  # one seed per side and game

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from arena.engine.game import Board, parse_moves
-from arena.store.store import Store, rules_of
+from arena.store import Store, rules_of
 from tests.site_process import ARENA, chromium, require_browser, serving, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,7 +103,7 @@ def test_a_replay_shows_the_stored_moves_after_every_step(driver, site, league):
     from selenium.webdriver.common.keys import Keys
 
     with Store(league, read_only=True) as store:
-        game = max(store.games(), key=lambda g: g.plies or 0)
+        game = max(store.games.all(), key=lambda g: g.plies or 0)
         rules = rules_of(game)
         moves = parse_moves(game.moves or "", rules)
     positions = []  # the stones after each number of plies

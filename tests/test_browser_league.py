@@ -18,7 +18,7 @@ import pytest
 
 from arena.league.accounts import add_user
 from arena.league.scheduler import create_league
-from arena.store.store import Store
+from arena.store import Store
 from tests.site_process import ARENA, chromium, require_browser, serving, wait_for
 
 BOT = '''from arena.bot import Bot

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from arena.store.store import Store, StoredGame
+from arena.store import Store, StoredGame
 
 
 def stored_games(tmp_path: Path, db: str = "arena.db") -> list[StoredGame]:
-    return Store(tmp_path / db).games()
+    return Store(tmp_path / db).games.all()
 
 
 def test_play_a_full_game_with_bad_input_undo_redo_and_save(cli, tmp_path, monkeypatch):
@@ -91,20 +91,20 @@ def test_export_and_import_round_trip(cli, tournament_db, tmp_path):
     lines_db, other = str(tmp_path / "lines.db"), str(tmp_path / "other.db")
     assert cli("import", str(tmp_path / "game.txt"), "--db", lines_db).exit_code == 0
     assert cli("import", str(tmp_path / "game.json"), "--db", other).exit_code == 0
-    original = next(g for g in Store(tournament_db).games() if g.id == 3)
-    from_line = Store(lines_db).games()[0]
+    original = next(g for g in Store(tournament_db).games.all() if g.id == 3)
+    from_line = Store(lines_db).games.all()[0]
     assert from_line.moves == original.moves
     assert (from_line.first, from_line.second) == ("unnamed", "unnamed")  # a move line names no player
-    copy = Store(other).games()[0]
+    copy = Store(other).games.all()[0]
     assert (copy.first, copy.moves, copy.result) == (original.first, original.moves, original.result)
 
 
 def test_import_refuses_a_bad_file_and_stores_nothing(cli, tournament_db, tmp_path):
     (tmp_path / "bad.txt").write_text("7x6c4 44444449\n")
-    before = len(Store(tournament_db).games())
+    before = len(Store(tournament_db).games.all())
     result = cli("import", str(tmp_path / "bad.txt"))
     assert result.exit_code == 2 and result.output.count("\n") == 1
-    assert len(Store(tournament_db).games()) == before
+    assert len(Store(tournament_db).games.all()) == before
 
 
 def test_solve_prints_the_shared_convention(cli):
@@ -181,7 +181,7 @@ def test_count_scoring_games_keep_their_rules_through_play_export_and_import(cli
     assert cli("import", str(tmp_path / "game.json")).exit_code == 2
     for name, file in (("lines.db", "game.txt"), ("other.db", "game.json")):
         assert cli("import", str(tmp_path / file), "--db", str(tmp_path / name)).exit_code == 0
-        copy = Store(tmp_path / name).games()[0]
+        copy = Store(tmp_path / name).games.all()[0]
         assert (copy.rules, copy.result) == (counted.rules, "1-0")
 
 

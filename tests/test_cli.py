@@ -21,7 +21,7 @@ from arena.cli.main import main
 from arena.engine.game import Rules
 from arena.records import GameSpec
 from arena.referee.referee import play_game
-from arena.store.store import BotIdentity, Store
+from arena.store import BotIdentity, Store
 
 QUICK = str(Path(__file__).resolve().parent.parent / "config" / "quick.toml")
 BUILTIN = ["random", "neighbour", "greedy", "blocker", "minimax"]
@@ -246,14 +246,14 @@ def test_tournament_run_and_rerun(cli, db_path):
     table = standings_table(first)
     assert sorted(table_bots(table)) == sorted(QUICK_BOTS)
     store = Store(db_path)
-    assert len(store.games(tournament="quick")) == 40
+    assert len(store.games.all(tournament="quick")) == 40
     store.close()
 
     second = ok(cli("tournament", "run", QUICK, "--db", db_path, "--workers", "2"))
     assert re.search(r"^Tournament 'quick': 0 games played\b.*40 were already stored", second, re.M), second
     assert standings_table(second) == table
     store = Store(db_path)
-    assert len(store.games()) == 40
+    assert len(store.games.all()) == 40
     store.close()
 
 
@@ -364,14 +364,14 @@ def test_tournament_config_mistake_creates_no_database(cli, tmp_path):
 def test_tournament_rerun_with_other_seed_is_refused(cli, tmp_path, league):
     db = copy_db(league, tmp_path / "existing.db")
     before = dump(db)
-    keys_before = [(g.id, g.key, g.moves) for g in Store(db).games(tournament="quick")]
+    keys_before = [(g.id, g.key, g.moves) for g in Store(db).games.all(tournament="quick")]
     user_error(cli("tournament", "run", QUICK, "--db", db, "--seed", "7", "--workers", "1"),
                "quick", "seed")
     assert dump(db) == before
     store = Store(db)
-    assert [(g.id, g.key, g.moves) for g in store.games(tournament="quick")] == keys_before
+    assert [(g.id, g.key, g.moves) for g in store.games.all(tournament="quick")] == keys_before
     assert len(keys_before) == 40
-    assert store.tournament("quick").seed == 1
+    assert store.tournaments.get("quick").seed == 1
     store.close()
 
 
@@ -406,11 +406,11 @@ def test_games_bot_name_matches_submitted_versions(cli, tmp_path):
     with Store(db) as store:
         rules = Rules(width=5, height=4, connect=3)
         identity = {"format": "round-robin", "rules": rules.as_dict()}
-        tid = store.start_tournament("t", "round-robin", identity, identity, 1)
-        ids = {"random": store.bot_id(BotIdentity("guard@v2", "guard", {}, "submitted guard", "ab" * 32)),
-               "greedy": store.bot_id(BotIdentity("greedy", "greedy", {}, "builtin"))}
-        store.record_games(tid, [play_game(GameSpec("k0", rules, "random", "greedy", pairing="k0"))], ids)
-        store.finish_tournament(tid, "finished")
+        tid = store.tournaments.start("t", "round-robin", identity, identity, 1)
+        ids = {"random": store.bots.id_of(BotIdentity("guard@v2", "guard", {}, "submitted guard", "ab" * 32)),
+               "greedy": store.bots.id_of(BotIdentity("greedy", "greedy", {}, "builtin"))}
+        store.games.record(tid, [play_game(GameSpec("k0", rules, "random", "greedy", pairing="k0"))], ids)
+        store.tournaments.set_status(tid, "finished")
     (game,) = json.loads(ok(cli("games", "--db", db, "--bot", "guard", "--json")))
     assert game["first"] == "guard@v2"
     assert json.loads(ok(cli("games", "--db", db, "--bot", "guard@v2", "--json"))) == [game]
@@ -471,8 +471,8 @@ def test_flag_validation_mistakes_are_one_line(cli, league, args, fragment):
 
 def test_show_prints_players_moves_and_board(cli, league):
     store = Store(league)
-    game = next(g for g in store.games(tournament="quick", bot="minimax:depth=2") if g.first == "minimax:depth=2")
-    moves = store.moves(game.id)
+    game = next(g for g in store.games.all(tournament="quick", bot="minimax:depth=2") if g.first == "minimax:depth=2")
+    moves = store.games.moves(game.id)
     store.close()
     out = ok(cli("show", game.id, "--db", league))
     assert f"X (first): {game.first}" in out

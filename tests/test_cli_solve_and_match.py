@@ -226,11 +226,11 @@ def test_ctrl_c_in_analyse_keeps_whole_games_and_stores_no_half_game(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import arena.cli.games
-    from arena.store.store import Store
+    from arena.store import Store
 
     db = _db_with_games(tmp_path)
     with Store(db) as store:
-        first, second = store.games(tournament="t")[:2]
+        first, second = store.games.all(tournament="t")[:2]
     calls: list[int] = []
 
     def solver(rules):  # type: ignore[no-untyped-def]
@@ -245,8 +245,8 @@ def test_ctrl_c_in_analyse_keeps_whole_games_and_stores_no_half_game(
     monkeypatch.setattr(arena.cli.games, "solver_solve", solver)
     _interrupted(_run("analyse", "--tournament", "t", "--db", db, "--budget", "0.5"))
     with Store(db) as store:
-        assert len(store.position_values(first.id)) == first.plies + 1  # the whole first game stays
-        assert store.position_values(second.id) == {}  # nothing of the half-analysed one
+        assert len(store.analyses.values(first.id)) == first.plies + 1  # the whole first game stays
+        assert store.analyses.values(second.id) == {}  # nothing of the half-analysed one
 
 
 def test_sigint_stops_a_real_solve_with_one_line_and_130(tmp_path: Path) -> None:

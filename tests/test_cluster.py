@@ -23,7 +23,7 @@ import pytest
 
 from arena.players.plugins import INSTALLED_BOTS
 from arena.records import GameSpec
-from arena.store.store import Store
+from arena.store import Store
 from arena.tournament import cluster
 from arena.tournament.cluster import (
     ClusterError,
@@ -64,7 +64,7 @@ def test_a_local_cluster_stores_the_same_games_as_a_run_here(tmp_path):
     outcome = run_tournament(config(db, cluster="local:2"), Store(db), notify=notes.append)
     assert (outcome.played, outcome.interrupted, notes) == (24, False, [])
     assert snapshot(db) == serial_snapshot(tmp_path)
-    assert Store(db).tournament("t").status == "finished"
+    assert Store(db).tournaments.get("t").status == "finished"
 
 
 def test_killed_workers_have_their_games_played_again_elsewhere_and_their_replacements_get_work(tmp_path):

@@ -11,7 +11,7 @@ import pytest
 
 from arena.engine.game import Rules
 from arena.records import TimeControl
-from arena.store.store import Store
+from arena.store import Store
 from arena.tournament.config import ConfigError, TournamentConfig, load_config
 from arena.tournament.entrants import resolve_bots
 
@@ -502,7 +502,7 @@ def no_processes_or_databases(monkeypatch: pytest.MonkeyPatch):
         raise AssertionError("loading a config must start no process and open no database")
 
     monkeypatch.setattr("arena.sandbox.proxy.SandboxedBot._spawn", refuse)
-    monkeypatch.setattr("arena.store.store.Store.__init__", refuse)
+    monkeypatch.setattr("arena.store.Store.__init__", refuse)
 
 
 def test_loading_starts_no_bot_process(toml, write_bot, no_processes_or_databases):
@@ -531,8 +531,8 @@ def test_a_bot_that_fails_its_sandbox_check_is_refused_when_resolved(toml, write
 def test_submitted_bots_are_resolved_against_the_store(toml, tmp_path, write_bot):
     store = Store(tmp_path / "league.db")
     source = Path(write_bot("good", GOOD_BOT)).read_text()
-    store.submit("good", source, "bot", "good.py")
-    store.submit("good", source + "\n# v2\n", "bot", "good.py")
+    store.submissions.submit("good", source, "bot", "good.py")
+    store.submissions.submit("good", source + "\n# v2\n", "bot", "good.py")
     config = load_config(toml('bots = ["random", "good", "good@v1"]\n'))
     assert config.bots == ("random", "good", "good@v1")
     resolved = resolve_bots(config, store)
@@ -545,7 +545,7 @@ def test_submitted_bots_are_resolved_against_the_store(toml, tmp_path, write_bot
 
 def test_a_submitted_bot_listed_twice_is_found_once_resolved(toml, tmp_path, write_bot):
     store = Store(tmp_path / "league.db")
-    store.submit("good", Path(write_bot("good", GOOD_BOT)).read_text(), "bot", "good.py")
+    store.submissions.submit("good", Path(write_bot("good", GOOD_BOT)).read_text(), "bot", "good.py")
     path = toml('bots = ["random", "good", "good@v1"]\n')
     with pytest.raises(ConfigError, match="bots: bot 'good@v1' is listed twice"):
         resolve_bots(load_config(path), store)

@@ -20,7 +20,8 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli.main import main
-from arena.store.store import Store, StoreError, migrations
+from arena.store import Store, StoreError
+from arena.store.migrations import migrations
 from tests.test_errors import ARGUMENTS, arguments
 
 READING = [("bots",), ("games",), ("show",), ("replay",), ("export",), ("standings",), ("crosstable",), ("colours",),
@@ -141,7 +142,7 @@ def test_a_writing_command_makes_an_empty_file_an_arena_database(tmp_path: Path)
     result = run([*arguments(("import",), tmp_path), "--db", str(path)])
     assert result.exit_code == 0, result.output
     with Store(path, read_only=True) as store:
-        assert len(store.games()) == 1
+        assert len(store.games.all()) == 1
 
 
 @pytest.fixture
@@ -217,7 +218,7 @@ def test_an_arena_database_with_tables_of_its_own_beside_is_still_an_arena_datab
     conn.commit()
     conn.close()
     with Store(path, read_only=True) as store:
-        assert store.games() == []
+        assert store.games.all() == []
 
 
 # --- item 12: `arena bots` and a bad database ------------------------------------------

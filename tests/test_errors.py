@@ -24,7 +24,9 @@ import arena
 import bots
 from arena.cli.main import main
 from arena.errors import ArenaError
-from arena.store.store import Store, StoreError
+from arena.store import Store, StoreError
+from arena.store.games import Games
+from arena.store.submissions import Submissions
 
 # Exception classes that do not report a user's mistake, and why.
 NOT_USER_MISTAKES = {
@@ -235,14 +237,14 @@ def empty_db(tmp_path: Path) -> str:
     return path
 
 
-@pytest.mark.parametrize("command, method", [(["games"], "games"), (["bots"], "submissions")])
+@pytest.mark.parametrize("command, repository", [(["games"], Games), (["bots"], Submissions)], ids=["games", "bots"])
 def test_a_plain_value_error_in_a_command_is_a_bug_not_exit_2(
-    command: list[str], method: str, empty_db: str, monkeypatch: pytest.MonkeyPatch
+    command: list[str], repository: type, empty_db: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def broken(*args: object, **kwargs: object) -> None:
         raise ValueError("a programming error")
 
-    monkeypatch.setattr(Store, method, broken)
+    monkeypatch.setattr(repository, "all", broken)
     with pytest.raises(ValueError, match="a programming error"):
         run([*command, "--db", empty_db])
     result = CliRunner().invoke(main, [*command, "--db", empty_db])
@@ -250,15 +252,15 @@ def test_a_plain_value_error_in_a_command_is_a_bug_not_exit_2(
     assert type(result.exception) is ValueError
 
 
-@pytest.mark.parametrize("command, method", [(["games"], "games"), (["bots"], "submissions")])
+@pytest.mark.parametrize("command, repository", [(["games"], Games), (["bots"], Submissions)], ids=["games", "bots"])
 def test_an_arena_error_in_any_command_is_one_line_and_exit_2(
-    command: list[str], method: str, empty_db: str, monkeypatch: pytest.MonkeyPatch
+    command: list[str], repository: type, empty_db: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The same place as the bug above, but a user's mistake: the boundary needs no decorator.
     def refused(*args: object, **kwargs: object) -> None:
         raise StoreError("no such thing in the database: list them with 'arena games'")
 
-    monkeypatch.setattr(Store, method, refused)
+    monkeypatch.setattr(repository, "all", refused)
     assert_user_error(run([*command, "--db", empty_db]), "no such thing")
 
 
@@ -267,9 +269,9 @@ def test_an_arena_error_in_any_command_is_one_line_and_exit_2(
 
 def test_a_store_closes_at_the_end_of_a_with_block(tmp_path: Path) -> None:
     with Store(tmp_path / "arena.db") as store:
-        store.tournaments()
+        store.tournaments.all()
     with pytest.raises(Exception, match="closed"):
-        store.tournaments()
+        store.tournaments.all()
 
 
 @pytest.mark.parametrize("args", [["games"], ["show", "1"], ["bots"]], ids=" ".join)

@@ -16,7 +16,7 @@ from arena.engine.game import Board, Rules
 from arena.ratings.fit import ELO_PER_NATURAL, MEAN_RATING, Result, fit_ratings
 from arena.records import GameSpec, TimeControl
 from arena.referee.referee import play_game
-from arena.store.store import Store
+from arena.store import Store
 from tests.conftest import FakeClock
 
 C4 = Rules()
@@ -173,13 +173,13 @@ def test_rating_intervals_are_the_curvature_of_the_posterior_with_its_prior():
 def test_an_interrupted_tournament_has_no_finishing_time(tmp_path):
     path = tmp_path / "arena.db"
     store = Store(path)
-    tournament = store.start_tournament("t", "round-robin", {"rules": {}}, {}, 1)
-    store.finish_tournament(tournament, "interrupted")
+    tournament = store.tournaments.start("t", "round-robin", {"rules": {}}, {}, 1)
+    store.tournaments.set_status(tournament, "interrupted")
     store.close()
     with sqlite3.connect(path) as conn:
         assert conn.execute("select status, finished_at from tournaments").fetchone() == ("interrupted", None)
     store = Store(path)
-    store.finish_tournament(tournament, "finished")
+    store.tournaments.set_status(tournament, "finished")
     store.close()
     with sqlite3.connect(path) as conn:
         status, finished_at = conn.execute("select status, finished_at from tournaments").fetchone()

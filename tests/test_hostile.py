@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from arena.sandbox import landlock
-from arena.store.store import Store
+from arena.store import Store
 from arena.tournament.config import load_config
 from arena.tournament.entrants import resolve_bots
 from arena.tournament.executors import ProcessExecutor
@@ -71,14 +71,14 @@ def tournament(tmp_path_factory):
 
 
 def games_of(store, name):
-    return [g for g in store.games(tournament="hostile") if f":{name}" in g.first + g.second]
+    return [g for g in store.games.all(tournament="hostile") if f":{name}" in g.first + g.second]
 
 
 def infos_of(store, name):
     """What a bot reported with its moves, over both its games (which must exist)."""
     games = games_of(store, name)
     assert len(games) == 2
-    infos = [json.loads(m.info) for game in games for m in store.moves(game.id) if m.info]
+    infos = [json.loads(m.info) for game in games for m in store.games.moves(game.id) if m.info]
     assert infos, f"{name} reported nothing"
     return infos
 
@@ -87,7 +87,7 @@ def test_the_tournament_completes(tournament):
     outcome, store, _ = tournament
     assert not outcome.interrupted
     assert outcome.played == outcome.scheduled == 2 * (len(FORFEITS) + len(HARMLESS))
-    assert store.tournament("hostile").status == "finished"
+    assert store.tournaments.get("hostile").status == "finished"
 
 
 @pytest.mark.parametrize("name", list(FORFEITS))
@@ -120,7 +120,7 @@ def test_the_database_cannot_be_touched_by_a_bot(tournament):
         assert info["write"] != "done" and info["delete"] != "done"
         assert info["read"] != "done"  # Landlock: the database is not even readable
     total = store.db.execute("select count(*) from moves").fetchone()[0]
-    assert total == sum(g.plies for g in store.games(tournament="hostile"))
+    assert total == sum(g.plies for g in store.games.all(tournament="hostile"))
 
 
 @pytest.mark.skipif(LANDLOCK < 1, reason="no Landlock on this kernel: bots run as the arena's user")
@@ -161,7 +161,7 @@ def test_children_of_bots_do_not_outlive_the_game(tournament):
     _, store, _ = tournament
     tags = []
     for game in games_of(store, "ForksChildren"):
-        for move in store.moves(game.id):
+        for move in store.games.moves(game.id):
             if move.info:
                 tags.append(json.loads(move.info)["children"])
     assert len(tags) >= 2

@@ -10,13 +10,13 @@ import pytest
 
 from arena.engine.game import Rules
 from arena.formats.game_files import import_game
-from arena.store.store import UNNAMED, Store
+from arena.store import UNNAMED, Store
 from arena.terminal.casual import DuplicateGameError, import_into
 
 
 def games_of(db: Path) -> list[tuple[int, str, str, str, str | None]]:
     with Store(db, create=False) as store:
-        return [(g.id, g.tournament, g.first, g.second, g.moves) for g in store.games()]
+        return [(g.id, g.tournament, g.first, g.second, g.moves) for g in store.games.all()]
 
 
 def one_line_error(result, fragment: str) -> str:
@@ -58,7 +58,7 @@ def test_reimporting_a_move_line_is_refused_and_stores_nothing(cli, tmp_path: Pa
     assert "arena show 1" in line
     assert games_of(db) == before
     with Store(db, create=False) as store:
-        assert len(store.tournaments()) == 1
+        assert len(store.tournaments.all()) == 1
 
 
 def test_an_exported_tournament_game_imported_back_is_the_stored_game(cli, league: Path, tmp_path: Path) -> None:
@@ -129,12 +129,12 @@ def test_same_moves_with_other_players_or_rules_is_another_game(cli, tmp_path: P
 def test_store_finds_the_same_game_and_import_into_refuses_it(db_path: str) -> None:
     store = Store(db_path)
     game = import_game("7x6c4 4453")
-    assert store.find_game(game.rules, game.moves_string, UNNAMED, UNNAMED) is None
+    assert store.games.find(game.rules, game.moves_string, UNNAMED, UNNAMED) is None
     game_id = import_into(store, game)
-    assert store.find_game(game.rules, game.moves_string, UNNAMED, UNNAMED) == game_id
-    assert store.find_game(Rules(width=8), game.moves_string, UNNAMED, UNNAMED) is None
-    assert store.find_game(game.rules, "4454", UNNAMED, UNNAMED) is None
-    assert store.find_game(game.rules, game.moves_string, "random", UNNAMED) is None
+    assert store.games.find(game.rules, game.moves_string, UNNAMED, UNNAMED) == game_id
+    assert store.games.find(Rules(width=8), game.moves_string, UNNAMED, UNNAMED) is None
+    assert store.games.find(game.rules, "4454", UNNAMED, UNNAMED) is None
+    assert store.games.find(game.rules, game.moves_string, "random", UNNAMED) is None
     with pytest.raises(DuplicateGameError, match=f"already stored as game {game_id}"):
         import_into(store, import_game("4453"))
-    assert len(store.games()) == 1
+    assert len(store.games.all()) == 1

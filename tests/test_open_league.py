@@ -16,9 +16,9 @@ from click.testing import CliRunner
 
 from arena.cli.main import main
 from arena.league.accounts import add_user, renew_token, sign_in, user_of_token
-from arena.league.policy import Refused, retire, submit_to_league
+from arena.league.policy import Refusal, Refused, retire, submit_to_league
 from arena.league.scheduler import LeagueSchedule, config_of, create_league, run_league
-from arena.store.store import Store
+from arena.store import Store
 from tests.test_cli import dump
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,45 +61,45 @@ def league_db(tmp_path):
 
 def test_a_submission_joins_the_league_and_a_new_version_retires_the_old(league_db):
     with Store(league_db) as store:
-        league, alice = store.check_league("class"), store.user("alice")
+        league, alice = store.leagues.check("class"), store.accounts.user("alice")
         first = submit_to_league(store, league, alice, "lefty", bot_source())
         assert first.report.passed and first.entry.status == "active" and first.submission.spec == "lefty@v1"
         second = submit_to_league(store, league, alice, "lefty", bot_source(suffix=", again"))
         assert second.retired == ["lefty@v1"]
-        active = [e.spec for e in store.entries(league.id, status="active")]
+        active = [e.spec for e in store.leagues.entries(league.id, status="active")]
         assert active == ["random", "greedy", "lefty@v2"]
-        assert [row["action"] for row in store.audit_log()][-2:] == ["submit", "submit"]
+        assert [row["action"] for row in store.accounts.audit_log()][-2:] == ["submit", "submit"]
 
 
-@pytest.mark.parametrize(("who", "name", "source", "status", "message"), [
-    ("bob", "lefty", bot_source(), 403, "belongs to another author"),
-    ("alice", "big", b"# " + b"x" * 5000, 413, "takes at most 4 KB"),
-    ("alice", "latin", "# caf\xe9\n".encode("latin-1"), 422, "not UTF-8"),
-    ("alice", "broken", b"this is not python(", 422, "did not pass the checks"),
-    ("alice", "Bad Name", bot_source(), 422, "bad bot name"),
-    ("alice", "random", bot_source(), 422, "installed bot"),
+@pytest.mark.parametrize(("who", "name", "source", "kind", "message"), [
+    ("bob", "lefty", bot_source(), Refusal.NOT_ALLOWED, "belongs to another author"),
+    ("alice", "big", b"# " + b"x" * 5000, Refusal.TOO_LARGE, "takes at most 4 KB"),
+    ("alice", "latin", "# caf\xe9\n".encode("latin-1"), Refusal.INVALID, "not UTF-8"),
+    ("alice", "broken", b"this is not python(", Refusal.INVALID, "did not pass the checks"),
+    ("alice", "Bad Name", bot_source(), Refusal.INVALID, "bad bot name"),
+    ("alice", "random", bot_source(), Refusal.INVALID, "installed bot"),
 ])
-def test_every_refusal_leaves_the_database_unchanged(league_db, who, name, source, status, message):
+def test_every_refusal_leaves_the_database_unchanged(league_db, who, name, source, kind, message):
     with Store(league_db) as store:
-        submit_to_league(store, store.check_league("class"), store.user("alice"), "lefty", bot_source())
+        submit_to_league(store, store.leagues.check("class"), store.accounts.user("alice"), "lefty", bot_source())
     before = dump(league_db)
     with Store(league_db) as store, pytest.raises(Refused, match=message) as refused:
-        submit_to_league(store, store.check_league("class"), store.user(who), name, source)
-    assert refused.value.status == status
+        submit_to_league(store, store.leagues.check("class"), store.accounts.user(who), name, source)
+    assert refused.value.kind == kind
     assert dump(league_db) == before
 
 
 def test_submissions_are_rate_limited_per_author(league_db):
     with Store(league_db) as store:
-        league, alice = store.check_league("class"), store.user("alice")
+        league, alice = store.leagues.check("class"), store.accounts.user("alice")
         for i in range(3):
             submit_to_league(store, league, alice, "lefty", bot_source(suffix=f" #{i}"))
         before = dump(league_db)
         with pytest.raises(Refused, match="at most 3 per author per hour") as refused:
             submit_to_league(store, league, alice, "lefty", bot_source(suffix=" #4"))
-        assert refused.value.status == 429
+        assert refused.value.kind == Refusal.TOO_MANY
         # another author is not held back by alice's submissions
-        submit_to_league(store, league, store.user("bob"), "righty", bot_source("Righty"))
+        submit_to_league(store, league, store.accounts.user("bob"), "righty", bot_source("Righty"))
     assert len(before) < len(dump(league_db))
 
 
@@ -111,19 +111,19 @@ def test_a_closed_league_takes_only_its_members(tmp_path):
         alice = add_user(store, "alice")[0]
         with pytest.raises(Refused, match="closed") as refused:
             submit_to_league(store, league, alice, "lefty", bot_source())
-        assert refused.value.status == 403
-        store.add_member(league.id, alice.id)
+        assert refused.value.kind == Refusal.NOT_ALLOWED
+        store.leagues.add_member(league.id, alice.id)
         assert submit_to_league(store, league, alice, "lefty", bot_source()).entry.status == "active"
 
 
 def test_only_the_author_or_an_admin_retires_a_bot(league_db):
     with Store(league_db) as store:
-        league = store.check_league("class")
-        entry = submit_to_league(store, league, store.user("alice"), "lefty", bot_source()).entry
+        league = store.leagues.check("class")
+        entry = submit_to_league(store, league, store.accounts.user("alice"), "lefty", bot_source()).entry
         with pytest.raises(Refused, match="not yours") as refused:
-            retire(store, league, store.user("bob"), entry.id)
-        assert refused.value.status == 403
-        assert retire(store, league, store.user("admin"), entry.id).status == "retired"
+            retire(store, league, store.accounts.user("bob"), entry.id)
+        assert refused.value.kind == Refusal.NOT_ALLOWED
+        assert retire(store, league, store.accounts.user("admin"), entry.id).status == "retired"
 
 
 def test_passwords_and_tokens_are_stored_only_as_hashes(tmp_path):
@@ -163,9 +163,9 @@ def test_league_files_are_checked(tmp_path):
 
 def test_the_newest_entrant_plays_first(league_db):
     with Store(league_db) as store:
-        league = store.check_league("class")
-        submit_to_league(store, league, store.user("alice"), "lefty", bot_source())
-        entries = store.entries(league.id, status="active")
+        league = store.leagues.check("class")
+        submit_to_league(store, league, store.accounts.user("alice"), "lefty", bot_source())
+        entries = store.leagues.entries(league.id, status="active")
         schedule = LeagueSchedule(config_of(league.config, league.name), set())
         games = schedule.next_games(entries, {}, 4)
         assert all("lefty@v1" in g.bots for g in games)
@@ -174,10 +174,10 @@ def test_the_newest_entrant_plays_first(league_db):
 
 def test_the_league_plays_every_pairing_and_a_new_version_at_once(league_db):
     with Store(league_db) as store:
-        league = store.check_league("class")
-        submit_to_league(store, league, store.user("alice"), "lefty", bot_source())
+        league = store.leagues.check("class")
+        submit_to_league(store, league, store.accounts.user("alice"), "lefty", bot_source())
         assert run_league(store, league, workers=1, until_complete=True).played == 6  # 3 pairings x 2
-        submit_to_league(store, league, store.user("alice"), "lefty", bot_source(suffix="."))
+        submit_to_league(store, league, store.accounts.user("alice"), "lefty", bot_source(suffix="."))
         assert run_league(store, league, workers=1, until_complete=True).played == 4  # v2 against the 2 others
         assert run_league(store, league, workers=1, until_complete=True).played == 0
         result = CliRunner().invoke(main, ["league", "standings", "class", "--db", str(league_db)])
@@ -246,3 +246,10 @@ def test_a_bad_cluster_for_a_league_is_one_line(league_db):
     result = CliRunner().invoke(main, ["league", "run", "class", "--cluster", "local:0", "--db", str(league_db)])
     assert result.exit_code == 2
     assert result.output.startswith("Error: --cluster: cluster local:N needs at least one worker process")
+
+
+def test_the_site_answers_each_kind_of_refusal_with_its_http_status():
+    from arena.web.leagues import HTTP_STATUS
+
+    assert HTTP_STATUS == {Refusal.NOT_ALLOWED: 403, Refusal.NOT_FOUND: 404, Refusal.TOO_LARGE: 413,
+                           Refusal.INVALID: 422, Refusal.TOO_MANY: 429}

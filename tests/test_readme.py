@@ -21,7 +21,7 @@ from arena.cli.main import main
 from arena.engine.game import Board, Rules
 from arena.players.plugins import installed_bots
 from arena.records import RESULTS, UNFINISHED_RESULT, Termination
-from arena.store.store import Store
+from arena.store import Store
 from arena.terminal.replay import ReplaySession
 from arena.tournament import config
 from arena.tournament.config import load_config

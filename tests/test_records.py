@@ -12,11 +12,11 @@ import pytest
 from arena.engine.game import Board, Rules
 from arena.formats.game_files import import_game
 from arena.records import GameRecord, GameSpec, MoveRecord, Outcome, Termination
-from arena.store.store import Store
+from arena.store import Store
 from arena.terminal.casual import HUMAN, save_game
 
 LEAGUE_MODULES = (
-    "arena.store.store", "arena.ratings.fit", "arena.ratings.standings",
+    "arena.store", "arena.ratings.fit", "arena.ratings.standings",
     "arena.ratings.crosstable", "arena.ratings.sprt",
 )
 
@@ -104,7 +104,7 @@ def test_an_unfinished_casual_game_reads_back(db_path):
     store = Store(db_path)
     board = Board.from_moves([3, 3, 2], Rules())
     game_id = save_game(store, Rules(), (HUMAN, HUMAN), board, [])
-    game = store.game(game_id)
+    game = store.games.get(game_id)
     assert (game.result, game.winner, game.termination) == ("*", None, "unfinished")
     assert game.termination == Termination.UNFINISHED
 
@@ -122,7 +122,7 @@ def test_an_imported_forfeit_is_stored_with_its_winner_and_exported_again(cli, t
                 "result": "0-1", "termination": "forfeit", "reason": "crashed"}
     (tmp_path / "game.json").write_text(json.dumps(document))
     assert cli("import", str(tmp_path / "game.json")).exit_code == 0
-    game = Store(tmp_path / "arena.db").games()[-1]
+    game = Store(tmp_path / "arena.db").games.all()[-1]
     assert (game.result, game.winner, game.termination, game.reason) == ("0-1", 1, "forfeit", "crashed")
     exported = json.loads(cli("export", str(game.id), "--format", "json").output)
     assert (exported["result"], exported["termination"], exported["reason"]) == ("0-1", "forfeit", "crashed")

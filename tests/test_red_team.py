@@ -41,7 +41,7 @@ from typing import Any
 
 import pytest
 
-from arena.store.store import Store, StoredGame
+from arena.store import Store, StoredGame
 from tests.bots import red_team
 from tests.conftest import TEST_BOTS
 
@@ -307,9 +307,9 @@ def assert_complete(played: Played, name: str, games: int) -> None:
     """The tournament has every one of its games, and is marked finished."""
     assert_ran(played)
     with played.store() as store:
-        stored = store.tournament(name)
+        stored = store.tournaments.get(name)
         assert stored is not None and stored.status == "finished"
-        assert len(store.games(tournament=name)) == games
+        assert len(store.games.all(tournament=name)) == games
 
 
 def is_spec_of(text: str, cls: str) -> bool:
@@ -319,7 +319,7 @@ def is_spec_of(text: str, cls: str) -> bool:
 def games_of(played: Played, cls: str, tournament_name: str | None = None) -> list[tuple[StoredGame, int]]:
     """(game, the attacker's side) for every game the bot class played."""
     with played.store() as store:
-        found = [(game, 0 if is_spec_of(game.first, cls) else 1) for game in store.games(tournament=tournament_name)
+        found = [(game, 0 if is_spec_of(game.first, cls) else 1) for game in store.games.all(tournament=tournament_name)
                  if is_spec_of(game.first, cls) or is_spec_of(game.second, cls)]
     assert found, f"{cls} played no game"
     return found
@@ -328,7 +328,7 @@ def games_of(played: Played, cls: str, tournament_name: str | None = None) -> li
 def reports(played: Played, game: StoredGame, side: int) -> list[dict[str, Any]]:
     """What one side reported with its moves, in order."""
     with played.store() as store:
-        return [json.loads(m.info) for m in store.moves(game.id) if m.ply % 2 == side and m.info]
+        return [json.loads(m.info) for m in store.games.moves(game.id) if m.ply % 2 == side and m.info]
 
 
 def all_reports(played: Played, cls: str) -> list[dict[str, Any]]:
@@ -410,7 +410,7 @@ def test_a_bot_cannot_stop_or_kill_a_process_outside_its_game(harm: Played) -> N
 def test_attacks_on_every_process_leave_the_tournament_and_the_innocent_whole(harm: Played) -> None:
     assert_complete(harm, "harm", games=2 * (2 * len(HARMERS) + 1))
     with harm.store() as store:
-        for game in store.games(tournament="harm"):
+        for game in store.games.all(tournament="harm"):
             if game.termination == "forfeit":
                 loser = game.second if game.winner == 0 else game.first
                 assert loser not in ("random", "greedy"), f"{loser} forfeited: {game.reason}"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from arena.engine.game import Board, parse_moves
-from arena.store.store import Store, StoreError, rules_of
+from arena.store import Store, StoreError, rules_of
 from arena.tournament.config import ConfigError, load_config
 from arena.tournament.executors import ProcessExecutor, SerialExecutor
 from arena.tournament.runner import run_tournament
@@ -34,7 +34,7 @@ def snapshot(db: str, name: str = "t") -> dict[str, tuple]:
     store = Store(db)
     games = {
         g.key: (g.first, g.second, g.result, g.termination, g.reason, g.moves)
-        for g in store.games(tournament=name)
+        for g in store.games.all(tournament=name)
     }
     store.close()
     return games
@@ -45,18 +45,18 @@ def test_every_game_and_every_move_is_stored(db_path):
     store = Store(db_path)
     outcome = run_tournament(cfg, store, SerialExecutor())
     assert (outcome.scheduled, outcome.played, outcome.interrupted) == (24, 24, False)
-    games = store.games(tournament="t")
+    games = store.games.all(tournament="t")
     assert sorted(g.key for g in games) == sorted(s.key for s in schedule(cfg))
     for game in games:
         rules = rules_of(game)
-        moves = store.moves(game.id)
+        moves = store.games.moves(game.id)
         assert [m.ply for m in moves] == list(range(game.plies))
         assert "".join(m.move for m in moves) == game.moves
         assert game.moves.startswith(game.opening)
         board = Board.from_moves(parse_moves(game.moves, rules), rules)
         assert board.is_over()
         assert game.winner == board.winner
-    assert store.tournament("t").status == "finished"
+    assert store.tournaments.get("t").status == "finished"
     depth_info = store.db.execute(
         "select count(*) from moves where info like '%\"depth\": 2%'"
     ).fetchone()[0]
@@ -69,7 +69,7 @@ def test_the_stored_settings_keep_the_key_source_for_the_definitions_origin(tmp_
     cfg = load_config(str(definition))
     store = Store(cfg.db)
     run_tournament(cfg, store, SerialExecutor())
-    stored = json.loads(store.check_tournament("small").config)
+    stored = json.loads(store.tournaments.check("small").config)
     assert stored["source"] == cfg.origin == str(definition)
 
 
@@ -95,7 +95,7 @@ def test_an_interrupted_run_resumes_to_the_uninterrupted_result(tmp_path):
     store = Store(broken)
     first = run_tournament(config(broken, games=4), store, _OneByOne(), progress=stop_after_some)
     assert first.interrupted and first.played == 2
-    assert store.tournament("t").status == "interrupted"
+    assert store.tournaments.get("t").status == "interrupted"
     second = run_tournament(config(broken), store, SerialExecutor())
     assert (second.already_stored, second.played) == (2, 22)
     assert snapshot(whole) == snapshot(broken)
@@ -114,26 +114,26 @@ def test_the_same_name_with_other_settings_is_refused(db_path):
     run_tournament(config(db_path), store, SerialExecutor())
     with pytest.raises(StoreError, match=r"tournament 't' .* other settings \(seed was 3, now 4\)"):
         run_tournament(config(db_path, seed=4), store, SerialExecutor())
-    assert len(store.games(tournament="t")) == 24  # nothing lost
+    assert len(store.games.all(tournament="t")) == 24  # nothing lost
 
 
 def test_run_tournament_resolves_a_loaded_config_before_storing_anything(db_path):
     store = Store(db_path)
     with pytest.raises(ConfigError, match="bots: unknown bot 'deep-blue'"):
         run_tournament(config(db_path, bots=["random", "deep-blue"]), store, SerialExecutor())
-    assert store.tournaments() == []
-    store.submit("first", "from arena.bot import Bot\nclass First(Bot):\n"
+    assert store.tournaments.all() == []
+    store.submissions.submit("first", "from arena.bot import Bot\nclass First(Bot):\n"
                  "    def choose_move(self, board):\n        return board.legal_moves()[0]\n", "bot", "first.py")
     outcome = run_tournament(config(db_path, bots=["random", "first"], games=2), store, SerialExecutor())
     assert outcome.played == 2
-    assert {g.first for g in store.games(tournament="t")} == {"random", "first@v1"}
+    assert {g.first for g in store.games.all(tournament="t")} == {"random", "first@v1"}
 
 
 def test_a_misbehaving_bot_loses_its_games_and_the_tournament_goes_on(db_path):
     bad = f"{TEST_BOTS / 'hostile.py'}:Raises"
     store = Store(db_path)
     run_tournament(config(db_path, bots=["random", "greedy", bad], games=2), store, SerialExecutor())
-    games = store.games(tournament="t")
+    games = store.games.all(tournament="t")
     assert len(games) == 6
     for game in games:
         if bad in (game.first, game.second):
@@ -266,7 +266,7 @@ def test_a_worker_killed_from_outside_stops_the_run_instead_of_hanging(tmp_path)
     finally:
         pool.close(cancel=True)
     assert outcome.interrupted and "worker process died" in outcome.problem
-    assert store.tournament("t").status == "interrupted"
+    assert store.tournaments.get("t").status == "interrupted"
     again = run_tournament(config(db, bots=sleepy, games=6), store, SerialExecutor())
     assert again.already_stored + again.played == 18 and not again.interrupted
 
@@ -277,9 +277,9 @@ def test_a_tournament_already_running_elsewhere_is_refused_and_nothing_stored(tm
     ready = tmp_path / "holding"
     holder = subprocess.Popen([sys.executable, "-c", (
         "import sys, time, pathlib\n"
-        "from arena.store.store import Store\n"
+        "from arena.store import Store\n"
         f"store = Store({db!r})\n"
-        "with store.running('busy'):\n"
+        "with store.tournaments.running('busy'):\n"
         f"    pathlib.Path({str(ready)!r}).touch()\n"
         "    time.sleep(60)\n"
     )])
@@ -350,7 +350,7 @@ def test_resuming_after_a_plugins_distribution_version_changed_is_refused(db_pat
     from arena.engine.game import Rules
     from arena.records import GameSpec
     from arena.referee.referee import play_game
-    from arena.store.store import BotIdentity
+    from arena.store import BotIdentity
 
     def bots(version):
         return [BotIdentity("greedy", "greedy", {}, f"connectk-arena {version}"),
@@ -358,16 +358,16 @@ def test_resuming_after_a_plugins_distribution_version_changed_is_refused(db_pat
 
     store = Store(db_path)
     identity = {"rules": {}, "seed": 1}
-    tid = store.start_tournament("t", "round-robin", identity, {}, 1, bots("1.0"))
-    ids = {b.spec: store.bot_id(b) for b in bots("1.0")}
+    tid = store.tournaments.start("t", "round-robin", identity, {}, 1, bots("1.0"))
+    ids = {b.spec: store.bots.id_of(b) for b in bots("1.0")}
     spec = GameSpec(key="g1", pairing="greedy-random", first="greedy", second="random", rules=Rules(), seed=1)
-    store.record_games(tid, [play_game(spec)], ids)
-    store.finish_tournament(tid, "interrupted")
+    store.games.record(tid, [play_game(spec)], ids)
+    store.tournaments.set_status(tid, "interrupted")
     with pytest.raises(StoreError, match=r"bot 'greedy' from connectk-arena 1.0, now from connectk-arena 2.0: "
                                          r"reinstall connectk-arena 1.0 to resume it, or run under another --name"):
-        store.start_tournament("t", "round-robin", identity, {}, 1, bots("2.0"))
-    assert store.tournament("t").status == "interrupted"  # nothing changed
-    assert store.start_tournament("t", "round-robin", identity, {}, 1, bots("1.0")) == tid
+        store.tournaments.start("t", "round-robin", identity, {}, 1, bots("2.0"))
+    assert store.tournaments.get("t").status == "interrupted"  # nothing changed
+    assert store.tournaments.start("t", "round-robin", identity, {}, 1, bots("1.0")) == tid
 
 
 SLEEPY_PAIR = f"""

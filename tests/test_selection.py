@@ -17,7 +17,8 @@ from arena.ratings.selection import Selection, SelectionError, latest_tournament
 from arena.ratings.standings import league_standings, render_standings, standings
 from arena.records import GameSpec
 from arena.referee.referee import play_game
-from arena.store.store import BotIdentity, Store, StoredGame, StoredMove, StoredTournament, StoreError
+from arena.store import BotIdentity, Store, StoredGame, StoredMove, StoredTournament, StoreError
+from arena.store.games import Games
 from arena.terminal.casual import HUMAN, save_game
 
 SMALL = Rules(width=5, height=4, connect=3)
@@ -26,14 +27,15 @@ SMALL = Rules(width=5, height=4, connect=3)
 def play(store: Store, name: str, games: int, status: str = "finished", code: dict[str, str] | None = None) -> None:
     """``games`` games of random against greedy; ``code`` gives a bot's content hash."""
     identity = {"format": "round-robin", "rules": SMALL.as_dict(), "name": name}
-    tid = store.start_tournament(name, "round-robin", identity, identity, 1)
+    tid = store.tournaments.start(name, "round-robin", identity, identity, 1)
     code = code or {}
-    ids = {spec: store.bot_id(BotIdentity(spec, spec, {}, "test", code.get(spec, ""))) for spec in ("random", "greedy")}
+    ids = {spec: store.bots.id_of(BotIdentity(spec, spec, {}, "test", code.get(spec, "")))
+           for spec in ("random", "greedy")}
     records = [play_game(GameSpec(key=f"k{i}", pairing=f"k{i}", rules=SMALL, first="random", second="greedy", seed=i))
                for i in range(games)]
-    store.record_games(tid, records, ids)
+    store.games.record(tid, records, ids)
     if status != "running":
-        store.finish_tournament(tid, status)
+        store.tournaments.set_status(tid, status)
 
 
 def play_casual(store: Store) -> None:
@@ -78,7 +80,7 @@ def test_unfinished_games_count_in_no_table(store):
     board = Board(Rules())
     board.play(3)
     save_game(store, Rules(), (HUMAN, HUMAN), board, [(None, None)])  # saved mid-game
-    assert len(store.games()) == 3
+    assert len(store.games.all()) == 3
     assert shown(select(store, league=True)) == (["t"], 2)
     assert shown(select(store)) == (["t"], 2)  # a casual tournament is never the default
     with pytest.raises(SelectionError, match=r"tournament 'casual 7x6c4' \(finished\) has no finished games "
@@ -160,17 +162,17 @@ def test_selection_errors_are_value_errors_for_any_front_end(store):
 
 def test_the_store_returns_frozen_typed_rows(store):
     play(store, "t", 1)
-    (game,) = store.games()
-    assert isinstance(game, StoredGame) and store.game(game.id) == game
-    assert game.finished and game.plies == len(store.moves(game.id))
-    assert all(isinstance(m, StoredMove) for m in store.moves(game.id))
-    tournament = store.tournament("t")
+    (game,) = store.games.all()
+    assert isinstance(game, StoredGame) and store.games.get(game.id) == game
+    assert game.finished and game.plies == len(store.games.moves(game.id))
+    assert all(isinstance(m, StoredMove) for m in store.games.moves(game.id))
+    tournament = store.tournaments.get("t")
     assert isinstance(tournament, StoredTournament) and tournament.status == "finished"
-    assert store.tournaments() == [tournament] and store.check_tournament("t") == tournament
+    assert store.tournaments.all() == [tournament] and store.tournaments.check("t") == tournament
     with pytest.raises(dataclasses.FrozenInstanceError):
         game.winner = 1  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
-        store.moves(game.id)[0].ms = 0.0  # type: ignore[misc]
+        store.games.moves(game.id)[0].ms = 0.0  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
         tournament.status = "running"  # type: ignore[misc]
 
@@ -184,11 +186,11 @@ def stored_league(store: Store, games: list[tuple[int, int, int | None, bool, in
     """Games (first, second, winner, forfeit, tournament) between bots 0-4 in three tournaments;
     bot 4 is a player an imported file did not name, bot 3 has two versions of its code."""
     specs = [("a", ""), ("b", "1" * 64), ("c", ""), ("d", "d1" * 32), ("unnamed", ""), ("d", "d2" * 32)]
-    ids = [store.bot_id(BotIdentity(spec, spec, {}, "test", code)) for spec, code in specs]
+    ids = [store.bots.id_of(BotIdentity(spec, spec, {}, "test", code)) for spec, code in specs]
     conn = store.db.conn
     for number in range(3):
         identity = {"format": "round-robin", "rules": SMALL.as_dict(), "name": f"t{number}"}
-        tid = store.start_tournament(f"t{number}", "round-robin", identity, identity, 1)
+        tid = store.tournaments.start(f"t{number}", "round-robin", identity, identity, 1)
         for key, (first, second, winner, forfeit, where) in enumerate(games):
             if where != number:
                 continue
@@ -202,7 +204,7 @@ def stored_league(store: Store, games: list[tuple[int, int, int | None, bool, in
             conn.execute("insert into games (tournament_id, key, pairing, first_bot_id, second_bot_id, result, "
                          "winner, termination) values (?, ?, ?, ?, ?, ?, ?, ?)",
                          [tid, f"k{(7 * key) % 41:03d}", "p", first_id, second_id, result, winner, termination])
-        store.finish_tournament(tid, "finished")
+        store.tournaments.set_status(tid, "finished")
 
 
 league_games = st.lists(
@@ -224,7 +226,7 @@ def test_tables_counted_in_the_store_are_the_tables_of_the_game_rows(games):
         except SelectionError:
             assert all(4 in g[:2] or (g[3] and g[2] is None) for g in games)
             return
-        loaded = [g for g in store.games() if g.finished and not g.has_unnamed_player]
+        loaded = [g for g in store.games.all() if g.finished and not g.has_unnamed_player]
         labels = {"d": {"d1" * 32: "d#d1d1d1", "d2" * 32: "d#d2d2d2"}}
         two_versions = len({g.first_hash for g in loaded if g.first == "d"}
                            | {g.second_hash for g in loaded if g.second == "d"}) > 1
@@ -252,7 +254,7 @@ def test_tables_read_no_game_row(store, tmp_path, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a table loaded every game row")
 
-    monkeypatch.setattr(Store, "games", refuse)
+    monkeypatch.setattr(Games, "all", refuse)
     runner = CliRunner()
     for command in ("standings", "crosstable", "colours"):
         result = runner.invoke(main, [command, "--db", path, "--all"])
@@ -265,12 +267,12 @@ def test_unconnected_groups_warn_in_one_line(store):
     table marks the groups."""
     play(store, "one", 2)
     identity = {"format": "round-robin", "rules": SMALL.as_dict(), "name": "two"}
-    tid = store.start_tournament("two", "round-robin", identity, identity, 1)
-    ids = {spec: store.bot_id(BotIdentity(spec, spec, {}, "test", "")) for spec in ("blocker", "neighbour")}
+    tid = store.tournaments.start("two", "round-robin", identity, identity, 1)
+    ids = {spec: store.bots.id_of(BotIdentity(spec, spec, {}, "test", "")) for spec in ("blocker", "neighbour")}
     records = [play_game(GameSpec(key=f"k{i}", pairing=f"k{i}", rules=SMALL, first="blocker", second="neighbour",
                                   seed=i)) for i in range(2)]
-    store.record_games(tid, records, ids)
-    store.finish_tournament(tid, "finished")
+    store.games.record(tid, records, ids)
+    store.tournaments.set_status(tid, "finished")
     path = store.path
     store.close()
     result = CliRunner().invoke(main, ["standings", "--db", path, "--all"])

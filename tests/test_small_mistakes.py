@@ -10,7 +10,7 @@ import pytest
 from arena.bot import BotOptionError
 from arena.errors import ArenaError
 from arena.players.plugins import make_bot
-from arena.store.store import Store, code_description
+from arena.store import Store, code_description
 from arena.text import plural
 from arena.tournament.config import load_config
 from arena.tournament.executors import ProcessExecutor, make_executor
@@ -184,9 +184,9 @@ def agent(observation, configuration):
 def test_arena_bots_shows_submitted_bots_descriptions_without_running_them(cli, tmp_path: Path) -> None:
     db = tmp_path / "arena.db"
     with Store(db) as store:
-        store.submit("leftmost", BOT_SOURCE, "bot", "leftmost.py", "Leftmost")
-        store.submit("agent", AGENT_SOURCE, "connectx", "agent.py")
-        store.submit("bare", "def agent(o, c):\n    return 0\n", "connectx", "bare.py")
+        store.submissions.submit("leftmost", BOT_SOURCE, "bot", "leftmost.py", "Leftmost")
+        store.submissions.submit("agent", AGENT_SOURCE, "connectx", "agent.py")
+        store.submissions.submit("bare", "def agent(o, c):\n    return 0\n", "connectx", "bare.py")
     table = cli("bots", "--db", db)
     assert table.exit_code == 0, table.output
     rows = {line.split()[0]: line for line in table.output.splitlines() if "@v1" in line}
@@ -236,7 +236,7 @@ def test_a_failed_submit_shows_the_check_lines_as_check_does(cli, write_bot, tmp
     assert len(errors) == 1 and "was not submitted" in errors[0]
     assert "Traceback" not in submitted.output
     with Store(tmp_path / "arena.db") as store:
-        assert store.submissions() == []
+        assert store.submissions.all() == []
 
 
 def test_a_submit_refused_before_the_checks_shows_no_check_lines(cli, tmp_path: Path) -> None:
@@ -251,7 +251,7 @@ def test_replay_labels_opening_plies_as_show_does(cli, tmp_path: Path) -> None:
               "--db", db)
     assert ran.exit_code == 0, ran.output
     with Store(db) as store:
-        game = store.games()[0]
+        game = store.games.all()[0]
     plies = game.opening_plies or 0
     assert plies >= 1
     shown = cli("show", str(game.id), "--db", db).output
@@ -282,7 +282,7 @@ def test_a_resumed_run_counts_one_game_as_one(cli, tmp_path: Path) -> None:
             "--db", db)
     assert cli(*args).exit_code == 0
     with Store(db) as store:
-        store.delete_game(store.games()[-1].id)
+        store.games.delete(store.games.all()[-1].id)
     again = cli(*args)
     assert again.exit_code == 0, again.output
     first = again.output.splitlines()[0]

@@ -10,7 +10,7 @@ import pytest
 from arena.ratings.crosstable import by_colour, crosstable, render_colours, render_crosstable
 from arena.ratings.results import LeagueResults
 from arena.ratings.standings import render_standings, standings
-from arena.store.store import StoredGame
+from arena.store import StoredGame
 
 
 def game(first, second, winner, key, tournament="t", termination=None):

@@ -1,4 +1,4 @@
-"""arena/store.py directly: schema and migrations, tournaments, bots, atomic game writes,
+"""arena/store directly: schema and migrations, tournaments, bots, atomic game writes,
 queries, and databases the arena refuses to use."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from arena.engine.game import Rules, format_move
 from arena.records import GameSpec
 from arena.referee.referee import play_game
-from arena.store.store import BotIdentity, Store, StoreError, rules_of
+from arena.store import BotIdentity, Store, StoreError, rules_of
 
 TABLES = {"tournaments", "bots", "games", "moves"}
 SMALL = Rules(width=5, height=4, connect=3)
@@ -54,8 +54,8 @@ def store(db_path):
 @pytest.fixture
 def league(store):
     """A store with a tournament 't' and its bots; returns (store, tournament id, bot ids)."""
-    tid = store.start_tournament("t", "round-robin", identity(), {"source": "test"}, 1)
-    ids = {spec: store.bot_id(bot(spec)) for spec in ("random", "greedy", "minimax:depth=2")}
+    tid = store.tournaments.start("t", "round-robin", identity(), {"source": "test"}, 1)
+    ids = {spec: store.bots.id_of(bot(spec)) for spec in ("random", "greedy", "minimax:depth=2")}
     return store, tid, ids
 
 
@@ -88,7 +88,7 @@ def test_opening_again_applies_nothing_new(db_path):
 def test_a_database_from_an_older_version_is_upgraded_in_place(db_path):
     from sqlite_utils import Database
 
-    from arena.store.store import migrations
+    from arena.store.migrations import migrations
 
     old = Database(db_path)
     migrations.apply(old, stop_before="0002_submissions")  # as the first release left it
@@ -97,7 +97,7 @@ def test_a_database_from_an_older_version_is_upgraded_in_place(db_path):
     old.close()
     store = Store(db_path, create=False)
     assert "submissions" in store.db.table_names()
-    assert store.tournament("kept").status == "finished"  # nothing lost
+    assert store.tournaments.get("kept").status == "finished"  # nothing lost
 
 
 def test_journal_mode_is_wal(store):
@@ -119,18 +119,18 @@ def test_tables_have_the_documented_columns(store):
 
 
 def test_start_tournament_same_identity_same_id(store):
-    first = store.start_tournament("t", "round-robin", identity(), {"workers": 1}, 1)
-    store.finish_tournament(first, "finished")
-    assert store.tournament("t").status == "finished"
+    first = store.tournaments.start("t", "round-robin", identity(), {"workers": 1}, 1)
+    store.tournaments.set_status(first, "finished")
+    assert store.tournaments.get("t").status == "finished"
     # the config as given (workers, db) is not part of the identity
-    again = store.start_tournament("t", "round-robin", identity(), {"workers": 4}, 1)
+    again = store.tournaments.start("t", "round-robin", identity(), {"workers": 4}, 1)
     assert again == first
-    assert store.tournament("t").status == "running"
-    assert [t.name for t in store.tournaments()] == ["t"]
-    other = store.start_tournament("u", "round-robin", identity(), {}, 1)
+    assert store.tournaments.get("t").status == "running"
+    assert [t.name for t in store.tournaments.all()] == ["t"]
+    other = store.tournaments.start("u", "round-robin", identity(), {}, 1)
     assert other != first
-    assert [t.name for t in store.tournaments()] == ["t", "u"]
-    assert rules_of(store.tournament("t")) == SMALL
+    assert [t.name for t in store.tournaments.all()] == ["t", "u"]
+    assert rules_of(store.tournaments.get("t")) == SMALL
 
 
 @pytest.mark.parametrize(
@@ -144,35 +144,35 @@ def test_start_tournament_same_identity_same_id(store):
     ],
 )
 def test_start_tournament_refuses_other_settings(store, changes, named):
-    store.start_tournament("t", "round-robin", identity(), {}, 1)
-    before = store.tournament("t")
+    store.tournaments.start("t", "round-robin", identity(), {}, 1)
+    before = store.tournaments.get("t")
     with pytest.raises(StoreError) as err:
-        store.start_tournament("t", "round-robin", identity(**changes), {}, 1)
+        store.tournaments.start("t", "round-robin", identity(**changes), {}, 1)
     assert named in str(err.value)
     assert "'t'" in str(err.value)
-    assert store.tournament("t") == before
+    assert store.tournaments.get("t") == before
 
 
 def test_check_tournament(league):
     store, tid, _ = league
-    assert store.check_tournament("t").id == tid
+    assert store.tournaments.check("t").id == tid
     with pytest.raises(StoreError, match="nope.*tournaments: t"):
-        store.check_tournament("nope")
+        store.tournaments.check("nope")
 
 
 # --- bots -----------------------------------------------------------------------------
 
 
 def test_bot_id_is_stable_and_tells_code_apart(store):
-    a = store.bot_id(bot("random"))
-    assert store.bot_id(bot("random")) == a
-    b = store.bot_id(bot("greedy"))
+    a = store.bots.id_of(bot("random"))
+    assert store.bots.id_of(bot("random")) == a
+    b = store.bots.id_of(bot("greedy"))
     assert b != a
-    file_v1 = store.bot_id(bot("my_bot.py", content_hash="abc", source="/tmp/my_bot.py"))
-    file_v2 = store.bot_id(bot("my_bot.py", content_hash="def", source="/tmp/my_bot.py"))
+    file_v1 = store.bots.id_of(bot("my_bot.py", content_hash="abc", source="/tmp/my_bot.py"))
+    file_v2 = store.bots.id_of(bot("my_bot.py", content_hash="def", source="/tmp/my_bot.py"))
     assert file_v1 != file_v2
-    assert store.bot_id(bot("my_bot.py", content_hash="abc", source="/tmp/my_bot.py")) == file_v1
-    other_source = store.bot_id(bot("random", source="connectk-arena 0.2.0"))
+    assert store.bots.id_of(bot("my_bot.py", content_hash="abc", source="/tmp/my_bot.py")) == file_v1
+    other_source = store.bots.id_of(bot("random", source="connectk-arena 0.2.0"))
     assert other_source != a
     assert count(store, "bots") == 5
     row = store.db["bots"].get(file_v2)
@@ -180,7 +180,7 @@ def test_bot_id_is_stable_and_tells_code_apart(store):
 
 
 def test_bot_id_stores_options(store):
-    bid = store.bot_id(BotIdentity("minimax:depth=2", "minimax", {"depth": "2"}, "connectk-arena 0.1.0"))
+    bid = store.bots.id_of(BotIdentity("minimax:depth=2", "minimax", {"depth": "2"}, "connectk-arena 0.1.0"))
     row = store.db["bots"].get(bid)
     assert json.loads(row["options"]) == {"depth": "2"}
     assert row["name"] == "minimax"
@@ -196,8 +196,8 @@ def test_record_games_stores_each_game_with_all_its_moves(league):
         record("p0000-o0000-b", "greedy", "random", opening=(2, 1)),
         record("p0001-o0000-a", "minimax:depth=2", "random", seed=5),
     ]
-    assert store.record_games(tid, records, ids) == 3
-    games = {g.key: g for g in store.games(tournament="t")}
+    assert store.games.record(tid, records, ids) == 3
+    games = {g.key: g for g in store.games.all(tournament="t")}
     assert set(games) == {r.spec.key for r in records}
     for rec in records:
         game = games[rec.spec.key]
@@ -209,7 +209,7 @@ def test_record_games_stores_each_game_with_all_its_moves(league):
         assert game.moves == "".join(format_move(m, SMALL) for m in rec.move_list())
         assert game.opening == "".join(format_move(m, SMALL) for m in rec.spec.opening)
         assert game.opening_plies == len(rec.spec.opening)
-        moves = store.moves(game.id)
+        moves = store.games.moves(game.id)
         assert [m.ply for m in moves] == list(range(rec.plies))
         assert [m.move for m in moves] == [format_move(m.move, SMALL) for m in rec.moves]
         for stored, played in zip(moves, rec.moves):
@@ -221,8 +221,8 @@ def test_record_games_stores_each_game_with_all_its_moves(league):
         # opening plies were chosen by nobody
         assert [m.ms for m in moves[: len(rec.spec.opening)]] == [None] * len(rec.spec.opening)
     minimax_game = games["p0001-o0000-a"]
-    assert any(m.info and "depth" in json.loads(m.info) for m in store.moves(minimax_game.id))
-    assert store.stored_keys(tid) == set(games)
+    assert any(m.info and "depth" in json.loads(m.info) for m in store.games.moves(minimax_game.id))
+    assert store.games.keys(tid) == set(games)
     row = store.db["games"].get(minimax_game.id)
     assert row["pairing"] == "p0001"
 
@@ -231,8 +231,8 @@ def test_record_games_without_gravity_and_wide_boards(league):
     store, tid, ids = league
     wide = Rules(width=12, height=4, connect=3)
     records = [record("p0000-o0000-a", rules=TIC_TAC_TOE), record("p0000-o0001-a", rules=wide)]
-    store.record_games(tid, records, ids)
-    ttt, wide_game = store.games(tournament="t")
+    store.games.record(tid, records, ids)
+    ttt, wide_game = store.games.all(tournament="t")
     assert ttt.moves == "".join(format_move(m, TIC_TAC_TOE) for m in records[0].move_list())
     assert ttt.moves[0].isalpha()
     assert wide_game.moves == ",".join(format_move(m, wide) for m in records[1].move_list())
@@ -240,7 +240,7 @@ def test_record_games_without_gravity_and_wide_boards(league):
 
 def test_a_failing_record_stores_nothing_of_its_batch(league):
     store, tid, ids = league
-    store.record_games(tid, [record("p0000-o0000-a")], ids)
+    store.games.record(tid, [record("p0000-o0000-a")], ids)
     before = (count(store, "games"), count(store, "moves"))
     batch = [
         record("p0000-o0001-a"),
@@ -248,55 +248,56 @@ def test_a_failing_record_stores_nothing_of_its_batch(league):
         record("p0009-o0000-a", "blocker", "random"),  # blocker has no bot id
     ]
     with pytest.raises(KeyError):
-        store.record_games(tid, batch, ids)
+        store.games.record(tid, batch, ids)
     assert (count(store, "games"), count(store, "moves")) == before
-    assert store.stored_keys(tid) == {"p0000-o0000-a"}
+    assert store.games.keys(tid) == {"p0000-o0000-a"}
     # the store is still usable afterwards
-    assert store.record_games(tid, batch[:2], ids) == 2
+    assert store.games.record(tid, batch[:2], ids) == 2
     assert count(store, "games") == 3
 
 
 def test_record_game_returns_the_id_of_the_game_it_stored(league):
     store, tid, ids = league
-    first = store.record_game(tid, record("c1"), ids)
-    second = store.record_game(tid, record("c2", "greedy", "random"), ids)
-    assert store.game(first).key == "c1" and store.game(second).key == "c2"
-    assert store.move_count() == count(store, "moves") == store.game(first).plies + store.game(second).plies
+    first = store.games.record_one(tid, record("c1"), ids)
+    second = store.games.record_one(tid, record("c2", "greedy", "random"), ids)
+    assert store.games.get(first).key == "c1" and store.games.get(second).key == "c2"
+    plies = store.games.get(first).plies + store.games.get(second).plies
+    assert store.games.move_count() == count(store, "moves") == plies
 
 
 def test_record_game_replaces_an_earlier_save_in_the_same_transaction(league):
     store, tid, ids = league
-    saved = store.record_game(tid, record("c1"), ids)
-    store.save_position_values(saved, {0: 1}, 1.0)
-    again = store.record_game(tid, record("c2"), ids, replace=saved)
-    assert [g.id for g in store.games()] == [again]
-    assert store.position_values(saved) == {}
+    saved = store.games.record_one(tid, record("c1"), ids)
+    store.analyses.save(saved, {0: 1}, 1.0)
+    again = store.games.record_one(tid, record("c2"), ids, replace=saved)
+    assert [g.id for g in store.games.all()] == [again]
+    assert store.analyses.values(saved) == {}
     # A save that fails keeps the one it was to replace.
     with pytest.raises(KeyError):
-        store.record_game(tid, record("c3", "blocker", "random"), ids, replace=again)
-    assert [g.id for g in store.games()] == [again]
-    assert store.move_count() == store.game(again).plies
+        store.games.record_one(tid, record("c3", "blocker", "random"), ids, replace=again)
+    assert [g.id for g in store.games.all()] == [again]
+    assert store.games.move_count() == store.games.get(again).plies
 
 
 def test_move_count_of_timed_moves(league):
     store, tid, ids = league
-    store.record_games(tid, [record("p0000-o0000-a")], ids)
+    store.games.record(tid, [record("p0000-o0000-a")], ids)
     timed = store.db.execute("select count(*) from moves where ms is not null").fetchone()[0]
-    assert timed > 0 and store.move_count(timed_only=True) == timed
+    assert timed > 0 and store.games.move_count(timed_only=True) == timed
 
 
 def test_a_duplicate_key_stores_nothing_of_its_batch(league):
     store, tid, ids = league
-    store.record_games(tid, [record("p0000-o0000-a")], ids)
+    store.games.record(tid, [record("p0000-o0000-a")], ids)
     before = (count(store, "games"), count(store, "moves"))
     with pytest.raises(sqlite3.IntegrityError):
-        store.record_games(tid, [record("p0000-o0001-a"), record("p0000-o0000-a")], ids)
+        store.games.record(tid, [record("p0000-o0001-a"), record("p0000-o0000-a")], ids)
     assert (count(store, "games"), count(store, "moves")) == before
 
 
 def test_committed_games_are_visible_to_another_connection(league, db_path):
     store, tid, ids = league
-    store.record_games(tid, [record("p0000-o0000-a"), record("p0000-o0000-b", "greedy", "random")], ids)
+    store.games.record(tid, [record("p0000-o0000-a"), record("p0000-o0000-b", "greedy", "random")], ids)
     conn = sqlite3.connect(db_path)
     assert conn.execute("select count(*) from games").fetchone()[0] == 2
     assert conn.execute("select count(*) from moves").fetchone()[0] == count(store, "moves") > 0
@@ -305,37 +306,37 @@ def test_committed_games_are_visible_to_another_connection(league, db_path):
 
 def test_games_filters_by_tournament_and_bot(league):
     store, tid, ids = league
-    other = store.start_tournament("u", "round-robin", identity(seed=2), {}, 2)
-    store.record_games(tid, [record("p0000-o0000-a"), record("p0001-o0000-a", "minimax:depth=2", "random")], ids)
-    store.record_games(other, [record("p0000-o0000-a", "greedy", "minimax:depth=2")], ids)
-    everything = store.games()
+    other = store.tournaments.start("u", "round-robin", identity(seed=2), {}, 2)
+    store.games.record(tid, [record("p0000-o0000-a"), record("p0001-o0000-a", "minimax:depth=2", "random")], ids)
+    store.games.record(other, [record("p0000-o0000-a", "greedy", "minimax:depth=2")], ids)
+    everything = store.games.all()
     assert [(g.tournament, g.key) for g in everything] == [
         ("t", "p0000-o0000-a"), ("t", "p0001-o0000-a"), ("u", "p0000-o0000-a")]
-    assert [g.key for g in store.games(tournament="u")] == ["p0000-o0000-a"]
-    assert len(store.games(tournament="t")) == 2
-    assert {g.tournament for g in store.games(bot="minimax:depth=2")} == {"t", "u"}
-    assert len(store.games(bot="minimax:depth=2")) == 2
-    assert [g.tournament for g in store.games(tournament="t", bot="greedy")] == ["t"]
-    assert [g.tournament for g in store.games(bot="greedy")] == ["t", "u"]
+    assert [g.key for g in store.games.all(tournament="u")] == ["p0000-o0000-a"]
+    assert len(store.games.all(tournament="t")) == 2
+    assert {g.tournament for g in store.games.all(bot="minimax:depth=2")} == {"t", "u"}
+    assert len(store.games.all(bot="minimax:depth=2")) == 2
+    assert [g.tournament for g in store.games.all(tournament="t", bot="greedy")] == ["t"]
+    assert [g.tournament for g in store.games.all(bot="greedy")] == ["t", "u"]
     # a bot's name matches all its specs; a spec matches only itself
-    assert [g.key for g in store.games(bot="minimax")] == [g.key for g in store.games(bot="minimax:depth=2")]
+    assert [g.key for g in store.games.all(bot="minimax")] == [g.key for g in store.games.all(bot="minimax:depth=2")]
     with pytest.raises(StoreError, match="'minimax:depth=3'.*minimax:depth=2"):
-        store.games(bot="minimax:depth=3")
-    assert [(g.tournament, g.key) for g in store.games(limit=2)] == [("t", "p0001-o0000-a"), ("u", "p0000-o0000-a")]
-    assert store.game_count() == 3 and store.game_count(tournament="t", bot="random") == 2
+        store.games.all(bot="minimax:depth=3")
+    assert [(g.tournament, g.key) for g in store.games.all(limit=2)] == [("t", "p0001-o0000-a"), ("u", "p0000-o0000-a")]
+    assert store.games.count() == 3 and store.games.count(tournament="t", bot="random") == 2
     with pytest.raises(StoreError, match="nope.*t, u"):
-        store.games(tournament="nope")
+        store.games.all(tournament="nope")
 
 
 def test_game_by_id(league):
     store, tid, ids = league
-    store.record_games(tid, [record("p0000-o0000-a")], ids)
-    (listed,) = store.games()
-    assert store.game(listed.id) == listed
+    store.games.record(tid, [record("p0000-o0000-a")], ids)
+    (listed,) = store.games.all()
+    assert store.games.get(listed.id) == listed
     assert rules_of(listed) == SMALL
     with pytest.raises(StoreError, match="12345"):
-        store.game(12345)
-    assert store.moves(12345) == []
+        store.games.get(12345)
+    assert store.games.moves(12345) == []
 
 
 # --- databases the arena cannot use ---------------------------------------------------
@@ -392,7 +393,7 @@ def test_not_a_database_is_refused(tmp_path, content):
 def test_submissions_from_before_class_choices_keep_working(db_path):
     from sqlite_utils import Database
 
-    from arena.store.store import migrations
+    from arena.store.migrations import migrations
 
     old = Database(db_path)
     migrations.apply(old, stop_before="0004_submission_class")
@@ -400,7 +401,7 @@ def test_submissions_from_before_class_choices_keep_working(db_path):
                                "content_hash": "abc", "file": "old.py", "submitted_at": "2026-01-01"})
     old.close()
     store = Store(db_path, create=False)
-    (kept,) = store.submissions("old")
+    (kept,) = store.submissions.all("old")
     assert (kept.spec, kept.class_name, kept.source) == ("old@v1", None, "x = 1")
-    chosen, new = store.submit("old", "x = 1", "bot", "old.py", class_name="Chosen")
+    chosen, new = store.submissions.submit("old", "x = 1", "bot", "old.py", class_name="Chosen")
     assert new and chosen.spec == "old@v2" and chosen.class_name == "Chosen"

@@ -1,4 +1,4 @@
-"""The store's batch write path (Store.record_finished, which a tournament's writer
+"""The store's batch write path (Store.games.record_finished, which a tournament's writer
 uses): every move of every game stored as the game says, the ids SQLite would have
 given one game at a time, and a batch that fails stores nothing of any game."""
 
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from arena.engine.game import Rules
 from arena.records import GameRecord, GameSpec, MoveRecord, Outcome, Termination
-from arena.store.store import BotIdentity, FinishedGame, Store
+from arena.store import BotIdentity, FinishedGame, Store
 
 RULES = Rules(width=7, height=6, connect=4)
 BOTS = ("random", "greedy")
@@ -35,8 +35,8 @@ def game(key: str, plies: int, info_every: int = 0, opening: int = 0) -> GameRec
 
 def new_store(path: Path) -> tuple[Store, int, dict[str, int]]:
     store = Store(path)
-    tournament = store.start_tournament("t", "round-robin", {"rules": RULES.as_dict()}, {}, 1)
-    return store, tournament, {spec: store.bot_id(BotIdentity(spec, spec, {}, "test")) for spec in BOTS}
+    tournament = store.tournaments.start("t", "round-robin", {"rules": RULES.as_dict()}, {}, 1)
+    return store, tournament, {spec: store.bots.id_of(BotIdentity(spec, spec, {}, "test")) for spec in BOTS}
 
 
 def dump(store: Store) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
@@ -61,14 +61,14 @@ def test_a_batch_stores_every_move_as_games_stored_one_at_a_time_would(tmp_path_
     batch, tournament, ids = new_store(folder / "batch.db")
     one_by_one, tournament_2, ids_2 = new_store(folder / "single.db")
     with batch, one_by_one:
-        assert batch.record_finished(tournament, [FinishedGame.of(r) for r in records], ids) == len(records)
+        assert batch.games.record_finished(tournament, [FinishedGame.of(r) for r in records], ids) == len(records)
         for r in records:
-            one_by_one.record_game(tournament_2, r, ids_2)
+            one_by_one.games.record_one(tournament_2, r, ids_2)
         assert dump(batch) == dump(one_by_one)
         games, moves = dump(batch)
         assert len(moves) == sum(r.plies for r in records)
         for (game_id, *_), r in zip(games, records):
-            stored = batch.moves(game_id)
+            stored = batch.games.moves(game_id)
             assert [(m.ply, m.ms) for m in stored] == [(m.ply, m.ms) for m in r.moves]
             assert [m.move for m in stored] == [str(m.move + 1) for m in r.moves]
             # strict JSON: the NaN a bot reported is null
@@ -79,8 +79,8 @@ def test_a_batch_stores_every_move_as_games_stored_one_at_a_time_would(tmp_path_
 def test_a_batch_gets_the_ids_after_the_largest_there_is(tmp_path):
     store, tournament, ids = new_store(tmp_path / "a.db")
     with store:
-        first = store.record_game(tournament, game("c1", 5), ids)
-        store.record_finished(tournament, [FinishedGame.of(game(f"g{n}", 3)) for n in range(3)], ids)
+        first = store.games.record_one(tournament, game("c1", 5), ids)
+        store.games.record_finished(tournament, [FinishedGame.of(game(f"g{n}", 3)) for n in range(3)], ids)
         assert [row[0] for row in dump(store)[0]] == [first, first + 1, first + 2, first + 3]
 
 
@@ -89,16 +89,16 @@ def test_a_batch_that_fails_among_its_moves_stores_no_game_of_it(tmp_path):
     already inserted go when a later move row is refused."""
     store, tournament, ids = new_store(tmp_path / "a.db")
     with store:
-        store.record_finished(tournament, [FinishedGame.of(game("kept", 7))], ids)
+        store.games.record_finished(tournament, [FinishedGame.of(game("kept", 7))], ids)
         before = dump(store)
         good = [FinishedGame.of(game(f"g{n}", 30)) for n in range(4)]
         # the last game's last move has no name: the moves table refuses it (NOT NULL)
         broken = good[-1]._replace(move_names=(*good[-1].move_names[:-1], None))
         with pytest.raises(sqlite3.IntegrityError):
-            store.record_finished(tournament, [*good[:-1], broken], ids)
+            store.games.record_finished(tournament, [*good[:-1], broken], ids)
         assert dump(store) == before
-        assert store.record_finished(tournament, good, ids) == 4  # the store goes on
-        assert store.move_count() == 7 + 4 * 30
+        assert store.games.record_finished(tournament, good, ids) == 4  # the store goes on
+        assert store.games.move_count() == 7 + 4 * 30
 
 
 def test_a_batch_inside_a_transaction_is_part_of_it(tmp_path):
@@ -106,7 +106,7 @@ def test_a_batch_inside_a_transaction_is_part_of_it(tmp_path):
     with store:
         before = dump(store)
         with pytest.raises(RuntimeError), store.db.atomic():
-            store.record_finished(tournament, [FinishedGame.of(game("g", 9))], ids)
+            store.games.record_finished(tournament, [FinishedGame.of(game("g", 9))], ids)
             raise RuntimeError("the enclosing transaction fails")
         assert dump(store) == before
 

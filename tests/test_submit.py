@@ -9,7 +9,7 @@ import pytest
 from arena.engine.game import Board, parse_moves
 from arena.entry.submissions import SubmissionError, submit_file
 from arena.protocol.connectx import observation
-from arena.store.store import Store
+from arena.store import Store
 from tests.conftest import TEST_BOTS
 
 CONNECTX = TEST_BOTS / "connectx_agent.py"
@@ -47,9 +47,9 @@ def test_submit_versions_and_old_games_keep_their_version(cli, write_bot, tmp_pa
     assert cli("tournament", "run", "--bots", "first,random", "--games", "2", "--name", "two",
                "--db", "league.db", "--workers", "1").exit_code == 0
     store = Store(tmp_path / "league.db")
-    games = store.games(tournament="one")
+    games = store.games.all(tournament="one")
     assert {g.first for g in games} | {g.second for g in games} == {"first@v1", "random"}
-    assert "first@v2" in {g.first for g in store.games(tournament="two")}
+    assert "first@v2" in {g.first for g in store.games.all(tournament="two")}
     bots = {row["spec"]: row for row in store.db["bots"].rows}
     assert bots["first@v1"]["content_hash"] != bots["first@v2"]["content_hash"]
     assert bots["first@v1"]["source"] == "submitted first@v1"
@@ -79,7 +79,7 @@ def test_a_broken_bot_is_not_submitted(cli, write_bot, tmp_path):
     assert result.exit_code == 2
     assert "was not submitted: answers on the empty board" in result.output
     assert "not a legal move" in result.output or "IndexError" in result.output
-    assert Store(tmp_path / "league.db").submissions() == []
+    assert Store(tmp_path / "league.db").submissions.all() == []
 
 
 def test_check_reports_every_step(cli, write_bot):
@@ -98,7 +98,7 @@ def test_a_connectx_agent_plays_unchanged_in_a_tournament(cli, tmp_path):
                  "--name", "kaggle", "--db", "league.db", "--workers", "2")
     assert result.exit_code == 0, result.output
     store = Store(tmp_path / "league.db")
-    games = [g for g in store.games(tournament="kaggle") if "kx@v1" in (g.first, g.second)]
+    games = [g for g in store.games.all(tournament="kaggle") if "kx@v1" in (g.first, g.second)]
     assert len(games) == 20
     assert all(g.termination in ("win", "draw") for g in games)
     wins = sum(1 for g in games if (g.winner == 0) == (g.first == "kx@v1") and g.winner is not None)
@@ -143,12 +143,12 @@ def test_one_bot_of_a_file_with_several_is_checked_submitted_and_played(cli, wri
               "--db", "league.db", "--workers", "1")
     assert run.exit_code == 0, run.output
     store = Store(tmp_path / "league.db")
-    games = store.games(tournament="pair")
+    games = store.games.all(tournament="pair")
     assert len(games) == 2
     for game in games:  # each played its own class: the rightmost or the leftmost column
         assert {game.first, game.second} == {"rightmost@v1", "lefty@v1"}
         board = Board()
-        for row in store.moves(game.id):
+        for row in store.games.moves(game.id):
             (move,) = parse_moves(row.move, board.rules)
             if row.ms is not None:
                 mover = game.first if board.to_move == 0 else game.second

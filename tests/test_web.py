@@ -16,7 +16,7 @@ from arena.cli.main import main
 from arena.engine.game import Rules
 from arena.records import GameSpec
 from arena.referee.referee import play_game
-from arena.store.store import BotIdentity, Store
+from arena.store import BotIdentity, Store
 from arena.web.app import create_app
 
 QUICK = str(Path(__file__).resolve().parent.parent / "config" / "quick.toml")
@@ -36,14 +36,14 @@ def league(tmp_path_factory) -> str:
         assert result.exit_code == 0, result.output
     with Store(path) as store:
         identity = {"format": "casual", "rules": SMALL.as_dict(), "name": "hostile"}
-        tid = store.start_tournament("hostile", "casual", identity, identity, 1)
+        tid = store.tournaments.start("hostile", "casual", identity, identity, 1)
         # The games are played by random and greedy, stored under the hostile name for random.
-        ids = {"random": store.bot_id(BotIdentity(HOSTILE, HOSTILE, {}, "test")),
-               "greedy": store.bot_id(BotIdentity("greedy", "greedy", {}, "test"))}
+        ids = {"random": store.bots.id_of(BotIdentity(HOSTILE, HOSTILE, {}, "test")),
+               "greedy": store.bots.id_of(BotIdentity("greedy", "greedy", {}, "test"))}
         records = [play_game(GameSpec(key=f"k{i}", pairing="p", rules=SMALL, first="random", second="greedy", seed=i))
                    for i in range(2)]
-        store.record_games(tid, records, ids)
-        store.finish_tournament(tid, "finished")
+        store.games.record(tid, records, ids)
+        store.tournaments.set_status(tid, "finished")
     return path
 
 
@@ -148,12 +148,12 @@ def test_a_table_is_computed_once_until_a_game_arrives(league, tmp_path):
     client.get("/crosstable", params={"tournament": "quick"})
     assert app.state.cache.computed == 1
     with Store(path) as store:
-        tid = store.check_tournament("quick").id
-        ids = {spec: store.bot_id(BotIdentity(spec, spec, {}, "plugin:connectk-arena")) for spec in ("random",)}
-        ids["greedy"] = store.bot_id(BotIdentity("greedy", "greedy", {}, "plugin:connectk-arena"))
+        tid = store.tournaments.check("quick").id
+        ids = {spec: store.bots.id_of(BotIdentity(spec, spec, {}, "plugin:connectk-arena")) for spec in ("random",)}
+        ids["greedy"] = store.bots.id_of(BotIdentity("greedy", "greedy", {}, "plugin:connectk-arena"))
         record = play_game(GameSpec(key="extra", pairing="extra", rules=Rules(), first="greedy", second="random",
                                     seed=5))
-        store.record_games(tid, [record], ids)
+        store.games.record(tid, [record], ids)
     second = client.get("/api/standings", params={"tournament": "quick"}).json()
     assert app.state.cache.computed == 2
     assert second["selection"]["games"] == first["selection"]["games"] + 1

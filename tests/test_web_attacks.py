@@ -65,7 +65,7 @@ def test_x_forwarded_for_is_trusted_only_behind_a_declared_proxy(tmp_path, monke
     from click.testing import CliRunner
 
     from arena.cli.main import main
-    from arena.store.store import Store
+    from arena.store import Store
 
     Store(tmp_path / "site.db").close()
     seen = {}

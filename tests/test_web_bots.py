@@ -20,7 +20,7 @@ from arena.engine.game import Rules
 from arena.players.plugins import installed_bots
 from arena.records import GameSpec, Outcome, Termination
 from arena.referee.referee import play_game
-from arena.store.store import BotIdentity, Store, StoredGame
+from arena.store import BotIdentity, Store, StoredGame
 from arena.text import content_hash
 from arena.web import bots as bot_pages
 from arena.web.app import create_app
@@ -69,7 +69,7 @@ def store_games(store: Store, tournament: str, pairs: list[tuple[str, str]], gam
     numbers (across the tournament) the first player loses by forfeit, with the reason."""
     known = identities()
     identity = {"format": "round-robin", "rules": SMALL.as_dict(), "name": tournament}
-    tid = store.start_tournament(tournament, "round-robin", identity, identity, 1)
+    tid = store.tournaments.start(tournament, "round-robin", identity, identity, 1)
     number = 0
     for a, b in pairs:
         for i in range(games):
@@ -79,10 +79,10 @@ def store_games(store: Store, tournament: str, pairs: list[tuple[str, str]], gam
             record = play_game(spec)
             if forfeits and number in forfeits:
                 record = dataclasses.replace(record, outcome=Outcome(1, Termination.FORFEIT, forfeits[number]))
-            ids = {"random": store.bot_id(known[first]), "greedy": store.bot_id(known[second])}
-            store.record_games(tid, [record], ids)
+            ids = {"random": store.bots.id_of(known[first]), "greedy": store.bots.id_of(known[second])}
+            store.games.record(tid, [record], ids)
             number += 1
-    store.finish_tournament(tid, "finished")
+    store.tournaments.set_status(tid, "finished")
 
 
 T1 = ["random", "minimax:depth=2", "guard@v2", "mybot.py#aaaaaa", HOSTILE]
@@ -96,19 +96,19 @@ def league(tmp_path_factory) -> str:
     unfinished against random."""
     path = str(tmp_path_factory.mktemp("bots") / "league.db")
     with Store(path) as store:
-        store.submit("guard", V1, "bot", "guard.py")
-        store.submit("guard", V2, "bot", "guard.py")
+        store.submissions.submit("guard", V1, "bot", "guard.py")
+        store.submissions.submit("guard", V2, "bot", "guard.py")
         pairs = [(a, b) for i, a in enumerate(T1) for b in T1[i + 1:]]
         # the first pair is random and minimax: its games are 0..5, minimax moves first in 1, 3 and 5
         store_games(store, "t1", pairs, 6, {1: REASON, 3: REASON, 5: "illegal move 9"})
         store_games(store, "t2", [("random from an older release", "guard@v1"), ("random", "mybot.py#bbbbbb")], 2)
         identity = {"format": "casual", "rules": SMALL.as_dict()}
-        tid = store.start_tournament("casual 5x4c3", "casual", identity, identity, 0)
+        tid = store.tournaments.start("casual 5x4c3", "casual", identity, identity, 0)
         record = play_game(GameSpec(key="c1", rules=SMALL, first="random", second="greedy", pairing="c", seed=3))
         unfinished = dataclasses.replace(record, outcome=Outcome(None, Termination.UNFINISHED))
         known = identities()
-        store.record_games(tid, [unfinished], {"random": store.bot_id(known["human"]),
-                                               "greedy": store.bot_id(known["random"])})
+        store.games.record(tid, [unfinished], {"random": store.bots.id_of(known["human"]),
+                                               "greedy": store.bots.id_of(known["random"])})
     return path
 
 
@@ -125,7 +125,7 @@ def cli_json(league: str, command: str) -> dict:
 
 def every_game(league: str) -> list[StoredGame]:
     with Store(league, read_only=True) as store:
-        return store.games()
+        return store.games.all()
 
 
 def url(name: str) -> str:
@@ -381,13 +381,13 @@ def test_the_version_changes_when_a_casual_game_is_saved_again(league, tmp_path)
     save takes its id, and the count of games stays the same."""
     path = copy_of(league, tmp_path / "copy.db")
     with Store(path) as store:
-        casual = store.check_tournament("casual 5x4c3")
-        last = store.games()[-1]
+        casual = store.tournaments.check("casual 5x4c3")
+        last = store.games.all()[-1]
         assert last.tournament == casual.name
         version = store.version()
         record = play_game(GameSpec(key="c1", rules=SMALL, first="random", second="greedy", pairing="c", seed=3))
-        ids = {"random": store.bot_id(identities()["human"]), "greedy": store.bot_id(identities()["random"])}
-        new_id = store.record_game(casual.id, record, ids, replace=last.id)
+        ids = {"random": store.bots.id_of(identities()["human"]), "greedy": store.bots.id_of(identities()["random"])}
+        new_id = store.games.record_one(casual.id, record, ids, replace=last.id)
         assert new_id == last.id  # the case a count of games and their last id would miss
         assert store.version() != version
 
@@ -395,14 +395,14 @@ def test_the_version_changes_when_a_casual_game_is_saved_again(league, tmp_path)
 def test_the_version_changes_when_a_casual_game_is_removed(league, tmp_path):
     path = copy_of(league, tmp_path / "copy.db")
     with Store(path) as store:
-        casual = store.check_tournament("casual 5x4c3")
+        casual = store.tournaments.check("casual 5x4c3")
         record = play_game(GameSpec(key="c2", rules=SMALL, first="random", second="greedy", pairing="c", seed=4))
-        ids = {"random": store.bot_id(identities()["human"]), "greedy": store.bot_id(identities()["random"])}
-        earlier = store.record_game(casual.id, record, ids)
-        store.record_games(store.check_tournament("t2").id, [dataclasses.replace(
+        ids = {"random": store.bots.id_of(identities()["human"]), "greedy": store.bots.id_of(identities()["random"])}
+        earlier = store.games.record_one(casual.id, record, ids)
+        store.games.record(store.tournaments.check("t2").id, [dataclasses.replace(
             record, spec=dataclasses.replace(record.spec, key="later"))], ids)  # a later game: not the last
         version = store.version()
-        store.delete_game(earlier)
+        store.games.delete(earlier)
         assert store.version() != version
 
 
@@ -454,8 +454,8 @@ def plans(store: Store, run) -> list[str]:
 def test_a_bot_s_and_a_pair_s_games_are_read_through_the_bot_indexes(league):
     with Store(league, read_only=True) as store:
         a, b = [1], [2]
-        for plan in plans(store, lambda: (store.latest_games_of(a, 5), store.pair_game_ids(a, b),
-                                          store.pair_openings(a, b), store.games_by_id([1, 2]))):
+        for plan in plans(store, lambda: (store.games.latest_of(a, 5), store.games.pair_ids(a, b),
+                                          store.results.pair_openings(a, b), store.games.by_id([1, 2]))):
             # A SCAN reads a whole table unless it names an index; a subquery's rows are already few.
             tables = [step for step in plan.split(" | ")
                       if step.startswith("SCAN ") and not step.startswith("SCAN (subquery") and "INDEX" not in step]
@@ -467,17 +467,17 @@ def test_the_pair_s_games_are_those_between_them(league):
     games = every_game(league)
     with Store(league, read_only=True) as store:
         ids: dict[str, list[int]] = {}
-        for bot in store.stored_bots():
+        for bot in store.bots.stored():
             ids.setdefault(bot.spec + "#" + bot.content_hash, []).append(bot.id)
         a, b = ids["random#"], ids["guard@v2#" + content_hash(V2)]  # random: stored from two releases
         assert len(a) == 2
-        assert store.pair_game_ids(a, b) == sorted((g.id for g in between(games, "random", "guard@v2")),
+        assert store.games.pair_ids(a, b) == sorted((g.id for g in between(games, "random", "guard@v2")),
                                                        reverse=True)
-        assert [g.id for g in store.games_by_id([5, 3, 999999])] == [5, 3]
+        assert [g.id for g in store.games.by_id([5, 3, 999999])] == [5, 3]
         older = [g.id for g in games if g.tournament == "t2" and "guard@v1" in (g.first, g.second)]
-        assert store.pair_game_ids(a, ids["guard@v1#" + content_hash(V1)]) == older[::-1]
+        assert store.games.pair_ids(a, ids["guard@v1#" + content_hash(V1)]) == older[::-1]
         of_random = [g for g in games if "random" in (g.first, g.second)]
-        assert store.latest_games_of(a, 3) == of_random[::-1][:3]
+        assert store.games.latest_of(a, 3) == of_random[::-1][:3]
 
 
 def test_the_games_of_each_tournament_are_counted_once_per_state(league, tmp_path):
@@ -485,7 +485,7 @@ def test_the_games_of_each_tournament_are_counted_once_per_state(league, tmp_pat
     app = create_app(path)
     client = TestClient(app)
     with Store(path, read_only=True) as store:
-        expected = {t.name: store.game_count(tournament=t.name) for t in store.tournaments()}
+        expected = {t.name: store.games.count(tournament=t.name) for t in store.tournaments.all()}
     assert {t["name"]: t["games"] for t in client.get("/api/tournaments").json()} == expected
     assert f"{sum(expected.values())} games stored in 3 tournaments" in client.get("/").text
     assert app.state.cache.computed == 1

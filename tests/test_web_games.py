@@ -19,7 +19,7 @@ from arena.cli.main import main
 from arena.engine.game import Board, Rules, parse_moves
 from arena.records import GameSpec, Termination
 from arena.referee.referee import play_game
-from arena.store.store import BotIdentity, Store, rules_of
+from arena.store import BotIdentity, Store, rules_of
 from arena.web.app import create_app
 from arena.web.games import GAME_FIELDS
 
@@ -45,14 +45,14 @@ def league(tmp_path_factory) -> str:
     cli("tournament", "run", QUICK, "--db", path, "--workers", "2")
     with Store(path) as store:
         identity = {"format": "round-robin", "rules": SMALL.as_dict(), "name": "specs"}
-        tid = store.start_tournament("specs", "round-robin", identity, identity, 1)
-        ids = {spec: store.bot_id(BotIdentity(spec, "minimax", {}, "test")) for spec in ("minimax:depth=1",
+        tid = store.tournaments.start("specs", "round-robin", identity, identity, 1)
+        ids = {spec: store.bots.id_of(BotIdentity(spec, "minimax", {}, "test")) for spec in ("minimax:depth=1",
                                                                                          "minimax:depth=3")}
         records = [play_game(GameSpec(key=f"s{i}", pairing="s", rules=SMALL, first=first, second=second, seed=i))
                    for i, (first, second) in enumerate([("minimax:depth=1", "minimax:depth=3"),
                                                         ("minimax:depth=3", "minimax:depth=1")])]
-        store.record_games(tid, records, ids)
-        store.finish_tournament(tid, "finished")
+        store.games.record(tid, records, ids)
+        store.tournaments.set_status(tid, "finished")
     hostile = {"rules": SMALL.as_dict(), "moves": "3344",
                "plies": [{"ply": i, "move": m, "ms": 1.5, "info": {"score": HOSTILE, "depth": 3, "nodes": 123456,
                                                                  "note": HOSTILE}} for i, m in enumerate("3344")],
@@ -66,7 +66,7 @@ def league(tmp_path_factory) -> str:
     with Store(path) as store:
         # Analysis stored for one game: the first player let a won position (5) go
         # at ply 2 (then the second wins, 3 for them); the first positions unknown.
-        store.save_position_values(analysed_game(store), {0: None, 2: 5, 3: 3}, 1.0)
+        store.analyses.save(analysed_game(store), {0: None, 2: 5, 3: 3}, 1.0)
     return path
 
 
@@ -88,7 +88,7 @@ def store(league):
 
 
 def game_id(store: Store, **where: str) -> int:
-    return next(g.id for g in store.games() if all(getattr(g, k) == v for k, v in where.items()))
+    return next(g.id for g in store.games.all() if all(getattr(g, k) == v for k, v in where.items()))
 
 
 # --- the list --------------------------------------------------------------------------------
@@ -121,7 +121,7 @@ def test_every_page_of_a_filter_holds_the_games_the_store_has(client, store, cho
         return ((chosen["tournament"] in (None, game.tournament)) and (bot is None or bot in players)
                 and chosen["result"] in (None, game.result) and chosen["termination"] in (None, game.termination))
 
-    expected = [g.id for g in reversed(store.games()) if matches(g)]
+    expected = [g.id for g in reversed(store.games.all()) if matches(g)]
     query = {key: value for key, value in chosen.items() if value is not None} | {"per_page": "7"}
     seen: list[int] = []
     url: str | None = "/api/games"
@@ -139,7 +139,7 @@ def test_every_page_of_a_filter_holds_the_games_the_store_has(client, store, cho
 
 def test_a_bot_name_lists_a_game_between_two_of_its_specs_once(client, store):
     """Such a game is found through both specs: one game a page shows each once."""
-    both = [g.id for g in store.games(tournament="specs")]
+    both = [g.id for g in store.games.all(tournament="specs")]
     seen = [client.get("/api/games", params={"bot": "minimax", "tournament": "specs", "per_page": 1, "page": page})
             .json()["games"] for page in (1, 2, 3)]
     assert [[g["id"] for g in games] for games in seen] == [[both[1]], [both[0]], []]
@@ -151,16 +151,16 @@ def test_a_bot_whose_code_changed_hundreds_of_times_has_all_its_games_listed(tmp
     finds the games of all of them, past the most a compound select can merge."""
     with Store(tmp_path / "versions.db") as store:
         identity = {"format": "round-robin", "rules": SMALL.as_dict(), "name": "edits"}
-        tid = store.start_tournament("edits", "round-robin", identity, identity, 1)
-        ids = [store.bot_id(BotIdentity("mybot.py", "mybot.py", {}, "file", f"{i:064x}")) for i in range(versions)]
-        greedy = store.bot_id(BotIdentity("greedy", "greedy", {}, "test"))
+        tid = store.tournaments.start("edits", "round-robin", identity, identity, 1)
+        ids = [store.bots.id_of(BotIdentity("mybot.py", "mybot.py", {}, "file", f"{i:064x}")) for i in range(versions)]
+        greedy = store.bots.id_of(BotIdentity("greedy", "greedy", {}, "test"))
         for i, version in enumerate([ids[0], ids[-1], ids[versions // 2]]):
             record = play_game(GameSpec(key=f"k{i}", pairing="p", rules=SMALL, first="random", second="greedy",
                                         seed=i))
-            store.record_games(tid, [record], {"random": version, "greedy": greedy})
-        expected = [g.id for g in reversed(store.games())]
-        assert [g.id for g in store.page_of_games(bot="mybot.py")] == expected
-        assert [g.id for g in store.page_of_games(bot="mybot.py", offset=1, limit=1)] == expected[1:2]
+            store.games.record(tid, [record], {"random": version, "greedy": greedy})
+        expected = [g.id for g in reversed(store.games.all())]
+        assert [g.id for g in store.games.page(bot="mybot.py")] == expected
+        assert [g.id for g in store.games.page(bot="mybot.py", offset=1, limit=1)] == expected[1:2]
 
 
 def test_the_filter_form_keeps_what_was_chosen_and_empty_fields_mean_any(client):
@@ -219,7 +219,7 @@ def test_a_page_of_games_is_read_in_index_order_never_sorted(league, monkeypatch
 
         monkeypatch.setattr(store.db, "query", explained)
         for tournament, bot, result, termination in itertools.product(*FILTERS.values()):
-            store.page_of_games(tournament, bot, result, termination, offset=5, limit=10)
+            store.games.page(tournament, bot, result, termination, offset=5, limit=10)
     assert len(plans) == 3 * 4 * 3 * 3
     for plan in plans:
         assert not any("TEMP B-TREE" in step or "idx_games_tournament_id_key" in step for step in plan), plan
@@ -233,7 +233,7 @@ def stones(text: str) -> set[tuple[int, int, int]]:
 
 
 def expected_stones(store: Store, game_id: int, plies: int | None = None) -> set[tuple[int, int, int]]:
-    game = store.game(game_id)
+    game = store.games.get(game_id)
     rules = rules_of(game)
     moves = parse_moves(game.moves or "", rules)[:plies]
     board = Board.from_moves(moves, rules)
@@ -242,7 +242,7 @@ def expected_stones(store: Store, game_id: int, plies: int | None = None) -> set
 
 
 def test_the_game_page_draws_the_final_board_without_javascript(client, store):
-    for game in store.games():
+    for game in store.games.all():
         text = client.get(f"/games/{game.id}").text
         assert stones(text) == expected_stones(store, game.id), game.id
         assert f'<figcaption id="board-caption">After {game.plies} of {game.plies} plies' in text
@@ -256,13 +256,13 @@ def test_ply_draws_the_board_after_that_many_plies(client, store, ply):
     assert stones(text) == expected_stones(store, game, ply)
     current = re.findall(r'<tr data-ply="(\d+)" data-move="[^"]+" aria-current="step">', text)
     assert current == ([str(ply)] if ply else [])
-    assert f'<input type="range" id="replay-ply" min="0" max="{store.game(game).plies}" value="{ply}">' in text
+    assert f'<input type="range" id="replay-ply" min="0" max="{store.games.get(game).plies}" value="{ply}">' in text
 
 
 def test_the_move_list_shows_each_move_with_its_time_info_and_marks(client, store):
-    game = store.game(analysed_game(store))
+    game = store.games.get(analysed_game(store))
     text = client.get(f"/games/{game.id}").text
-    moves = store.moves(game.id)
+    moves = store.games.moves(game.id)
     rows = re.findall(r'<tr data-ply="(\d+)" data-move="([^"]+)"', text)
     assert rows == [(str(m.ply + 1), m.move) for m in moves]
     timed = next(m for m in moves if m.ms is not None and m.info)
@@ -298,7 +298,7 @@ def test_bad_game_ids_and_plies_are_404_or_422_never_a_traceback(client, url, st
 
 
 def test_a_ply_past_the_end_says_how_many_there_are(client, store):
-    plies = store.game(1).plies
+    plies = store.games.get(1).plies
     text = client.get("/games/1", params={"ply": plies + 1}).text
     assert f"ply {plies + 1} is past the end: game 1 has {plies} plies" in text
 
@@ -312,7 +312,7 @@ def test_a_ply_past_the_end_says_how_many_there_are(client, store):
 def test_boards_of_every_size_scale_in_one_picture(client, store, size, gravity, view, labels):
     """Any board is one SVG whose viewBox the page scales to the viewport: 40 units a
     cell, room for row numbers without gravity, labels on every fifth line of a large one."""
-    game = next(g for g in store.games() if (rules_of(g).width, rules_of(g).height) == size)
+    game = next(g for g in store.games.all() if (rules_of(g).width, rules_of(g).height) == size)
     text = client.get(f"/games/{game.id}").text
     assert f'viewBox="0 0 {view[0]} {view[1]}"' in text
     assert re.findall(r'<text x="[\d.]+" y="[\d.]+">(\w+)</text>', text) == labels
@@ -340,7 +340,7 @@ def test_bot_text_is_escaped_on_the_list_and_the_game_page(client, store):
 
 @pytest.mark.parametrize("fmt", ["moves", "json"])
 def test_the_files_to_download_are_what_arena_export_writes(client, store, fmt):
-    for game in store.games():
+    for game in store.games.all():
         response = client.get(f"/games/{game.id}/export", params={"format": fmt})
         assert response.text == cli("export", str(game.id), "--db", store.path, "--format", fmt)
         suffix = "txt" if fmt == "moves" else "json"
@@ -349,7 +349,7 @@ def test_the_files_to_download_are_what_arena_export_writes(client, store, fmt):
 
 
 def test_the_game_api_is_the_export_with_id_tournament_and_key(client, store):
-    for game in store.games():
+    for game in store.games.all():
         document = client.get(f"/api/games/{game.id}").json()
         assert document == {"id": game.id, "tournament": game.tournament, "key": game.key,
                             **json.loads(cli("export", str(game.id), "--db", store.path, "--format", "json"))}
@@ -359,7 +359,7 @@ def test_the_one_line_notation_is_on_the_page_to_copy(client, store):
     text = client.get("/games/1").text
     assert f'<code id="notation">{cli("export", "1", "--db", store.path).strip()}</code>' in text
     assert 'data-copy="notation"' in text and 'href="/games/1/export?format=json" download' in text
-    assert f'&#34;moves&#34;: &#34;{store.game(1).moves}&#34;' in text
+    assert f'&#34;moves&#34;: &#34;{store.games.get(1).moves}&#34;' in text
 
 
 def test_the_game_pages_load_nothing_from_the_internet(client):
@@ -383,13 +383,13 @@ def test_the_version_changes_when_a_game_arrives_or_a_tournament_ends(league, tm
     assert client.get("/api/version").json()["version"] == before
     with Store(path) as store:
         identity = {"format": "round-robin", "rules": SMALL.as_dict(), "name": "later"}
-        tid = store.start_tournament("later", "round-robin", identity, identity, 1)
+        tid = store.tournaments.start("later", "round-robin", identity, identity, 1)
         started = client.get("/api/version").json()["version"]
-        ids = {spec: store.bot_id(BotIdentity(spec, spec, {}, "test")) for spec in ("random", "greedy")}
-        store.record_games(tid, [play_game(GameSpec(key="k", pairing="p", rules=SMALL, first="random",
+        ids = {spec: store.bots.id_of(BotIdentity(spec, spec, {}, "test")) for spec in ("random", "greedy")}
+        store.games.record(tid, [play_game(GameSpec(key="k", pairing="p", rules=SMALL, first="random",
                                                     second="greedy", seed=1))], ids)
         played = client.get("/api/version").json()["version"]
-        store.finish_tournament(tid, "finished")
+        store.tournaments.set_status(tid, "finished")
     finished = client.get("/api/version").json()["version"]
     assert len({json.dumps(v) for v in (before, started, played, finished)}) == 4
 
@@ -406,7 +406,7 @@ def test_the_live_pages_poll_and_say_what_to_swap(league, tmp_path):
     path = tmp_path / "running.db"
     with Store(league, read_only=True) as source, Store(path) as target:
         source.db.conn.backup(target.db.conn)
-        target.db.table("tournaments").update(target.check_tournament("quick").id, {"status": "running"})
+        target.db.table("tournaments").update(target.tournaments.check("quick").id, {"status": "running"})
     running = TestClient(create_app(str(path)))
     assert '<div id="live-league" data-live data-running>' in running.get("/").text
     assert '<div id="live-standings" data-live data-running>' in running.get("/standings?tournament=quick").text

@@ -27,7 +27,7 @@ from arena.league import accounts
 from arena.league.accounts import add_user, disable_user, renew_token
 from arena.league.policy import submit_to_league
 from arena.league.scheduler import create_league
-from arena.store.store import Store
+from arena.store import Store
 from arena.web.accounts import SESSION_SECONDS, SIGN_IN_FAILURES
 from arena.web.app import create_app
 from tests.site_process import ARENA, free_port, serving
@@ -83,7 +83,7 @@ def template(tmp_path_factory) -> tuple[Path, Secrets]:
         for name in ("alice", "bob", "admin", "carol"):
             _, passwords[name], tokens[name] = add_user(store, name, admin=name == "admin")
         revoked, tokens["alice"] = tokens["alice"], renew_token(store, "alice")
-        entered = submit_to_league(store, league, store.user("alice"), "lefty", bot())
+        entered = submit_to_league(store, league, store.accounts.user("alice"), "lefty", bot())
     return path, Secrets(passwords, tokens, revoked, entered.entry.id, entered.submission.id)
 
 
@@ -189,15 +189,15 @@ def test_what_each_allowed_action_did(site):
     alice = site.signed_in("alice")
     assert "lefty@v2 entered in league class" in upload(alice, "lefty", bot(suffix=".")).text
     with Store(site.db, read_only=True) as store:
-        league = store.check_league("class")
-        assert [e.spec for e in store.entries(league.id, status="active")] == ["random", "greedy", "lefty@v2"]
-        v2 = store.entries(league.id, status="active")[-1]
+        league = store.leagues.check("class")
+        assert [e.spec for e in store.leagues.entries(league.id, status="active")] == ["random", "greedy", "lefty@v2"]
+        v2 = store.leagues.entries(league.id, status="active")[-1]
     admin = site.signed_in("admin")
     assert admin.post(f"/entries/{v2.id}/retire", data={"csrf": form_token(admin)}).status_code == 303
     assert admin.post("/users/bob/disable", data={"csrf": form_token(admin)}).status_code == 303
     with Store(site.db, read_only=True) as store:
-        assert store.entry(v2.id).status == "retired" and store.user("bob").disabled
-        log = [(row["user"], row["action"], row["subject"]) for row in store.audit_log()]
+        assert store.leagues.entry(v2.id).status == "retired" and store.accounts.user("bob").disabled
+        log = [(row["user"], row["action"], row["subject"]) for row in store.accounts.audit_log()]
     assert ("alice", "submit", "lefty@v2") in log
     assert ("admin", "retire", "lefty@v2") in log and ("admin", "disable user", "bob") in log
 
@@ -315,7 +315,7 @@ def test_what_an_author_wrote_is_escaped_on_every_page(site):
     bob = site.signed_in("bob")
     assert upload(bob, "sly", source, description="<b>bold</b> claims\x1b[2J").status_code == 200
     with Store(site.db, read_only=True) as store:
-        submission = store.submission("sly")
+        submission = store.submissions.get("sly")
     for url in ("/my", "/leagues/class", f"/submissions/{submission.id}/code"):
         text = bob.get(url).text
         assert "<script>alert(3)" not in text and "<b>bold" not in text and "\x1b" not in text, url
@@ -358,7 +358,7 @@ def test_a_closed_league_takes_only_its_members_and_a_site_of_two_leagues_needs_
     bob = site.signed_in("bob")
     assert '<option value="cup"' not in bob.get("/upload").text  # the form offers only what bob may enter
     with Store(site.db) as store:
-        store.add_member(store.check_league("cup").id, store.user("bob").id)
+        store.leagues.add_member(store.leagues.check("cup").id, store.accounts.user("bob").id)
     assert send(league="cup").status_code == 201
     assert '<option value="cup"' in bob.get("/upload").text
 
@@ -367,7 +367,7 @@ def test_code_is_public_in_a_league_with_public_code(site, tmp_path):
     (tmp_path / "open.toml").write_text('bots = ["random"]\n[league]\npublic_code = true\n')
     with Store(site.db) as store:
         league = create_league(store, "open", str(tmp_path / "open.toml"))
-        entered = submit_to_league(store, league, store.user("bob"), "righty", bot("Righty", index=-1))
+        entered = submit_to_league(store, league, store.accounts.user("bob"), "righty", bot("Righty", index=-1))
     assert site.client().get(f"/submissions/{entered.submission.id}/code").status_code == 200
     assert site.client().get(f"/submissions/{site.secrets.submission}/code").status_code == 401  # class's is not
     assert site.client().get("/submissions/999/code").status_code == 404
@@ -522,9 +522,9 @@ def test_next_never_leaves_the_site(site):
 
 def test_my_bots_shows_versions_checks_games_and_forfeits(site):
     with Store(site.db) as store:
-        league = store.check_league("class")
+        league = store.leagues.check("class")
         # It passes the checks (they ask only the first player's moves) and forfeits every game as second.
-        submit_to_league(store, league, store.user("bob"), "sleepy", b'''from arena.bot import Bot
+        submit_to_league(store, league, store.accounts.user("bob"), "sleepy", b'''from arena.bot import Bot
 
 
 class Sleepy(Bot):
@@ -554,10 +554,10 @@ class Sleepy(Bot):
 
 def test_the_league_page_shows_active_entrants_and_all_versions_on_request(site):
     with Store(site.db) as store:
-        league = store.check_league("class")
+        league = store.leagues.check("class")
     CliRunner().invoke(main, ["league", "run", "class", "--until-complete", "--workers", "1", "--db", str(site.db)])
     with Store(site.db) as store:
-        submit_to_league(store, league, store.user("alice"), "lefty", bot(suffix=", v2"))
+        submit_to_league(store, league, store.accounts.user("alice"), "lefty", bot(suffix=", v2"))
     CliRunner().invoke(main, ["league", "run", "class", "--until-complete", "--workers", "1", "--db", str(site.db)])
     client = site.client()
     active = client.get("/leagues/class").text
@@ -634,7 +634,7 @@ def test_two_authors_submit_the_league_plays_them_and_a_new_version_replaces_the
     with Store(template[0], read_only=True) as source, Store(db) as target:
         source.db.conn.backup(target.db.conn)
     with Store(db) as store:  # from nothing: the template's own bot is retired first
-        store.retire_entry(template[1].entry)
+        store.leagues.retire_entry(template[1].entry)
     tokens = template[1].tokens
 
     def submit(token: str, name: str, source: bytes) -> dict:
@@ -694,13 +694,13 @@ def test_submit_to_a_server_fails_in_one_line(template, tmp_path, monkeypatch):
 
 WRITER = """
 import sys
-from arena.store.store import Store
+from arena.store import Store
 store = Store(sys.argv[1])
-store.audit("write", "from another process")
+store.accounts.audit("write", "from another process")
 print("written", flush=True)
 sys.stdin.readline()
 for i in range(50):
-    store.audit("write", f"more {i}")
+    store.accounts.audit("write", f"more {i}")
 store.close()
 """
 
@@ -712,7 +712,7 @@ def test_the_site_keeps_reading_while_another_process_writes_and_stops(template,
     db = tmp_path / "league.db"
     shutil.copy(template[0], db)
     reader = Store(db, read_only=True)  # a request in flight, or the server's own
-    reader.users()
+    reader.accounts.users()
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(db)], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
     try:
@@ -720,14 +720,14 @@ def test_the_site_keeps_reading_while_another_process_writes_and_stops(template,
         for _ in range(3):  # other requests come and go
             Store(db, read_only=True).close()
             with Store(db) as other:
-                other.users()
+                other.accounts.users()
         writer.stdin.write("go\n")
         writer.stdin.flush()
         assert writer.wait(30) == 0
         assert Path(str(db) + "-wal").exists() and Path(str(db) + "-shm").exists()  # the reader still holds them
         with Store(db, read_only=True) as later:
-            assert len(later.audit_log()) == len(reader.audit_log())
-            assert later.audit_log()[-1]["subject"] == "more 49"
+            assert len(later.accounts.audit_log()) == len(reader.accounts.audit_log())
+            assert later.accounts.audit_log()[-1]["subject"] == "more 49"
     finally:
         reader.close()
         if writer.poll() is None:
@@ -741,22 +741,23 @@ def test_a_table_counts_one_state_of_the_database_while_games_arrive(template, t
     from arena.ratings.selection import Selection
     from arena.records import GameSpec
     from arena.referee.referee import play_game
-    from arena.store.store import BotIdentity
+    from arena.store import BotIdentity
 
     db = tmp_path / "league.db"
     shutil.copy(template[0], db)
     with Store(db) as store:
-        league = store.check_league("class")
-        ids = {spec: store.bot_id(BotIdentity(spec, spec, {}, "test")) for spec in ("random", "greedy")}
+        league = store.leagues.check("class")
+        ids = {spec: store.bots.id_of(BotIdentity(spec, spec, {}, "test")) for spec in ("random", "greedy")}
         game = play_game(GameSpec(key="g1", pairing="p", rules=Rules(), first="random", second="greedy", seed=1))
-        store.record_games(league.tournament_id, [game], ids)
+        store.games.record(league.tournament_id, [game], ids)
     counted = Selection.results
 
     def with_a_game_arriving(selection):
         with Store(db) as writer:  # another process's league run, storing a game of a bot not seen yet
-            newcomer = {"random": ids["random"], "blocker": writer.bot_id(BotIdentity("blocker", "blocker", {}, "t"))}
+            blocker = writer.bots.id_of(BotIdentity("blocker", "blocker", {}, "t"))
+            newcomer = {"random": ids["random"], "blocker": blocker}
             late = play_game(GameSpec(key="g2", pairing="p", rules=Rules(), first="random", second="blocker", seed=2))
-            writer.record_games(league.tournament_id, [late], newcomer)
+            writer.games.record(league.tournament_id, [late], newcomer)
         return counted(selection)
 
     monkeypatch.setattr(Selection, "results", with_a_game_arriving)

@@ -26,7 +26,7 @@ from arena.text import plural, printable
 
 if TYPE_CHECKING:
     from arena.entry.checks import CheckReport
-    from arena.store.store import Submission
+    from arena.store import Submission
 
 # `arena bots` must start fast: the other commands here import what they run on
 # (tournaments, the sandbox, the database) inside themselves.
@@ -40,10 +40,10 @@ def bots_command(as_json: bool, db: str) -> None:
     entries = sorted(discover().values(), key=lambda e: e.name)
     submitted: list[Submission] = []
     if Path(db).is_file():  # no database yet is no mistake here: the plug-ins are listed anyway
-        from arena.store.store import Store  # sqlite-utils (and numpy) only when there is a database
+        from arena.store import Store  # sqlite-utils (and numpy) only when there is a database
 
         with Store(db, read_only=True) as store:
-            submitted = store.submissions()
+            submitted = store.submissions.all()
     if as_json:
         data = [e.as_dict() for e in entries] + [
             {"name": s.spec, "source": f"submitted {s.submitted_at} ({s.kind})", "description": s.description,

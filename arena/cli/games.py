@@ -26,7 +26,7 @@ from arena.formats.game_files import export_json, export_moves, import_game, par
 from arena.players.plugins import check_spec, spec_text
 from arena.ratings.analysis import Solve, analyse_stored, describe, slips_by_bot, solver_solve
 from arena.records import Termination
-from arena.store.store import Store, check_database, rules_of
+from arena.store import Store, check_database, rules_of
 from arena.terminal import progress as progress_bar
 from arena.terminal.casual import HUMAN, import_into, save_game
 from arena.terminal.play import PlaySession
@@ -51,8 +51,8 @@ def games_command(db: str, tournament: str | None, bot: str | None, limit: int, 
     says when there are more.
     """
     store = open_store(db)
-    games = store.games(tournament=tournament, bot=bot, limit=limit)
-    total = store.game_count(tournament=tournament, bot=bot)
+    games = store.games.all(tournament=tournament, bot=bot, limit=limit)
+    total = store.games.count(tournament=tournament, bot=bot)
     if as_json:
         keep = ("id", "tournament", "key", "first", "second", "result", "termination", "reason",
                 "plies", "opening", "moves", "duration", "seed", "finished_at")
@@ -76,9 +76,9 @@ def games_command(db: str, tournament: str | None, bot: str | None, limit: int, 
 def show_command(game_id: int, db: str) -> None:
     """Print a stored game: players, result, every move with its time and info, final board."""
     store = open_store(db)
-    game = store.game(game_id)
+    game = store.games.get(game_id)
     rules = rules_of(game)
-    moves = store.moves(game_id)
+    moves = store.games.moves(game_id)
     # What a bot wrote (its name, a crash message it caused, its info) is escaped for the terminal.
     click.echo(f"Game {game_id} ({printable(game.tournament)} {printable(game.key)}), {rules.describe()}")
     click.echo(f"X (first): {printable(game.first)}\nO (second): {printable(game.second)}")
@@ -181,7 +181,7 @@ def analyse_command(game_id: int | None, tournament: str | None, budget: float, 
     if (game_id is None) == (tournament is None):
         raise ArenaUsageError("give a GAME_ID or --tournament NAME (one of them)")
     if game_id is not None:
-        game = store.game(game_id)
+        game = store.games.get(game_id)
         rules = rules_of(game)
         plies = analyse_stored(store, game_id, budget)
         rows = [[p.ply + 1, "X" if p.ply % 2 == 0 else "O", format_move(p.move, rules),
@@ -189,7 +189,7 @@ def analyse_command(game_id: int | None, tournament: str | None, budget: float, 
         click.echo(f"Game {game_id}: {printable(game.first)} (X) vs {printable(game.second)} (O), {game.result}")
         click.echo(tabulate(rows, headers=["ply", "by", "move", "before the move", "mark"]))
         return
-    games = store.games(tournament=tournament)
+    games = store.games.all(tournament=tournament)
     bar = progress_bar.ProgressBar.for_stderr()
     analyses = {}
     started = time.perf_counter()
@@ -264,9 +264,9 @@ def play_command(bot: str | None, human_first: bool, width: int | None, height: 
 def replay_command(game_id: int, delay: float | None, db: str) -> None:
     """Step through a stored game: Enter/n next, p previous, a number to jump, q quit."""
     store = open_store(db)
-    game = store.game(game_id)
+    game = store.games.get(game_id)
     rules = rules_of(game)
-    rows = store.moves(game_id)
+    rows = store.games.moves(game_id)
     marks = {p.ply: p.mark for p in analyse_stored(store, game_id, None)}
     ending = f"{game.result} ({game.termination}{': ' + game.reason if game.reason else ''})"
     session = ReplaySession(
@@ -289,13 +289,13 @@ def replay_command(game_id: int, delay: float | None, db: str) -> None:
 def export_command(game_id: int, fmt: str, db: str) -> None:
     """Print a stored game as one shareable line, or as JSON."""
     store = open_store(db)
-    game = store.game(game_id)
+    game = store.games.get(game_id)
     rules = rules_of(game)
     moves = parse_moves(game.moves or "", rules)
     if fmt == "moves":
         click.echo(export_moves(rules, moves))
         return
-    rows = store.moves(game_id)
+    rows = store.games.moves(game_id)
     finished = game.termination != Termination.UNFINISHED  # an unfinished game has no result yet
     click.echo(export_json(
         rules, moves, players=(game.first, game.second), result=game.result if finished else None,

@@ -25,7 +25,7 @@ def create_command(name: str, league_file: str | None, db: str) -> None:
 
     store = open_store(db, create=True)
     league = create_league(store, name, league_file)
-    entrants = store.entries(league.id)
+    entrants = store.leagues.entries(league.id)
     click.echo(f"league {league.name!r} created in {db} with {plural(len(entrants), 'installed bot')}"
                + (f" ({', '.join(e.spec for e in entrants)})" if entrants else "")
                + f"; play it with: arena league run {name!r} --db {db}")
@@ -36,11 +36,11 @@ def create_command(name: str, league_file: str | None, db: str) -> None:
 def list_command(db: str) -> None:
     """Every league, with its active entrants."""
     store = open_store(db)
-    leagues = store.leagues()
+    leagues = store.leagues.all()
     if not leagues:
         click.echo(f"no leagues in {db} yet: arena league create NAME [CONFIG]")
     for league in leagues:
-        active = store.entries(league.id, status="active")
+        active = store.leagues.entries(league.id, status="active")
         flags = ", ".join(f for f, on in (("closed", league.closed), ("public code", league.public_code)) if on)
         click.echo(f"{printable(league.name)}: {plural(len(active), 'active entrant')}"
                    + (f" ({flags})" if flags else "")
@@ -56,10 +56,10 @@ def add_member_command(name: str, user: str, db: str) -> None:
     from arena.league.accounts import check_user
 
     store = open_store(db, write=True)
-    league = store.check_league(name)
+    league = store.leagues.check(name)
     member = check_user(store, user)
-    store.add_member(league.id, member.id)
-    store.audit("add member", user, detail=f"league {name}")
+    store.leagues.add_member(league.id, member.id)
+    store.accounts.audit("add member", user, detail=f"league {name}")
     click.echo(f"{user} may submit to league {name!r}")
 
 
@@ -78,7 +78,7 @@ def run_command(name: str, workers: int, until_complete: bool, cluster: str | No
     from arena.league.scheduler import run_league
 
     store = open_store(db, write=True)
-    league = store.check_league(name)
+    league = store.leagues.check(name)
     tty = sys.stderr.isatty()
 
     def report(text: str) -> None:
@@ -117,7 +117,7 @@ def standings_command(name: str, all_versions: bool, fmt: str, db: str) -> None:
 
     store = open_store(db)
     click.get_current_context().with_resource(store.snapshot())  # the same games in every query
-    league = store.check_league(name)
+    league = store.leagues.check(name)
     try:
         chosen = select(store, league.name)
     except SelectionError:
@@ -125,7 +125,7 @@ def standings_command(name: str, all_versions: bool, fmt: str, db: str) -> None:
         return
     rows = league_standings(chosen.results(), chosen.in_order())
     if not all_versions:
-        rows = active_rows(rows, {e.spec for e in store.entries(league.id, status="active")})
+        rows = active_rows(rows, {e.spec for e in store.leagues.entries(league.id, status="active")})
     heading = chosen.heading().replace(f"Tournament {league.name!r}", f"League {league.name!r}", 1)
     if fmt == "csv":
         click.echo(heading, err=True)

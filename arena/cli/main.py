@@ -28,7 +28,7 @@ from arena.text import printable
 
 if TYPE_CHECKING:
     from arena.engine.game import Rules
-    from arena.store.store import Store
+    from arena.store import Store
 
 #: Every command of ``arena``: the module that defines it (imported only when
 #: the command runs) and its summary for ``arena --help``, the first paragraph of
@@ -290,7 +290,7 @@ def open_store(db: str, create: bool = False, write: bool = False) -> Store:
     existing database; ``create``: it may also start a new one. Click's
     ``with_resource`` is the command-long ``with``.
     """
-    from arena.store.store import Store  # the database library is slow to import: only when used
+    from arena.store import Store  # the database library is slow to import: only when used
 
     store = Store(db, create=create, read_only=not (create or write))
     return click.get_current_context().with_resource(store)

@@ -35,7 +35,7 @@ def list_command(db: str) -> None:
     """Every account: name, admin, disabled, created."""
     store = open_store(db)
     rows = [[printable(u.name), "yes" if u.admin else "", "disabled" if u.disabled else "active", u.created_at]
-            for u in store.users()]
+            for u in store.accounts.users()]
     click.echo(tabulate(rows, headers=["user", "admin", "status", "created"]) if rows else "no users yet")
 
 

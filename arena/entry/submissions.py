@@ -14,7 +14,7 @@ from arena.entry.checks import CheckReport, check_code
 from arena.errors import ArenaError
 from arena.players.plugins import BotSpec, BotSpecError, installed_bots, parse_spec, spec_text
 from arena.records import BotCode
-from arena.store.store import Store, Submission
+from arena.store import Store, Submission
 
 NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 VERSIONED = re.compile(r"(?P<name>[a-z][a-z0-9_-]{0,39})(?:@v(?P<version>\d+))?")
@@ -58,7 +58,7 @@ def submit_file(store: Store, path: str, name: str | None = None) -> tuple[Submi
     report = check_code(BotCode(label=path, text=source, class_name=spec.class_name))
     if not report.passed:
         raise SubmissionError(f"{path} was not submitted: {report.first_failure()}", report)
-    submission, new = store.submit(name, source, report.kind, str(file.resolve()), spec.class_name)
+    submission, new = store.submissions.submit(name, source, report.kind, str(file.resolve()), spec.class_name)
     return submission, new, report
 
 
@@ -71,10 +71,10 @@ def resolve(text: str, store: Store | None) -> tuple[str, BotCode] | None:
     if match is None or store is None:
         return None
     version = int(match["version"]) if match["version"] else None
-    found = store.submission(match["name"], version)
+    found = store.submissions.get(match["name"], version)
     if found is None:
-        if version is not None and store.submission(match["name"]) is not None:
-            known = ", ".join(s.spec for s in store.submissions(match["name"]))
+        if version is not None and store.submissions.get(match["name"]) is not None:
+            known = ", ".join(s.spec for s in store.submissions.all(match["name"]))
             raise BotSpecError(f"no version {version} of submitted bot {match['name']!r}; versions: {known}")
         return None
     canonical = BotSpec(name=found.spec, options=spec.options)

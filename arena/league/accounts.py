@@ -20,7 +20,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from arena.errors import ArenaError
-from arena.store.store import Store, User
+from arena.store import Store, User
 
 USER_NAME = re.compile(r"[a-z][a-z0-9_.-]{0,39}")
 _hasher = PasswordHasher()
@@ -51,15 +51,15 @@ def add_user(store: Store, name: str, admin: bool = False) -> tuple[User, str, s
         raise AccountError(f"bad user name {name!r}: use 1-40 lower-case letters, digits, '.', '-' or '_', "
                            "starting with a letter")
     password, token = new_password(), new_token()
-    user = store.add_user(name, _hasher.hash(password), hash_token(token), admin)
-    store.audit("add user", name, detail="admin" if admin else "")
+    user = store.accounts.add_user(name, _hasher.hash(password), hash_token(token), admin)
+    store.accounts.audit("add user", name, detail="admin" if admin else "")
     return user, password, token
 
 
 def check_user(store: Store, name: str) -> User:
-    user = store.user(name)
+    user = store.accounts.user(name)
     if user is None:
-        known = ", ".join(u.name for u in store.users()) or "none yet"
+        known = ", ".join(u.name for u in store.accounts.users()) or "none yet"
         raise AccountError(f"no user named {name!r} in {store.path}; users: {known}")
     return user
 
@@ -68,37 +68,37 @@ def renew_token(store: Store, name: str) -> str:
     """A new API token for ``name``; the old one stops working at once."""
     user = check_user(store, name)
     token = new_token()
-    store.update_user(user.id, token_hash=hash_token(token))
-    store.audit("new token", name)
+    store.accounts.update_user(user.id, token_hash=hash_token(token))
+    store.accounts.audit("new token", name)
     return token
 
 
 def reset_password(store: Store, name: str) -> str:
     user = check_user(store, name)
     password = new_password()
-    store.update_user(user.id, password_hash=_hasher.hash(password))
-    store.audit("new password", name)
+    store.accounts.update_user(user.id, password_hash=_hasher.hash(password))
+    store.accounts.audit("new password", name)
     return password
 
 
 def set_password(store: Store, user: User, password: str) -> None:
     if len(password) < 8:
         raise AccountError("a password needs at least 8 characters")
-    store.update_user(user.id, password_hash=_hasher.hash(password))
-    store.audit("password changed", user.name, user.id)
+    store.accounts.update_user(user.id, password_hash=_hasher.hash(password))
+    store.accounts.audit("password changed", user.name, user.id)
 
 
 def disable_user(store: Store, name: str, disabled: bool = True, by: User | None = None) -> None:
     """Disable (or enable) account ``name``; ``by``: the admin who did it on the site (audited)."""
     user = check_user(store, name)
-    store.update_user(user.id, disabled=int(disabled))
-    store.audit("disable user" if disabled else "enable user", name, by.id if by else None)
+    store.accounts.update_user(user.id, disabled=int(disabled))
+    store.accounts.audit("disable user" if disabled else "enable user", name, by.id if by else None)
 
 
 def sign_in(store: Store, name: str, password: str) -> User | None:
     """The account if the password is its own and it is not disabled, else None
     (the same for every kind of failure: nothing tells which part was wrong)."""
-    user = store.user(name)
+    user = store.accounts.user(name)
     ok: bool
     try:
         ok = _hasher.verify(user.password_hash if user else _DUMMY_HASH, password)
@@ -113,7 +113,7 @@ def user_of_token(store: Store, token: str) -> User | None:
     """The account of an API token; None for an unknown, revoked or disabled one."""
     if not token:
         return None
-    user = store.user_by_token(hash_token(token))
+    user = store.accounts.user_by_token(hash_token(token))
     return None if user is None or user.disabled else user
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from arena.entry.checks import CheckReport, check_code
@@ -19,7 +20,7 @@ from arena.entry.submissions import NAME
 from arena.errors import ArenaError
 from arena.players.plugins import installed_bots
 from arena.records import BotCode
-from arena.store.store import Entry, League, Store, Submission, User
+from arena.store import Entry, League, Store, Submission, User
 
 LEAGUE_FORMAT = "league"  # the format of the tournament row a league's games are stored under
 #: The [league] table of a league file: who may submit, whose code is shown, limits.
@@ -30,12 +31,23 @@ class LeagueError(ArenaError):
     """A league that cannot be made, run or entered as asked."""
 
 
-class Refused(ArenaError):
-    """A submission refused; ``status`` is the HTTP status the API answers with."""
+class Refusal(StrEnum):
+    """Why the league refuses what an author asks."""
 
-    def __init__(self, message: str, status: int, report: CheckReport | None = None) -> None:
+    NOT_ALLOWED = "not allowed"  # not this author's to do: a disabled account, a closed league, another's bot
+    NOT_FOUND = "not found"  # no such league or entrant
+    TOO_LARGE = "too large"  # a file larger than the league takes
+    INVALID = "invalid"  # a bad file, name or description, failed checks, or code already entered
+    TOO_MANY = "too many"  # more submissions (or failed checks) in the last hour than the league takes
+
+
+class Refused(ArenaError):
+    """A submission (or retirement) refused; ``kind`` says why, ``report`` holds the
+    checks' report when they ran."""
+
+    def __init__(self, message: str, kind: Refusal, report: CheckReport | None = None) -> None:
         super().__init__(message)
-        self.status = status
+        self.kind = kind
         self.report = report
 
 
@@ -79,71 +91,71 @@ def submit_to_league(
 ) -> Submitted:
     """Check ``source`` in the sandbox and enter it in ``league`` as ``user``'s bot ``name``.
 
-    Raises :class:`Refused` (with the HTTP status for it) and changes nothing when the
+    Raises :class:`Refused` (with the kind of refusal) and changes nothing when the
     submission is not allowed or its checks fail."""
     settings = settings_of(league.config)
     if user.disabled:
-        raise Refused(f"account {user.name!r} is disabled", 403)
-    if league.closed and not user.admin and not store.is_member(league.id, user.id):
-        raise Refused(f"league {league.name!r} is closed: only its members may submit", 403)
+        raise Refused(f"account {user.name!r} is disabled", Refusal.NOT_ALLOWED)
+    if league.closed and not user.admin and not store.leagues.is_member(league.id, user.id):
+        raise Refused(f"league {league.name!r} is closed: only its members may submit", Refusal.NOT_ALLOWED)
     if len(source) > settings.upload_kb * 1024:
         raise Refused(f"the file is {len(source) // 1024} KB; league {league.name!r} takes at most "
-                      f"{settings.upload_kb} KB", 413)
+                      f"{settings.upload_kb} KB", Refusal.TOO_LARGE)
     if not NAME.fullmatch(name):
         raise Refused(f"bad bot name {name!r}: use 1-40 lower-case letters, digits, '-' or '_', "
-                      "starting with a letter", 422)
+                      "starting with a letter", Refusal.INVALID)
     if name in installed_bots():
-        raise Refused(f"{name!r} is the name of an installed bot: pick another name", 422)
-    owners = {s.user_id for s in store.submissions(name)}
+        raise Refused(f"{name!r} is the name of an installed bot: pick another name", Refusal.INVALID)
+    owners = {s.user_id for s in store.submissions.all(name)}
     if owners and owners != {user.id}:
-        raise Refused(f"bot name {name!r} belongs to another author: pick another name", 403)
+        raise Refused(f"bot name {name!r} belongs to another author: pick another name", Refusal.NOT_ALLOWED)
     if len(about) > 2000:
-        raise Refused("the description is longer than 2000 characters", 422)
+        raise Refused("the description is longer than 2000 characters", Refusal.INVALID)
     try:
         text = source.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise Refused(f"the file is not UTF-8 text (byte {exc.start}): upload a Python source file", 422) from None
+        raise Refused(f"the file is not UTF-8 text (byte {exc.start}): upload a Python source file",
+                      Refusal.INVALID) from None
     if "\x00" in text:
-        raise Refused("the file holds a NUL byte: upload a Python source file", 422)
+        raise Refused("the file holds a NUL byte: upload a Python source file", Refusal.INVALID)
     since = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)).isoformat(timespec="seconds")
-    recent = store.db.execute("select count(*) from audit where user_id = ? and action = 'submit' and at >= ?",
-                              [user.id, since]).fetchone()[0]
+    recent = store.accounts.actions_since(user.id, "submit", since)
     if recent >= settings.submissions_per_hour:
         raise Refused(f"{recent} submissions in the last hour: league {league.name!r} takes at most "
-                      f"{settings.submissions_per_hour} per author per hour; try again later", 429)
+                      f"{settings.submissions_per_hour} per author per hour; try again later", Refusal.TOO_MANY)
     report = check_code(BotCode(label=filename, text=text, class_name=class_name))
     if not report.passed:
-        raise Refused(f"{filename} did not pass the checks: {report.first_failure()}", 422, report)
-    with store.db.atomic():
-        submission, _ = store.submit(name, text, report.kind, filename, class_name, user.id, about or None)
-        same = [e for e in store.entries(league.id, status="active", user_id=user.id)
+        raise Refused(f"{filename} did not pass the checks: {report.first_failure()}", Refusal.INVALID, report)
+    with store.transaction():
+        submission, _ = store.submissions.submit(name, text, report.kind, filename, class_name, user.id, about or None)
+        same = [e for e in store.leagues.entries(league.id, status="active", user_id=user.id)
                 if e.spec.split("@", 1)[0] == name]
         retired = []
         for old in same:
             if old.submission_id == submission.id:
                 raise Refused(f"{submission.spec} is already in league {league.name!r}: this is the same code",
-                              422)
-            store.retire_entry(old.id)
+                              Refusal.INVALID)
+            store.leagues.retire_entry(old.id)
             retired.append(old.spec)
-        entry = store.add_entry(league.id, submission.spec, "active", submission.id, user.id, report.text())
-        store.audit("submit", submission.spec, user.id, f"league {league.name}"
+        entry = store.leagues.add_entry(league.id, submission.spec, "active", submission.id, user.id, report.text())
+        store.accounts.audit("submit", submission.spec, user.id, f"league {league.name}"
                     + (f"; retired {', '.join(retired)}" if retired else ""))
     return Submitted(entry, submission, report, retired)
 
 
 def retire(store: Store, league: League, user: User, entry_id: int) -> Entry:
     """Take an entrant out of the league (its author's, or any for an admin)."""
-    entry = store.entry(entry_id)
+    entry = store.leagues.entry(entry_id)
     if entry is None or entry.league_id != league.id:
-        raise Refused(f"no entrant {entry_id} in league {league.name!r}", 404)
+        raise Refused(f"no entrant {entry_id} in league {league.name!r}", Refusal.NOT_FOUND)
     if entry.user_id != user.id and not user.admin:
-        raise Refused(f"entrant {entry.spec} is not yours to retire", 403)
+        raise Refused(f"entrant {entry.spec} is not yours to retire", Refusal.NOT_ALLOWED)
     if entry.status != "active":
-        raise Refused(f"entrant {entry.spec} is {entry.status} already", 422)
-    with store.db.atomic():
-        store.retire_entry(entry.id)
-        store.audit("retire", entry.spec, user.id, f"league {league.name}")
-    return store.entry(entry.id)  # type: ignore[return-value]  # still there
+        raise Refused(f"entrant {entry.spec} is {entry.status} already", Refusal.INVALID)
+    with store.transaction():
+        store.leagues.retire_entry(entry.id)
+        store.accounts.audit("retire", entry.spec, user.id, f"league {league.name}")
+    return store.leagues.entry(entry.id)  # type: ignore[return-value]  # still there
 
 
 def may_read_code(league: League | None, user: User | None, submission: Submission) -> bool:

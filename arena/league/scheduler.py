@@ -29,7 +29,7 @@ from arena.engine.openings import game_seed
 from arena.league.policy import LEAGUE_FORMAT, LeagueError, settings_of
 from arena.players.plugins import BotSpecError, installed_bots, load_entry, parse_spec
 from arena.records import BotCode, GameRecord, GameSpec
-from arena.store.store import Entry, League, Store
+from arena.store import Entry, League, Store
 from arena.tournament.cluster import worker_needs
 from arena.tournament.config import ConfigError, TournamentConfig, config_from_table
 from arena.tournament.execution import Executor, WorkerLost
@@ -84,16 +84,16 @@ def create_league(store: Store, name: str, path: str | None) -> League:
             load_entry(parse_spec(spec), installed_bots())
         except BotSpecError as exc:
             raise LeagueError(f"{source}: bots: {exc}") from None
-    if store.league(name) is not None or store.tournament(name) is not None:
+    if store.leagues.get(name) is not None or store.tournaments.get(name) is not None:
         raise LeagueError(f"there is already a league or tournament named {name!r} in {store.path}: pick another")
     identity = {"format": LEAGUE_FORMAT, "rules": config.rules.as_dict(), "name": name}
-    with store.db.atomic():
-        tournament_id = store.start_tournament(name, LEAGUE_FORMAT, identity, raw, config.seed)
-        store.finish_tournament(tournament_id, "interrupted")  # not running until 'arena league run'
-        league = store.create_league(name, raw, tournament_id, settings.public_code, settings.closed)
+    with store.transaction():
+        tournament_id = store.tournaments.start(name, LEAGUE_FORMAT, identity, raw, config.seed)
+        store.tournaments.set_status(tournament_id, "interrupted")  # not running until 'arena league run'
+        league = store.leagues.create(name, raw, tournament_id, settings.public_code, settings.closed)
         for spec in config.bots:
-            store.add_entry(league.id, spec, "active")
-        store.audit("create league", name, detail=", ".join(config.bots))
+            store.leagues.add_entry(league.id, spec, "active")
+        store.accounts.audit("create league", name, detail=", ".join(config.bots))
     return league
 
 
@@ -105,13 +105,13 @@ def active_field(
     ``known`` keeps the code already read, by submission id: a stored version never
     changes, so the runner reads each one's source once, not before every batch."""
     known = {} if known is None else known
-    entries = store.entries(league.id, status="active")
+    entries = store.leagues.entries(league.id, status="active")
     code: dict[str, BotCode] = {}
     for entry in entries:
         if entry.submission_id is None:
             continue
         if entry.submission_id not in known:
-            submission = store.submission_by_id(entry.submission_id)
+            submission = store.submissions.by_id(entry.submission_id)
             if submission is None:
                 continue
             known[entry.submission_id] = BotCode(label=submission.spec, text=submission.source,
@@ -200,7 +200,7 @@ def run_league(
     at once; a stop stores what finished and leaves the rest for the next run."""
     config = config_of(league.config, league.name)
     cluster = cluster or config.cluster  # --cluster, else the league file's, else ARENA_CLUSTER
-    stored = store.stored_keys(league.tournament_id)
+    stored = store.games.keys(league.tournament_id)
     schedule = LeagueSchedule(config, stored)
     outcome = LeagueOutcome()
     bot_ids: dict[str, int] = {}
@@ -216,13 +216,13 @@ def run_league(
             for record in pending:
                 for spec in record.spec.bots:
                     if spec not in bot_ids:
-                        bot_ids[spec] = store.bot_id(bot_identity(spec, dict(record.spec.submitted)))
-            outcome.played += store.record_games(league.tournament_id, pending, bot_ids)
+                        bot_ids[spec] = store.bots.id_of(bot_identity(spec, dict(record.spec.submitted)))
+            outcome.played += store.games.record(league.tournament_id, pending, bot_ids)
             stored.update(record.spec.key for record in pending)
             pending.clear()
 
-    with store.running(league.name), _stop_signals(outcome) as hold:  # type: ignore[arg-type]
-        store.db.table("tournaments").update(league.tournament_id, {"status": "running", "finished_at": None})
+    with store.tournaments.running(league.name), _stop_signals(outcome) as hold:  # type: ignore[arg-type]
+        store.tournaments.set_status(league.tournament_id, "running")
         try:
             if executor is None:
                 # The field changes as authors submit: a cluster's workers need the league's
@@ -267,5 +267,5 @@ def run_league(
             finally:
                 if own_executor and executor is not None:
                     executor.close(cancel=outcome.interrupted)
-                store.finish_tournament(league.tournament_id, "interrupted" if outcome.interrupted else "finished")
+                store.tournaments.set_status(league.tournament_id, "interrupted" if outcome.interrupted else "finished")
     return outcome

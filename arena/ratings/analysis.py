@@ -19,7 +19,7 @@ from arena.engine.scores import score_of_win, stones_of_score
 from arena.engine.solvers import find_solver
 
 if TYPE_CHECKING:
-    from arena.store.store import Store, StoredGame
+    from arena.store import Store, StoredGame
 
 LOST_WIN = "lost win"
 LOST_DRAW = "lost draw"
@@ -123,19 +123,19 @@ def analyse_stored(store: Store, game_id: int, budget: float | None, solve: Solv
     Unknown positions are tried again when the budget is larger than last time.
     """
     from arena.engine.game import parse_moves
-    from arena.store.store import rules_of
+    from arena.store import rules_of
 
-    game = store.game(game_id)
+    game = store.games.get(game_id)
     rules = rules_of(game)
     moves = parse_moves(game.moves or "", rules)
-    stored = store.position_values(game_id)
+    stored = store.analyses.values(game_id)
     if budget is None and not stored:
         return []  # never analysed
     known = {ply: value for ply, (value, tried) in stored.items()
              if value is not None or budget is None or tried >= budget}
     if budget is not None and len(known) < len(moves) + 1:
         values = position_values(rules, moves, budget, solve or solver_solve(rules), known)
-        store.save_position_values(game_id, {p: v for p, v in values.items() if p not in known}, budget)
+        store.analyses.save(game_id, {p: v for p, v in values.items() if p not in known}, budget)
     else:
         values = {ply: value for ply, (value, _) in stored.items()}
     return analyse(rules, moves, values)

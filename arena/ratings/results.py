@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from arena.ratings.fit import PairCounts
 from arena.records import Termination
-from arena.store.store import StoredGame
+from arena.store import StoredGame
 
 
 @dataclass

@@ -25,7 +25,7 @@ from arena.engine.game import Rules
 from arena.errors import ArenaError
 from arena.ratings.fit import Result
 from arena.ratings.results import LeagueResults, first_player_score
-from arena.store.store import Store, StoredTournament
+from arena.store import Store, StoredTournament
 from arena.text import plural
 
 CASUAL = "casual"  # the format of the tournaments 'arena play' and 'arena import' store games in
@@ -86,7 +86,7 @@ class Selection:
     def results(self) -> LeagueResults:
         """The games' results per pair of entrants, counted by the store."""
         results = LeagueResults()
-        for first, second, wins, draws, losses, first_forfeits, second_forfeits in self.store.counted_pairs(
+        for first, second, wins, draws, losses, first_forfeits, second_forfeits in self.store.results.pairs(
                 self._tournament_id):
             results.add(self.entrants[first], self.entrants[second], (wins, draws, losses),
                         (first_forfeits, second_forfeits))
@@ -95,7 +95,7 @@ class Selection:
     def in_order(self) -> Iterator[Result]:
         """Each game's result, by tournament name and game key (the incremental Elo's
         order: the same games give the same column), read from the store as used."""
-        for first, second, winner in self.store.counted_in_order(self._tournament_id):
+        for first, second, winner in self.store.results.in_order(self._tournament_id):
             yield Result(self.entrants[first], self.entrants[second], first_player_score(winner))
 
 
@@ -109,12 +109,12 @@ def select(store: Store, tournament: str | None = None, league: bool = False) ->
     """
     if league and tournament:
         raise SelectionError(f"give either a tournament ({tournament!r}) or the whole league, not both")
-    chosen = None if league else store.check_tournament(tournament) if tournament else latest_tournament(store)
-    summary = store.counted_summary(None if chosen is None else chosen.id)
+    chosen = None if league else store.tournaments.check(tournament) if tournament else latest_tournament(store)
+    summary = store.results.summary(None if chosen is None else chosen.id)
     if not summary.games:
         raise SelectionError(_why_empty(store, chosen))
     return Selection(
-        store, chosen, [t for t in store.tournaments() if t.id in set(summary.tournament_ids)], summary.games,
+        store, chosen, [t for t in store.tournaments.all() if t.id in set(summary.tournament_ids)], summary.games,
         list(dict.fromkeys(Rules(**json.loads(rules)).describe() for rules in summary.rules)),
         entrant_names(summary.bots),
     )
@@ -122,7 +122,7 @@ def select(store: Store, tournament: str | None = None, league: bool = False) ->
 
 def latest_tournament(store: Store) -> StoredTournament:
     """The tournament stored last that is not casual; SelectionError if there is none."""
-    tournaments = store.tournaments()
+    tournaments = store.tournaments.all()
     if not tournaments:
         raise SelectionError(f"no tournaments in {store.path} yet: run 'arena tournament run' first")
     played = [t for t in tournaments if t.format != CASUAL]
@@ -156,20 +156,20 @@ def _labels(spec: str, hashes: set[str]) -> dict[str, str]:
 
 def _why_empty(store: Store, chosen: StoredTournament | None) -> str:
     """A true message for a selection with no game a table can show."""
-    unnamed = store.unnamed_count(None if chosen is None else chosen.id)
+    unnamed = store.results.unnamed_count(None if chosen is None else chosen.id)
     if unnamed:
         where = "the whole league" if chosen is None else f"tournament {chosen.name!r}"
         return (
             f"{where} in {store.path} holds {plural(unnamed, 'finished game')} with a player its file did not "
             "name ('unnamed'): such games count in no table; import them with their players named"
         )
-    stored = store.game_count()
-    finished = store.game_count(finished_only=True)
+    stored = store.games.count()
+    finished = store.games.count(finished_only=True)
     if chosen is None:
         if stored == 0:
             return f"no games stored in {store.path} yet: run 'arena tournament run' first"
         return f"{store.path} holds {plural(stored, 'game')}, none of them finished: no table to show yet"
-    here = store.game_count(tournament=chosen.name)
+    here = store.games.count(tournament=chosen.name)
     what = f"tournament {chosen.name!r} ({chosen.status}) has no finished games"
     if here:
         what += f" ({here} unfinished)"

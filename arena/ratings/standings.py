@@ -16,7 +16,7 @@ from tabulate import tabulate
 
 from arena.ratings.fit import Fit, Result, fit_ratings, incremental_elo
 from arena.ratings.results import LeagueResults, first_player_score
-from arena.store.store import StoredGame
+from arena.store import StoredGame
 from arena.text import printable
 
 OUTPUT_FORMATS = ("table", "github", "csv", "json")

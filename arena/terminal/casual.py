@@ -17,7 +17,7 @@ from arena.engine.game import Board, Rules
 from arena.errors import ArenaError
 from arena.formats.game_files import ImportedGame, rules_prefix
 from arena.records import RESULTS, GameRecord, GameSpec, MoveRecord, Outcome, Termination
-from arena.store.store import UNNAMED, BotIdentity, Store
+from arena.store import UNNAMED, BotIdentity, Store
 from arena.text import clip
 
 HUMAN = "human"
@@ -40,7 +40,7 @@ def import_into(store: Store, game: ImportedGame) -> int:
     named = (players[0] or UNNAMED, players[1] or UNNAMED)
     # A player the file does not name may be anyone: a move line exported from a
     # stored game is that game again, whoever played it.
-    stored = store.find_game(game.rules, game.moves_string, players[0], players[1])
+    stored = store.games.find(game.rules, game.moves_string, players[0], players[1])
     if stored is not None:
         raise DuplicateGameError(
             f"this game ({named[0]} vs {named[1]}, {rules_prefix(game.rules)} {clip(game.moves_string, 24)}) "
@@ -71,16 +71,16 @@ def save_game(
     """
     name = f"casual {rules_prefix(rules)}"
     identity = {"format": "casual", "rules": rules.as_dict()}
-    tournament_id = store.start_tournament(name, "casual", identity, identity, 0)
-    bot_ids = {p: store.bot_id(_identity(p)) for p in players}
+    tournament_id = store.tournaments.start(name, "casual", identity, identity, 0)
+    bot_ids = {p: store.bots.id_of(_identity(p)) for p in players}
     key = f"c{int(time.time() * 1000):013d}"
     # Each casual game is a pairing of its own, named by its key.
     spec = GameSpec(key=key, rules=rules, first=players[0], second=players[1], pairing=key)
     moves = [MoveRecord(ply, move, *(plies[ply] if ply < len(plies) else (None, None)))
              for ply, move in enumerate(board.history)]
     record = GameRecord(spec, outcome or _outcome_of(board), moves, 0.0, time.time())
-    game_id = store.record_game(tournament_id, record, bot_ids, replace=replace)
-    store.finish_tournament(tournament_id, "finished")
+    game_id = store.games.record_one(tournament_id, record, bot_ids, replace=replace)
+    store.tournaments.set_status(tournament_id, "finished")
     return game_id
 
 

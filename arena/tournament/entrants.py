@@ -17,7 +17,7 @@ from pathlib import Path
 from arena.entry.submissions import resolve
 from arena.players.plugins import BotChecker, BotSpecError, parse_spec, spec_text
 from arena.records import BotCode
-from arena.store.store import Store, StoreError
+from arena.store import Store, StoreError
 from arena.tournament.config import ConfigError, TournamentConfig, check_field_of_play, check_listed_once
 
 

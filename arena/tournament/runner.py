@@ -20,7 +20,7 @@ from typing import Any
 from arena.players.plugins import installed_bots, load_entry, parse_spec
 from arena.records import BotCode, GameRecord, GameSpec
 from arena.referee.referee import play_game
-from arena.store.store import BotIdentity, FinishedGame, Store
+from arena.store import BotIdentity, FinishedGame, Store
 from arena.text import content_hash
 from arena.tournament.cluster import worker_needs
 from arena.tournament.config import TournamentConfig
@@ -70,7 +70,7 @@ def run_tournament(
     cluster has to say as it plays (a worker refused).
     """
     config = resolve_bots(config, store)
-    with store.running(config.name):
+    with store.tournaments.running(config.name):
         return _run(config, store, executor, progress, notify)
 
 
@@ -81,11 +81,11 @@ def _run(
     total = game_count(config)
     submitted = dict(config.submitted)
     identities = {spec: bot_identity(spec, submitted) for spec in config.entrants}
-    tournament_id = store.start_tournament(
+    tournament_id = store.tournaments.start(
         config.name, config.format, config.identity(), _as_given(config), config.seed, identities.values()
     )
-    bot_ids = {spec: store.bot_id(identity) for spec, identity in identities.items()}
-    stored = store.stored_keys(tournament_id)
+    bot_ids = {spec: store.bots.id_of(identity) for spec, identity in identities.items()}
+    stored = store.games.keys(tournament_id)
     todo_count = total - len(stored)
     todo = (spec for spec in iter_schedule(config) if spec.key not in stored)
     outcome = RunOutcome(tournament_id, total, len(stored), 0)
@@ -96,7 +96,7 @@ def _run(
     def store_pending() -> None:
         if pending:
             with _signals_deferred():  # a stop comes after the games are stored, never between
-                outcome.played += store.record_finished(tournament_id, pending, bot_ids)
+                outcome.played += store.games.record_finished(tournament_id, pending, bot_ids)
                 pending.clear()
 
     with _stop_signals(outcome) as hold:
@@ -130,7 +130,7 @@ def _run(
                     executor.close(cancel=outcome.interrupted)
                 outcome.seconds = time.perf_counter() - started
                 status = "interrupted" if outcome.interrupted else "finished"
-                store.finish_tournament(tournament_id, status)
+                store.tournaments.set_status(tournament_id, status)
     return outcome
 
 

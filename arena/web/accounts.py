@@ -29,7 +29,7 @@ from fastapi import APIRouter, Form, HTTPException, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from arena.league.accounts import AccountError, Throttle, disable_user, renew_token, set_password, sign_in
-from arena.store.store import Store, StoreError, User
+from arena.store import Store, StoreError, User
 from arena.web.pages import StoreDep, page
 
 router = APIRouter(include_in_schema=False)
@@ -57,12 +57,12 @@ def session_key(db: str) -> str:
     restarted server keeps its visitors signed in. Where the database cannot be
     written (a file this user may only read), a key for this server's life."""
     with Store(db, read_only=True) as store:
-        found = store.stored_setting("session_key")
+        found = store.accounts.stored_setting("session_key")
     if found is not None:
         return found
     try:
         with Store(db, create=False) as store:
-            return store.setting("session_key", lambda: secrets.token_hex(32))
+            return store.accounts.setting("session_key", lambda: secrets.token_hex(32))
     except StoreError:
         return secrets.token_hex(32)
 
@@ -92,8 +92,9 @@ def signed_in(request: Request, store: Store) -> User | None:
     user_id = request.session.get("user")
     if not isinstance(user_id, int):
         return None
-    user = store.user_by_id(user_id)
-    if user is None or request.session.get("key") != fingerprint(user) or store.session_ended(session_id(request)):
+    user = store.accounts.user_by_id(user_id)
+    if (user is None or request.session.get("key") != fingerprint(user)
+            or store.accounts.session_ended(session_id(request))):
         request.session.clear()
         return None
     return user
@@ -211,7 +212,7 @@ def signout(request: Request, csrf: Csrf = "") -> Response:
         # expires, unless the server remembers that this session ended.
         until = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=SESSION_SECONDS)
         with writing(request) as store:
-            store.end_session(session_id(request), until.isoformat(timespec="seconds"))
+            store.accounts.end_session(session_id(request), until.isoformat(timespec="seconds"))
     request.session.clear()
     return RedirectResponse("/", 303)
 
@@ -251,7 +252,7 @@ def change_password(request: Request, current: Annotated[str, Form(max_length=PA
             set_password(store, user, new)
         except AccountError as exc:
             return refused(422, f"{exc}.")
-        changed = store.user_by_id(user.id)
+        changed = store.accounts.user_by_id(user.id)
         assert changed is not None  # it was just written
         start_session(request, changed)  # this session goes on; every other one ends
         return private(page(request, "account.html", title="Account", user=changed, csrf=csrf_token(request),
@@ -275,7 +276,7 @@ def renew_own_token(request: Request, csrf: Csrf = "") -> Response:
 @router.get("/users", response_class=HTMLResponse)
 def users_page(request: Request, store: StoreDep) -> Response:
     admin = require_admin(request, store)
-    return private(page(request, "users.html", title="Users", users=store.users(), me=admin,
+    return private(page(request, "users.html", title="Users", users=store.accounts.users(), me=admin,
                         csrf=csrf_token(request)))
 
 

@@ -35,7 +35,7 @@ from arena.ratings.fit import MEAN_RATING
 from arena.ratings.results import LeagueResults, first_player_score
 from arena.ratings.selection import SelectionError, select
 from arena.ratings.sprt import elo_with_interval
-from arena.store.store import Store, StoredBot, StoredGame, Submission
+from arena.store import Store, StoredBot, StoredGame, Submission
 from arena.text import printable
 from arena.web.cache import TableCache
 from arena.web.pages import StoreDep, page
@@ -124,15 +124,15 @@ def compute_league_bots(store: Store) -> LeagueBots:
     for bot_id, name in chosen.entrants.items():
         ids.setdefault(name, []).append(bot_id)
     names = {(bot.spec, bot.content_hash): chosen.entrants[bot.id]
-             for bot in store.stored_bots(chosen.entrants)}
+             for bot in store.bots.stored(chosen.entrants)}
     forfeits: dict[str, dict[str, int]] = {}
-    for bot_id, reason, count in store.forfeit_reasons(None):
+    for bot_id, reason, count in store.results.forfeit_reasons(None):
         reasons = forfeits.setdefault(chosen.entrants[bot_id], {})
         reasons[reason] = reasons.get(reason, 0) + count
     results = chosen.results()
     # The stream Selection.in_order reads, by bot id: a million games are seconds
     # either way, and a Result built per game is one of them.
-    history = rating_histories(store.counted_in_order(None), chosen.entrants)
+    history = rating_histories(store.results.in_order(None), chosen.entrants)
     return LeagueBots(
         chosen.as_dict(), ids, names, results, results.tally(), history,
         {bot: sorted(reasons.items(), key=lambda item: (-item[1], item[0])) for bot, reasons in forfeits.items()})
@@ -253,7 +253,7 @@ def submission_about(versions: list[Submission], number: str, bots: LeagueBots) 
 
 def submissions_by_name(store: Store, name: str | None = None) -> dict[str, list[Submission]]:
     found: dict[str, list[Submission]] = {}
-    for submission in store.submissions(name):
+    for submission in store.submissions.all(name):
         found.setdefault(submission.name, []).append(submission)
     return found
 
@@ -303,7 +303,7 @@ def bot_data(store: Store, bots: LeagueBots, name: str) -> dict[str, Any]:
     bot_ids = bots.find(name)
     wins, draws, losses, forfeits = bots.tally.get(name, [0, 0, 0, 0])
     history = bots.history.get(name)
-    rows = store.stored_bots(bot_ids)
+    rows = store.bots.stored(bot_ids)
     base = rows[-1].name.rpartition("@v")[0]
     return {
         **bot_about(name, rows, submissions_by_name(store, base) if base else {}, bots),
@@ -315,7 +315,7 @@ def bot_data(store: Store, bots: LeagueBots, name: str) -> dict[str, Any]:
             "games": history.games,
             "points": [[game, round(elo, 1), round(low, 1), round(high, 1)]
                        for game, elo, low, high in history.points]},
-        "recent_games": [game_row(g, bots, name) for g in store.latest_games_of(bot_ids, RECENT_GAMES)],
+        "recent_games": [game_row(g, bots, name) for g in store.games.latest_of(bot_ids, RECENT_GAMES)],
     }
 
 
@@ -335,7 +335,7 @@ def matchup_data(store: Store, bots: LeagueBots, a: str, b: str, page_number: in
     if wins + draws + losses:
         diff, low, high = elo_with_interval(wins, draws, losses)
         elo = {"elo": finite(diff), "low": finite(low), "high": finite(high)}
-    game_ids = store.pair_game_ids(a_ids, b_ids)
+    game_ids = store.games.pair_ids(a_ids, b_ids)
     pages = max(1, -(-len(game_ids) // PAGE_GAMES))
     if page_number > pages:
         raise HTTPException(404, f"{a!r} against {b!r}: {len(game_ids)} stored games on {pages} pages, "
@@ -346,9 +346,9 @@ def matchup_data(store: Store, bots: LeagueBots, a: str, b: str, page_number: in
         "by_colour": {"a_first": wdl(as_first), "a_second": wdl(as_second)},
         "by_opening": [{"opening": o.opening, **record(*(x + y for x, y in zip(o.first, o.second))),
                         "a_first": wdl(o.first), "a_second": wdl(o.second)}
-                       for o in store.pair_openings(a_ids, b_ids)],
+                       for o in store.results.pair_openings(a_ids, b_ids)],
         "stored_games": len(game_ids), "page": page_number, "pages": pages,
-        "games_on_page": [game_row(g, bots, a) for g in store.games_by_id(shown)],
+        "games_on_page": [game_row(g, bots, a) for g in store.games.by_id(shown)],
     }
 
 
@@ -382,7 +382,7 @@ def matchup_page(request: Request, store: StoreDep, a: BotName, b: BotName,
             "says of it")
 def api_bots(request: Request, store: StoreDep) -> list[dict[str, Any]]:
     bots = league_bots(request, store)
-    rows = {row.id: row for row in store.stored_bots()}
+    rows = {row.id: row for row in store.bots.stored()}
     submitted = submissions_by_name(store)
     listed = []
     for name in sorted(bots.ids):

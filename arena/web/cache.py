@@ -2,7 +2,7 @@
 
 A standings table of a million games takes seconds to count; a page must take
 milliseconds. Each table is kept under its key (what it shows) together with
-the store's :meth:`~arena.store.store.Store.version` when it was computed: a
+the store's :meth:`~arena.store.Store.version` when it was computed: a
 request whose version differs (a game arrived, a tournament finished) computes
 it again, so a cached table is never stale, only reused while nothing changed.
 """

@@ -24,7 +24,7 @@ from arena.engine.game import MAX_SIZE, Rules, format_move, parse_moves
 from arena.formats.game_files import export_json, export_moves
 from arena.ratings.analysis import analyse_stored, describe
 from arena.records import RESULTS, Termination
-from arena.store.store import Store, StoredGame, StoredMove, rules_of
+from arena.store import Store, StoredGame, StoredMove, rules_of
 from arena.text import plural, printable
 from arena.web.pages import StoreDep, page
 
@@ -74,7 +74,7 @@ def listing(store: Store, tournament: str | None, bot: str | None, result: str |
                termination: Termination | None, page_number: int, per_page: int) -> dict[str, Any]:
     """One page of the games that match the filters, newest first, with the query
     strings of the pages either side (None where there is none)."""
-    games = store.page_of_games(tournament, bot, result, None if termination is None else str(termination),
+    games = store.games.page(tournament, bot, result, None if termination is None else str(termination),
                             offset=(page_number - 1) * per_page, limit=per_page + 1)  # one more: is there a next?
     filters = {"tournament": tournament, "bot": bot, "result": result,
                "termination": None if termination is None else str(termination)}
@@ -99,7 +99,7 @@ def games_list(request: Request, store: StoreDep, tournament: TournamentFilter =
                per_page: PerPage = GAMES_PER_PAGE) -> HTMLResponse:
     shown = listing(store, tournament, bot, result, termination, page_number, per_page)
     return page(request, "games.html", title="Games", **shown, default_per_page=GAMES_PER_PAGE,
-                tournaments=[t.name for t in reversed(store.tournaments())], bots=store.bot_specs(),
+                tournaments=[t.name for t in reversed(store.tournaments.all())], bots=store.bots.specs(),
                 results=list(RESULTS.values()), terminations=[str(t) for t in Termination])
 
 
@@ -205,7 +205,7 @@ def _json_escapes() -> dict[int, str]:
 @router.get("/games/{game_id}", response_class=HTMLResponse, include_in_schema=False)
 def game_page(request: Request, store: StoreDep, game_id: GameId,
               ply: ShownPly = None) -> HTMLResponse:
-    game = store.game(game_id)
+    game = store.games.get(game_id)
     rules = rules_of(game)
     moves = parse_moves(game.moves or "", rules)
     if ply is not None and ply > len(moves):
@@ -218,7 +218,7 @@ def game_page(request: Request, store: StoreDep, game_id: GameId,
     replay = {"width": rules.width, "height": rules.height, "cell": CELL, "left": board["left"], "cells": cells,
               "falls": [rules.drawing.fall(row) for _, row in cells],
               "moves": [format_move(m, rules) for m in moves], "ply": shown}
-    rows = store.moves(game_id)
+    rows = store.games.moves(game_id)
     document = export_text(game, rows, indent=2).translate(_json_escapes())
     return page(request, "game.html", title=f"Game {game_id}", game=game, rules=rules.describe(),
                 board=board, shown=shown, plies=len(moves),
@@ -230,12 +230,12 @@ def game_page(request: Request, store: StoreDep, game_id: GameId,
 def game_file(store: StoreDep, game_id: GameId,
               fmt: Annotated[Literal["moves", "json"], Query(alias="format")] = "moves") -> Response:
     """The game as a file to download: ``arena export``'s one line, or its JSON."""
-    game = store.game(game_id)
+    game = store.games.get(game_id)
     if fmt == "moves":
         rules = rules_of(game)
         body, kind, suffix = export_moves(rules, parse_moves(game.moves or "", rules)) + "\n", "text/plain", "txt"
     else:
-        body, kind, suffix = export_text(game, store.moves(game_id), indent=2) + "\n", "application/json", "json"
+        body, kind, suffix = export_text(game, store.games.moves(game_id), indent=2) + "\n", "application/json", "json"
     return Response(body, media_type=kind, headers={
         "Content-Disposition": f'attachment; filename="game-{game_id}.{suffix}"', "X-Content-Type-Options": "nosniff"})
 
@@ -243,9 +243,9 @@ def game_file(store: StoreDep, game_id: GameId,
 @router.get("/api/games/{game_id}", summary="A game with its moves: 'arena export --format json' with id, "
             "tournament and key")
 def api_game(store: StoreDep, game_id: GameId) -> dict[str, Any]:
-    game = store.game(game_id)
+    game = store.games.get(game_id)
     return {"id": game.id, "tournament": game.tournament, "key": game.key,
-            **json.loads(export_text(game, store.moves(game_id)))}
+            **json.loads(export_text(game, store.games.moves(game_id)))}
 
 
 # --- live pages ------------------------------------------------------------------------

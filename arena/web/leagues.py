@@ -25,6 +25,7 @@ from starlette.types import Message
 from arena.league.accounts import Throttle, hash_token
 from arena.league.policy import (
     LeagueSettings,
+    Refusal,
     Refused,
     Submitted,
     may_read_code,
@@ -34,7 +35,7 @@ from arena.league.policy import (
 )
 from arena.ratings.selection import SelectionError
 from arena.ratings.standings import Standings, active_rows, standings_data
-from arena.store.store import EntrantRecord, Entry, League, Store, StoreError, Submission, User
+from arena.store import EntrantRecord, Entry, League, Store, StoreError, Submission, User
 from arena.text import printable
 from arena.web.accounts import Csrf, Next, check_csrf, csrf_token, local_path, private, require_user, signed_in, writing
 from arena.web.pages import StoreDep, page, tables
@@ -78,13 +79,13 @@ def api_leagues(store: StoreDep) -> list[dict[str, Any]]:
 
 @router.get("/leagues/{name}", response_class=HTMLResponse, include_in_schema=False)
 def league_page(request: Request, store: StoreDep, name: LeagueName, all_versions: AllVersions = False) -> Response:
-    league = store.check_league(name)
+    league = store.leagues.check(name)
     viewer = signed_in(request, store)
     if viewer is not None and viewer.disabled:
         viewer = None  # a disabled account sees what everyone sees, and may do nothing
     standings = league_standings(request, store, league, all_versions)
-    authors = {user.id: user.name for user in store.users()}
-    entries = store.entries(league.id, status=None if all_versions else "active")
+    authors = {user.id: user.name for user in store.accounts.users()}
+    entries = store.leagues.entries(league.id, status=None if all_versions else "active")
     shown = [entrant_row(store, league, viewer, entry, authors) for entry in reversed(entries)]
     response = page(request, "league.html", title=f"League {league.name}", league=league,
                     settings=settings_of(league.config), standings=standings, entries=shown,
@@ -97,7 +98,7 @@ def league_page(request: Request, store: StoreDep, name: LeagueName, all_version
             summary="A league's standings, as 'arena league standings NAME --format json' (active entrants by default)")
 def api_league(request: Request, store: StoreDep, name: LeagueName,
                all_versions: AllVersions = False) -> dict[str, Any]:
-    league = store.check_league(name)
+    league = store.leagues.check(name)
     standings = league_standings(request, store, league, all_versions)
     if standings is None:
         return {"selection": {"league": league.name, "games": 0, "all_versions": all_versions}, "standings": []}
@@ -115,17 +116,17 @@ def league_standings(request: Request, store: Store, league: League,
         return None
     rows = shown.standings
     if not all_versions:
-        rows = active_rows(rows, {entry.spec for entry in store.entries(league.id, status="active")})
+        rows = active_rows(rows, {entry.spec for entry in store.leagues.entries(league.id, status="active")})
     return rows, shown.selection
 
 
 def league_rows(store: Store) -> list[dict[str, Any]]:
     rows = []
-    for league in store.leagues():
+    for league in store.leagues.all():
         settings = settings_of(league.config)
         rows.append({
-            "name": league.name, "active": len(store.entries(league.id, status="active")),
-            "games": store.tournament_game_count(league.tournament_id), "status": tournament_status(store, league),
+            "name": league.name, "active": len(store.leagues.entries(league.id, status="active")),
+            "games": store.games.tournament_count(league.tournament_id), "status": tournament_status(store, league),
             "closed": league.closed, "public_code": league.public_code, "upload_kb": settings.upload_kb,
             "submissions_per_hour": settings.submissions_per_hour, "created_at": league.created_at})
     return rows
@@ -133,12 +134,12 @@ def league_rows(store: Store) -> list[dict[str, Any]]:
 
 def tournament_status(store: Store, league: League) -> str:
     """"running" while ``arena league run`` plays it, else "interrupted" or "finished"."""
-    return next((t.status for t in store.tournaments() if t.id == league.tournament_id), "unknown")
+    return next((t.status for t in store.tournaments.all() if t.id == league.tournament_id), "unknown")
 
 
 def entrant_row(store: Store, league: League, viewer: User | None, entry: Entry,
                 authors: dict[int, str]) -> dict[str, Any]:
-    submission = store.submission_by_id(entry.submission_id) if entry.submission_id is not None else None
+    submission = store.submissions.by_id(entry.submission_id) if entry.submission_id is not None else None
     return {"entry": entry, "author": authors.get(entry.user_id or 0, ""), "submission": submission,
             "code": submission is not None and may_read_code(league, viewer, submission),
             "retire": viewer is not None and entry.status == "active" and (viewer.admin or entry.user_id == viewer.id)}
@@ -161,10 +162,11 @@ class OwnEntry:
 def my_page(request: Request, store: StoreDep) -> Response:
     user = require_user(request, store)
     own = []
-    for league in store.leagues():
-        for entry in reversed(store.entries(league.id, user_id=user.id)):
-            submission = store.submission_by_id(entry.submission_id) if entry.submission_id is not None else None
-            own.append(OwnEntry(league, entry, submission, store.entrant_record(league.tournament_id, entry.spec)))
+    for league in store.leagues.all():
+        for entry in reversed(store.leagues.entries(league.id, user_id=user.id)):
+            submission = store.submissions.by_id(entry.submission_id) if entry.submission_id is not None else None
+            record = store.leagues.entrant_record(league.tournament_id, entry.spec)
+            own.append(OwnEntry(league, entry, submission, record))
     return private(page(request, "my.html", title="My bots", user=user, own=own, csrf=csrf_token(request)))
 
 
@@ -180,21 +182,21 @@ def retire_form(request: Request, entry_id: EntryId, csrf: Csrf = "", next_page:
 @router.get("/submissions/{submission_id}/code", response_class=HTMLResponse, include_in_schema=False)
 def code_page(request: Request, store: StoreDep,
               submission_id: Annotated[int, Path(ge=1, le=2**62)]) -> Response:
-    submission = store.submission_by_id(submission_id)
+    submission = store.submissions.by_id(submission_id)
     if submission is None:
         raise HTTPException(404, f"no submitted bot with id {submission_id}")
     viewer = signed_in(request, store)
     if viewer is not None and viewer.disabled:
         request.session.clear()
         raise HTTPException(403, f"account {viewer.name!r} is disabled: ask the organiser")
-    leagues = store.submission_leagues(submission_id)
+    leagues = store.leagues.of_submission(submission_id)
     # A version in no league (submitted at the server's terminal) is its author's and the admins' to read.
     entered_in: list[League | None] = [*leagues] or [None]
     if not any(may_read_code(league, viewer, submission) for league in entered_in):
         if viewer is None:
             raise HTTPException(401, "sign in to read the code of your own bots")
         raise HTTPException(403, f"the code of {submission.spec} is its author's: not shown to others")
-    author = store.user_by_id(submission.user_id) if submission.user_id is not None else None
+    author = store.accounts.user_by_id(submission.user_id) if submission.user_id is not None else None
     return private(page(request, "code.html", title=f"Code of {submission.spec}", submission=submission,
                         author=author.name if author else "", leagues=leagues, lines=code_lines(submission.source)))
 
@@ -218,8 +220,8 @@ def upload_page(request: Request, store: StoreDep) -> Response:
 
 def upload_form(request: Request, store: Store, user: User, status: int = 200, **context: Any) -> Response:
     """The upload form (with the outcome of the last upload, if any)."""
-    open_to = [(league, settings_of(league.config)) for league in store.leagues()
-               if not league.closed or user.admin or store.is_member(league.id, user.id)]
+    open_to = [(league, settings_of(league.config)) for league in store.leagues.all()
+               if not league.closed or user.admin or store.leagues.is_member(league.id, user.id)]
     values = {"submitted": None, "refusal": None, "report": None, "form": {}, **context}
     return page(request, "upload.html", status, title="Upload a bot", leagues=open_to, csrf=csrf_token(request),
                 **values)
@@ -235,7 +237,7 @@ async def upload_submit(request: Request) -> Response:
     try:
         league, submitted = await run_in_threadpool(enter, db, user, upload, failed_checks(request))
     except Refused as refused:
-        return await run_in_threadpool(_upload_page, request, user, refused.status,
+        return await run_in_threadpool(_upload_page, request, user, HTTP_STATUS[refused.kind],
                                        {"refusal": str(refused), "report": refused.report, "form": form})
     return await run_in_threadpool(_upload_page, request, user, 200,
                                    {"submitted": submitted, "report": submitted.report, "league": league.name})
@@ -263,6 +265,14 @@ _API_BODY = {
             "class": {"type": "string", "description": "The Bot subclass to enter, in a file that has several."},
         }}}},
 }
+#: The HTTP status the site answers each kind of refusal with (the API's and the upload page's).
+HTTP_STATUS: dict[Refusal, int] = {
+    Refusal.NOT_ALLOWED: 403,
+    Refusal.NOT_FOUND: 404,
+    Refusal.TOO_LARGE: 413,
+    Refusal.INVALID: 422,
+    Refusal.TOO_MANY: 429,
+}
 _API_ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"description": "No API token, or an unknown or revoked one"},
     403: {"description": "A disabled account, another author's bot name, or a closed league"},
@@ -287,7 +297,7 @@ async def api_submit(request: Request, authorization: Bearer = None) -> Response
         body: dict[str, Any] = {"error": str(refused)}
         if refused.report is not None:
             body["checks"] = refused.report.as_dict()
-        return JSONResponse(body, status_code=refused.status)
+        return JSONResponse(body, status_code=HTTP_STATUS[refused.kind])
     submission = submitted.submission
     return JSONResponse({
         "version": submission.version, "spec": submission.spec, "entry": submitted.entry.id, "league": league.name,
@@ -313,7 +323,7 @@ def token_user(db: str, authorization: str | None) -> User:
     if scheme.lower() != "bearer" or not token.strip():
         raise HTTPException(401, "no API token: send the header 'Authorization: Bearer TOKEN'", headers=challenge)
     with Store(db, read_only=True) as store:
-        user = store.user_by_token(hash_token(token.strip()))
+        user = store.accounts.user_by_token(hash_token(token.strip()))
     if user is None:
         raise HTTPException(401, "unknown or revoked API token: ask the organiser for a new one", headers=challenge)
     if user.disabled:
@@ -324,20 +334,20 @@ def token_user(db: str, authorization: str | None) -> User:
 def retire_entry(store: Store, user: User, entry_id: int) -> tuple[Entry, League]:
     """Retire an entrant as ``user`` (see :func:`arena.league.policy.retire`), or
     the HTTP error that says why not."""
-    entry = store.entry(entry_id)
-    league = store.league_by_id(entry.league_id) if entry is not None else None
+    entry = store.leagues.entry(entry_id)
+    league = store.leagues.by_id(entry.league_id) if entry is not None else None
     if entry is None or league is None:
         raise HTTPException(404, f"no entrant with id {entry_id}")
     try:
         return retire(store, league, user, entry_id), league
     except Refused as refused:
-        raise HTTPException(refused.status, str(refused)) from None
+        raise HTTPException(HTTP_STATUS[refused.kind], str(refused)) from None
 
 
 def upload_cap(db: str) -> int:
     """The most bytes an upload's body may hold: the largest file a league takes, and room for the rest."""
     with Store(db, read_only=True) as store:
-        largest = max((settings_of(league.config).upload_kb for league in store.leagues()),
+        largest = max((settings_of(league.config).upload_kb for league in store.leagues.all()),
                       default=LeagueSettings().upload_kb)
     return (largest + FIELDS_KB) * 1024
 
@@ -386,18 +396,18 @@ async def read_upload(request: Request, cap: int) -> Upload:
 
 def enter(db: str, user: User, upload: Upload, failed: Throttle) -> tuple[League, Submitted]:
     """Check an upload in the sandbox and enter it as ``user``'s; :class:`Refused` (with
-    its HTTP status) changes nothing. ``failed``: the uploads whose checks failed, per
+    the kind of refusal) changes nothing. ``failed``: the uploads whose checks failed, per
     author and league, limited per hour as the league limits submissions (a failure is
     not stored, so the database cannot count it, but its checks held every other upload)."""
     with Store(db, create=False) as store:
         league = chosen_league(store, upload.league)
-        current = store.user_by_id(user.id) or user  # as it is now: disabled meanwhile is refused
+        current = store.accounts.user_by_id(user.id) or user  # as it is now: disabled meanwhile is refused
         limit = settings_of(league.config).submissions_per_hour
         key = f"league {league.id} author {user.id}"
         with CHECKS:  # counted and recorded under the lock: parallel uploads cannot all pass the count
             if failed.blocked(key, limit=limit):
                 raise Refused(f"{limit} uploads failed their checks in the last hour: league {league.name!r} "
-                              f"checks at most {limit} per author per hour; try again later", 429)
+                              f"checks at most {limit} per author per hour; try again later", Refusal.TOO_MANY)
             try:
                 return league, submit_to_league(store, league, current, upload.name, upload.source,
                                                 upload.filename, upload.about, upload.class_name)
@@ -420,12 +430,13 @@ def new_failed_checks() -> Throttle:
 def chosen_league(store: Store, name: str) -> League:
     """The league an upload names, or the only league when it names none."""
     if not name:
-        leagues = store.leagues()
+        leagues = store.leagues.all()
         if len(leagues) == 1:
             return leagues[0]
         known = ", ".join(repr(league.name) for league in leagues) or "none yet"
-        raise Refused(f"name the league to enter (the field 'league'): {known}", 422 if leagues else 404)
+        raise Refused(f"name the league to enter (the field 'league'): {known}",
+                      Refusal.INVALID if leagues else Refusal.NOT_FOUND)
     try:
-        return store.check_league(name)
+        return store.leagues.check(name)
     except StoreError as exc:
-        raise Refused(str(exc), 404) from None
+        raise Refused(str(exc), Refusal.NOT_FOUND) from None

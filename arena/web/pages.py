@@ -23,7 +23,7 @@ from fastapi.templating import Jinja2Templates
 from arena.ratings.crosstable import by_colour, crosstable
 from arena.ratings.selection import select
 from arena.ratings.standings import Standings, league_standings
-from arena.store.store import Store
+from arena.store import Store
 from arena.text import printable
 from arena.web.cache import TableCache
 

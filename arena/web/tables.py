@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse
 
 from arena.ratings.crosstable import colours_data, crosstable_data
 from arena.ratings.standings import Standings, standings_data
-from arena.store.store import Store, StoredTournament, rules_of
+from arena.store import Store, StoredTournament, rules_of
 from arena.web.cache import TableCache
 from arena.web.pages import League, StoreDep, Tournament, page, query_of, tables
 
@@ -19,7 +19,7 @@ router = APIRouter()
 
 @router.get("/", response_class=HTMLResponse, include_in_schema=False)
 def home(request: Request, store: StoreDep) -> HTMLResponse:
-    tournaments = store.tournaments()
+    tournaments = store.tournaments.all()
     counts = game_counts(request, store)
     rows = [tournament_row(t, counts.get(t.id, 0)) for t in reversed(tournaments)]
     return page(request, "home.html", title="League", tournaments=rows, total=sum(counts.values()))
@@ -50,14 +50,14 @@ def colours_page(request: Request, store: StoreDep, tournament: Tournament = Non
 @router.get("/api/tournaments", summary="Every tournament, newest first, with its games and status")
 def api_tournaments(request: Request, store: StoreDep) -> list[dict[str, Any]]:
     counts = game_counts(request, store)
-    return [tournament_row(t, counts.get(t.id, 0)) for t in reversed(store.tournaments())]
+    return [tournament_row(t, counts.get(t.id, 0)) for t in reversed(store.tournaments.all())]
 
 
 def game_counts(request: Request, store: Store) -> dict[int, int]:
     """Tournament id -> its games, from the site's cache while the database is unchanged:
     counting a million games takes 40 ms, every request of the home page would pay it."""
     cache: TableCache = request.app.state.cache
-    return cache.get(("games per tournament",), store.version(), store.tournament_game_counts)
+    return cache.get(("games per tournament",), store.version(), store.games.tournament_counts)
 
 
 @router.get("/api/standings", summary="The standings, as 'arena standings --format json'")

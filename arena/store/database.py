@@ -1,0 +1,263 @@
+"""The arena's database file: SQLite through sqlite-utils, schema by named migrations.
+
+One writer (the tournament coordinator) writes each finished game together with
+all of its moves in one transaction, so a game is either wholly stored or absent.
+Any SQLite tool can read the file; the tables are described in the README.
+
+:class:`Store` opens, checks and migrates the file; what is in it is read and
+written through its repositories, one per subject: ``store.games``,
+``store.tournaments``, ``store.bots``, ``store.submissions``, ``store.analyses``,
+``store.accounts``, ``store.leagues`` and ``store.results``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+
+from arena.store.accounts import Accounts
+from arena.store.analyses import Analyses
+from arena.store.bots import Bots
+from arena.store.games import Games
+from arena.store.leagues import Leagues
+from arena.store.migrations import MIGRATION_NAMES, migrations
+from arena.store.results import Results
+from arena.store.rows import StoreError
+from arena.store.submissions import Submissions
+from arena.store.tournaments import Tournaments
+
+
+class Store:
+    """The arena's database file.
+
+    ``create``: a missing file becomes a new database (writing commands that start
+    one); otherwise it must exist. ``read_only``: nothing is ever written to the
+    file (reading commands): it is opened read-only and never migrated. Either
+    way, a file that already holds something other than an arena database (another
+    program's tables, or no SQLite at all) is refused before anything touches it,
+    and so is one written by a newer arena.
+
+    What the file holds is read and written through one repository per subject
+    (``store.games.get(game_id)``, ``store.leagues.entries(league_id)``, ...); a
+    block of them that must be all or nothing runs in :meth:`transaction`.
+    """
+
+    db: Database
+
+    def __init__(self, path: str | Path, create: bool = True, read_only: bool = False) -> None:
+        self.path = str(path)
+        self.read_only = read_only
+        self.games = Games(self)
+        self.tournaments = Tournaments(self)
+        self.bots = Bots(self)
+        self.submissions = Submissions(self)
+        self.analyses = Analyses(self)
+        self.accounts = Accounts(self)
+        self.leagues = Leagues(self)
+        self.results = Results(self)
+        memory = self.path == ":memory:"
+        exists = memory or Path(self.path).is_file()
+        if not exists and (read_only or not create):
+            raise StoreError(f"database {self.path!r} does not exist: run a tournament first or pass --db")
+        if not exists:
+            _check_folder(self.path)
+        try:
+            if read_only and not memory:
+                self.db = _open_for_reading(self.path)
+                self.db.execute("PRAGMA foreign_keys=ON")
+                return
+            if exists and not memory:
+                with closing(_reading_connection(self.path)) as conn:
+                    _arena_schema(conn, self.path)  # refuses a foreign file before anything is written
+            self.db = Database(self.path)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            _migrate(self.db, self.path)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"{self.path!r} is not an arena database ({exc}): pass --db an arena database or a new file"
+            ) from None
+        except OSError as exc:  # a file this user may not read, say
+            raise StoreError(f"cannot open database {self.path!r}: {exc.strerror or exc}") from None
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        """Close the database however the block ends (``with Store(path) as store:``)."""
+        self.close()
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Every read inside sees the database as the first one found it (one read
+        transaction): a table counted in several queries while a league or tournament
+        writes counts the same games in each, never a bot the others have not seen."""
+        conn = self.db.conn
+        if conn.in_transaction:
+            yield
+            return
+        conn.execute("begin")
+        try:
+            yield
+        finally:
+            conn.execute("commit")
+
+    def version(self) -> tuple[Any, ...]:
+        """A value that changes whenever a table could: a game stored or removed, a
+        tournament started or its status changed. Cheap on a million games: it counts
+        none but the casual ones (a count of them all takes 50 ms). A stored game
+        raises the last id; a game leaves only when a casual game is saved again
+        (:meth:`Games.delete`), which changes the casual games' count or, where the new
+        save took the removed game's id (it was the last), that last row itself."""
+        last = self.db.execute(
+            "select id, tournament_id, first_bot_id, second_bot_id, winner, termination, plies, moves, finished_at "
+            "from games order by id desc limit 1").fetchone()
+        casual = self.db.execute(
+            "select count(*) from games where tournament_id in (select id from tournaments where format = 'casual')"
+        ).fetchone()
+        tournaments = self.db.execute("select count(*), group_concat(id || status) from tournaments").fetchone()
+        # A league's field: an entrant joining or retiring changes its standings' rows.
+        entries = self.db.execute("select count(*), group_concat(id || status) from entries").fetchone()
+        return (*(last or ()), *casual, *tournaments, *entries)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Everything inside is stored together or, on any error, not at all (BEGIN,
+        its first write takes the write lock; inside a transaction already, a
+        savepoint of it)."""
+        with self.db.atomic():
+            yield
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """A write transaction that holds the write lock from its first statement
+        (BEGIN IMMEDIATE), so what it reads stays true until it commits; inside a
+        transaction already, a savepoint of it."""
+        conn = self.db.conn
+        if conn.in_transaction:
+            with self.db.atomic():
+                yield
+            return
+        conn.execute("begin immediate")
+        try:
+            yield
+        except BaseException:
+            conn.rollback()
+            raise
+        conn.execute("commit")
+
+
+def _open_for_reading(path: str) -> Database:
+    """The file, read-only; an older schema (or an empty file) is read through a
+    migrated copy in memory, so a reading command needs no writing command first."""
+    conn = _reading_connection(path)
+    try:
+        applied = _arena_schema(conn, path)
+        if set(applied) == set(MIGRATION_NAMES):
+            return Database(conn)
+        copy = sqlite3.connect(":memory:", check_same_thread=False)
+        conn.backup(copy)
+    except BaseException:
+        conn.close()
+        raise
+    conn.close()
+    db = Database(copy)
+    migrations.apply(db)
+    return db
+
+
+def _arena_schema(conn: sqlite3.Connection, path: str) -> list[str]:
+    """The arena migrations the file has applied ([] for an empty database).
+
+    Raises StoreError for another program's database (tables, but no arena
+    schema) and for a schema from a newer arena. Reads only.
+    """
+    tables = sorted(
+        name for (name,) in conn.execute(
+            "select name from sqlite_master where type in ('table', 'view') "
+            "and name not like 'sqlite^_%' escape '^'"  # SQLite's own tables do not count
+        )
+    )
+    applied: list[str] = []
+    if "_sqlite_migrations" in tables:
+        applied = [name for (name,) in conn.execute(
+            "select name from _sqlite_migrations where migration_set = ? order by rowid", [migrations.name]
+        )]
+    if not applied and set(tables) - {"_sqlite_migrations"}:
+        shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+        raise StoreError(
+            f"{path!r} is not an arena database: it holds other tables ({shown}) and the arena "
+            "changes no other program's file; pass --db an arena database or a new file"
+        )
+    newer = [name for name in applied if name not in MIGRATION_NAMES]
+    if newer:
+        raise StoreError(
+            f"database {path!r} was written by a newer version of the arena "
+            f"(schema {newer[-1]}); upgrade connectk-arena to read it"
+        )
+    return applied
+
+
+def _migrate(db: Database, path: str) -> None:
+    newer = [m.name for m in migrations.applied(db) if m.name not in MIGRATION_NAMES]
+    if newer:  # checked again: the file may have changed since it was looked at
+        raise StoreError(
+            f"database {path!r} was written by a newer version of the arena "
+            f"(schema {newer[-1]}); upgrade connectk-arena to read it"
+        )
+    migrations.apply(db)
+
+
+def check_database(path: str | Path) -> None:
+    """Raise :class:`StoreError` unless a writing ``Store(path)`` could store games there:
+    a new file in a folder that exists, an empty file, or an arena database this
+    version can use. Changes nothing: a command checks before asking a person for
+    anything it would then fail to store."""
+    path = str(path)
+    if path == ":memory:":
+        return
+    if Path(path).is_file():
+        Store(path, read_only=True).close()
+    else:
+        _check_folder(path)
+
+
+def _check_folder(path: str) -> None:
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise StoreError(f"cannot create database {path!r}: folder {str(folder)!r} does not exist")
+
+
+def _reading_connection(path: str) -> sqlite3.Connection:
+    """A connection to the file at ``path`` that cannot write to it.
+
+    Opened normally with ``query_only`` where nothing waits beside the file: a
+    database in WAL mode gets its -wal and -shm files, which SQLite removes when
+    it closes, as always. Where a -wal file exists (a writer at work, or one that
+    died) or a rollback journal, ``mode=ro`` reads it and leaves the database file
+    as it is.
+
+    Which one is decided from the files beside it, never by opening the database
+    file itself: closing any descriptor of a file drops every POSIX lock this
+    process holds on it, those of its open SQLite connections too, and a writer in
+    another process that then finds no lock takes itself for the last connection
+    and removes the -wal and -shm files under them (a long-running reader, the
+    site, then fails with "disk I/O error").
+
+    Usable from any thread (one at a time): the site opens a request's store in one
+    of its worker threads and may read it in another.
+    """
+    if not (Path(path + "-wal").exists() or Path(path + "-journal").exists()):
+        conn = sqlite3.connect(path, check_same_thread=False)
+        conn.execute("PRAGMA query_only=ON")
+        return conn
+    return sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True, check_same_thread=False)

@@ -1,0 +1,139 @@
+"""The schema of the arena's database, as named migrations (sqlite-utils').
+
+The migration set's name and every migration's name are recorded in each database
+(table ``_sqlite_migrations``): they never change, and a new step is a new
+migration at the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlite_utils import Database
+from sqlite_utils.migrations import Migrations
+
+migrations = Migrations("arena")
+MIGRATION_NAMES: list[str] = []  # ours, in order: sqlite-utils keeps its own list private
+
+
+def _migration(name: str) -> Callable[[Callable[[Database], None]], Callable[[Database], None]]:
+    """Register a schema step with sqlite-utils, and its name in our own list."""
+    MIGRATION_NAMES.append(name)
+    return migrations(name=name)
+
+
+@_migration("0001_initial")
+def _initial(db: Database) -> None:
+    db.table("tournaments").create(
+        {
+            "id": int, "name": str, "format": str, "config": str, "identity": str,
+            "rules": str, "seed": int, "status": str, "created_at": str, "finished_at": str,
+        },
+        pk="id",
+        not_null={"name", "status", "created_at"},
+    )
+    db.table("tournaments").create_index(["name"], unique=True)
+    db.table("bots").create(
+        {"id": int, "spec": str, "name": str, "options": str, "source": str, "content_hash": str},
+        pk="id",
+        not_null={"spec", "name", "source", "content_hash"},
+    )
+    db.table("bots").create_index(["spec", "source", "content_hash"], unique=True)
+    db.table("games").create(
+        {
+            "id": int, "tournament_id": int, "key": str, "pairing": str,
+            "first_bot_id": int, "second_bot_id": int, "opening": str, "opening_plies": int,
+            "result": str, "winner": int, "termination": str, "reason": str,
+            "plies": int, "moves": str, "duration": float, "seed": int, "finished_at": str,
+        },
+        pk="id",
+        foreign_keys=[
+            ("tournament_id", "tournaments", "id"),
+            ("first_bot_id", "bots", "id"),
+            ("second_bot_id", "bots", "id"),
+        ],
+        not_null={"tournament_id", "key", "first_bot_id", "second_bot_id", "result", "termination"},
+    )
+    db.table("games").create_index(["tournament_id", "key"], unique=True)
+    db.table("games").create_index(["first_bot_id"])
+    db.table("games").create_index(["second_bot_id"])
+    # WITHOUT ROWID: the (game, ply) key is the table's own order, one B-tree
+    # instead of a table and an index; the table that grows fastest by far.
+    db.execute(
+        """create table moves (
+            game_id integer not null references games(id),
+            ply integer not null,
+            move text not null,
+            ms float,
+            info text,
+            primary key (game_id, ply)
+        ) without rowid"""
+    )
+
+
+@_migration("0002_submissions")
+def _submissions(db: Database) -> None:
+    db.table("submissions").create(
+        {
+            "id": int, "name": str, "version": int, "kind": str, "source": str,
+            "content_hash": str, "file": str, "submitted_at": str,
+        },
+        pk="id",
+        not_null={"name", "version", "kind", "source", "content_hash", "submitted_at"},
+    )
+    db.table("submissions").create_index(["name", "version"], unique=True)
+
+
+@_migration("0003_analyses")
+def _analyses(db: Database) -> None:
+    db.table("analyses").create(
+        {"game_id": int, "ply": int, "value": int, "budget": float, "analysed_at": str},
+        pk=("game_id", "ply"),
+        foreign_keys=[("game_id", "games", "id")],
+        not_null={"budget", "analysed_at"},
+    )
+
+
+@_migration("0004_submission_class")
+def _submission_class(db: Database) -> None:
+    db.table("submissions").add_column("class_name", str)  # which Bot subclass, for files with several
+
+
+@_migration("0005_league")
+def _league(db: Database) -> None:
+    db.table("users").create(
+        {"id": int, "name": str, "password_hash": str, "token_hash": str, "admin": int, "disabled": int,
+         "created_at": str},
+        pk="id", not_null={"name", "password_hash", "admin", "disabled", "created_at"}, defaults={"admin": 0,
+                                                                                                  "disabled": 0},
+    )
+    db.table("users").create_index(["name"], unique=True)
+    db.table("users").create_index(["token_hash"])
+    db.table("leagues").create(
+        {"id": int, "name": str, "config": str, "tournament_id": int, "public_code": int, "closed": int,
+         "created_at": str},
+        pk="id", not_null={"name", "config", "tournament_id", "public_code", "closed", "created_at"},
+        foreign_keys=[("tournament_id", "tournaments", "id")],
+    )
+    db.table("leagues").create_index(["name"], unique=True)
+    db.table("league_members").create(
+        {"league_id": int, "user_id": int}, pk=("league_id", "user_id"),
+        foreign_keys=[("league_id", "leagues", "id"), ("user_id", "users", "id")],
+    )
+    # An entrant of a league: an installed bot (spec) or a submitted version. status:
+    # "active" plays, "retired" no longer plays (its games stay), "failed" never passed the checks.
+    db.table("entries").create(
+        {"id": int, "league_id": int, "spec": str, "submission_id": int, "user_id": int, "status": str,
+         "checks": str, "joined_at": str, "retired_at": str},
+        pk="id", not_null={"league_id", "spec", "status", "joined_at"},
+        foreign_keys=[("league_id", "leagues", "id"), ("submission_id", "submissions", "id"),
+                      ("user_id", "users", "id")],
+    )
+    db.table("entries").create_index(["league_id", "status"])
+    db.table("submissions").add_column("user_id", int)
+    db.table("submissions").add_column("about", str)  # the author's own description
+    db.table("audit").create(
+        {"id": int, "at": str, "user_id": int, "action": str, "subject": str, "detail": str},
+        pk="id", not_null={"at", "action", "subject"},
+    )
+    db.table("settings").create({"key": str, "value": str}, pk="key")

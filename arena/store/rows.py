@@ -1,0 +1,359 @@
+"""The typed rows the store reads and writes: plain, frozen values, one per kind of
+row, and what can be said of one without the database (a game's rules, a
+submitted file's description)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import repeat
+from typing import Any, NamedTuple
+
+from arena.engine.game import Rules, format_moves, move_names
+from arena.errors import ArenaError
+from arena.records import GameRecord, Termination
+from arena.text import json_text
+
+#: The spec stored for a player an imported game's file does not name. Such a
+#: player is no league entrant: its games count in no table (see league/selection.py).
+UNNAMED = "unnamed"
+
+
+class StoreError(ArenaError):
+    """A database the arena cannot use, or a lookup that finds nothing."""
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A submitted bot: one version of its code, kept in the database."""
+
+    name: str
+    version: int
+    kind: str  # "bot" (a Bot subclass) or "connectx" (an agent function)
+    source: str
+    content_hash: str
+    file: str
+    submitted_at: str
+    class_name: str | None = None  # the Bot subclass it plays, in a file that has several
+    id: int | None = None
+    user_id: int | None = None  # the account that submitted it (None: from the organiser's terminal)
+    about: str | None = None  # what its author says it is
+
+    @property
+    def spec(self) -> str:
+        return f"{self.name}@v{self.version}"
+
+    @property
+    def description(self) -> str:
+        """The first docstring line of the class it plays (or of its ConnectX agent),
+        read from the stored source without running it; "" when there is none."""
+        return code_description(self.source, self.kind, self.class_name)
+
+
+@dataclass(frozen=True)
+class StoredTournament:
+    """A row of the tournaments table."""
+
+    id: int
+    name: str
+    format: str
+    config: str  # JSON: the definition as given
+    identity: str  # JSON: what makes a resumed run the same tournament
+    rules: str  # JSON: Rules.as_dict(); see rules_of
+    seed: int
+    status: str  # "running", "interrupted" or "finished"
+    created_at: str
+    finished_at: str | None
+
+
+@dataclass(frozen=True)
+class StoredGame:
+    """A stored game, with its tournament's name and rules and its bots' specs."""
+
+    id: int
+    tournament: str
+    key: str
+    first: str  # bot spec of the first player (X)
+    second: str
+    result: str  # "1-0", "0-1" or "1/2-1/2"
+    winner: int | None  # 0 (first), 1 (second) or None (a draw, or unfinished)
+    termination: str
+    reason: str | None
+    plies: int | None
+    opening: str | None  # move string of the opening
+    opening_plies: int | None
+    moves: str | None  # move string of the whole game, opening included
+    duration: float | None
+    seed: int | None
+    finished_at: str | None
+    rules: str  # JSON: Rules.as_dict(); see rules_of
+    first_hash: str = ""  # hash of the first player's code ("" where it is not known: people, imports)
+    second_hash: str = ""
+
+    @property
+    def finished(self) -> bool:
+        """False for a casual game saved before its end, which counts in no table."""
+        return self.termination != Termination.UNFINISHED
+
+    @property
+    def has_unnamed_player(self) -> bool:
+        """An imported game whose file did not name a player: it counts in no table."""
+        return UNNAMED in (self.first, self.second)
+
+
+@dataclass(frozen=True)
+class StoredMove:
+    """One move of a stored game."""
+
+    game_id: int
+    ply: int  # 0 is the first move, openings included
+    move: str  # in the game's notation (a column, or a cell without gravity)
+    ms: float | None  # thinking time; None for opening moves and people
+    info: str | None  # JSON: what the bot said about the move
+
+
+@dataclass(frozen=True)
+class BotIdentity:
+    """How a bot is recorded: its spec and where its code came from."""
+
+    spec: str
+    name: str
+    options: dict[str, str]
+    source: str
+    content_hash: str = ""
+
+
+@dataclass(frozen=True)
+class User:
+    """An account of the open league. The password and the API token are kept only as hashes."""
+
+    id: int
+    name: str
+    password_hash: str
+    token_hash: str
+    admin: bool
+    disabled: bool
+    created_at: str
+
+    @classmethod
+    def of(cls, row: dict[str, Any]) -> User:
+        return cls(row["id"], row["name"], row["password_hash"], row["token_hash"] or "", bool(row["admin"]),
+                   bool(row["disabled"]), row["created_at"])
+
+
+@dataclass(frozen=True)
+class League:
+    """A long-lived competition: its settings (a tournament file's keys), and the
+    tournament row its games are stored under, so every table works for it."""
+
+    id: int
+    name: str
+    config: dict[str, Any]
+    tournament_id: int
+    public_code: bool  # everyone may read every entrant's code (after a class competition, say)
+    closed: bool  # only its members may submit
+    created_at: str
+
+    @classmethod
+    def of(cls, row: dict[str, Any]) -> League:
+        return cls(row["id"], row["name"], json.loads(row["config"]), row["tournament_id"], bool(row["public_code"]),
+                   bool(row["closed"]), row["created_at"])
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A bot in a league: an installed bot's spec, or one submitted version (``name@vN``)."""
+
+    id: int
+    league_id: int
+    spec: str
+    submission_id: int | None
+    user_id: int | None
+    status: str  # "active", "retired" or "failed"
+    checks: str  # the submission checks' report, as text
+    joined_at: str
+    retired_at: str | None
+
+    @classmethod
+    def of(cls, row: dict[str, Any]) -> Entry:
+        return cls(row["id"], row["league_id"], row["spec"], row["submission_id"], row["user_id"], row["status"],
+                   row["checks"] or "", row["joined_at"], row["retired_at"])
+
+
+@dataclass(frozen=True)
+class EntrantGame:
+    """One game of an entrant, from its side."""
+
+    id: int
+    opponent: str  # the other bot's spec
+    moved_first: bool
+    result: str  # "1-0", "0-1" or "1/2-1/2", first player first
+    winner: int | None  # 0 (first), 1 (second) or None
+    termination: str
+    reason: str | None
+    finished_at: str | None
+
+    @property
+    def outcome(self) -> str:
+        """"won", "drew" or "lost", for the entrant."""
+        if self.winner is None:
+            return "drew"
+        return "won" if (self.winner == 0) == self.moved_first else "lost"
+
+
+@dataclass(frozen=True)
+class EntrantRecord:
+    """How one bot did in one tournament or league (see :meth:`Leagues.entrant_record`)."""
+
+    spec: str
+    games: int = 0
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    forfeits: list[tuple[str, int]] = field(default_factory=list)  # (reason, games lost so), most first
+    recent: list[EntrantGame] = field(default_factory=list)  # newest first
+
+    @property
+    def forfeited(self) -> int:
+        return sum(count for _, count in self.forfeits)
+
+
+@dataclass(frozen=True)
+class CountedSummary:
+    """The games that count in a table, described (see :meth:`Results.summary`)."""
+
+    games: int
+    tournament_ids: list[int]  # those the games come from, oldest first
+    rules: list[str]  # JSON of each distinct rules, in the order their first game was stored
+    bots: list[tuple[int, str, str]]  # (id, spec, content hash) of each bot that played one
+
+
+@dataclass(frozen=True)
+class StoredBot:
+    """A row of the bots table: one spec as played by one code."""
+
+    id: int
+    spec: str
+    name: str  # the bot's name in the spec (a plug-in's, a submission's with its version, a file's stem)
+    options: str  # JSON: the options the spec gave
+    source: str  # where the code came from: a distribution and version, a file, "submitted NAME@vN", ...
+    content_hash: str  # sha256 of the code ("" for a plug-in: its distribution version says which code)
+
+
+@dataclass(frozen=True)
+class OpeningCounts:
+    """One opening of a pair's games: the first bot's wins, draws and losses when it
+    moved first and when it moved second."""
+
+    opening: str  # its moves ("" for games played from the empty board)
+    first: tuple[int, int, int]
+    second: tuple[int, int, int]
+
+
+class FinishedGame(NamedTuple):
+    """A finished game as the store writes it: its games row but for the ids the
+    database gives (its own, the tournament's, the bots': by spec here), and its
+    move rows but for the game's id. Made where the game was played, so that the
+    one writer only inserts; it crosses processes as plain values."""
+
+    key: str
+    pairing: str
+    first: str  # bot specs
+    second: str
+    opening: str  # in the notation, as are the moves
+    opening_plies: int
+    result: str
+    winner: int | None
+    termination: str
+    reason: str | None
+    plies: int
+    moves: str
+    duration: float
+    seed: int
+    finished_at: str
+    # The move rows, column by column (the ply, the move in the notation, the
+    # milliseconds the bot took, its info as JSON; no info column when no move has
+    # any): the writer zips them into rows in C, and they pickle small.
+    move_plies: tuple[int, ...]
+    move_names: tuple[str, ...]
+    move_ms: tuple[float | None, ...]
+    move_info: tuple[str | None, ...] | None
+
+    @classmethod
+    def of(cls, record: GameRecord) -> FinishedGame:
+        spec, outcome = record.spec, record.outcome
+        names, joiner = _notation(spec.rules)
+        plies, moves, ms, infos = zip(*record.moves) if record.moves else ((), (), (), ())
+        played = tuple([names[move] for move in moves])
+        info_texts = None
+        if infos.count(None) != len(infos):
+            # strict JSON: a NaN a bot reported is null
+            info_texts = tuple([None if info is None else json_text(info) for info in infos])
+        return cls(
+            spec.key, spec.pairing, spec.first, spec.second,
+            joiner.join([names[move] for move in spec.opening]), len(spec.opening),
+            outcome.result, outcome.winner, str(outcome.termination), outcome.reason, len(played),
+            joiner.join(played), round(record.duration, 6), spec.seed, _timestamp(record.finished_at),
+            plies, played, ms, info_texts,
+        )
+
+    def move_rows(self, game_id: int) -> Iterator[tuple[int, int, str, float | None, str | None]]:
+        """The rows of the moves table, once the game has its id."""
+        infos = self.move_info if self.move_info is not None else repeat(None)
+        return zip(repeat(game_id), self.move_plies, self.move_names, self.move_ms, infos)
+
+
+#: The fields of a FinishedGame that go into its games row as they are.
+GAME_COLUMNS = slice(FinishedGame._fields.index("opening"), FinishedGame._fields.index("move_plies"))
+
+
+@lru_cache(maxsize=64)
+def _notation(rules: Rules) -> tuple[tuple[str, ...], str]:
+    """The name of each move, and what goes between them in a move string (as
+    :func:`~arena.engine.game.format_moves` writes them), made once per rules."""
+    names = move_names(rules)
+    two = format_moves((0, 0), rules)  # the notation's own choice, read back: "11" or "1,1"
+    return names, two[len(names[0]):len(two) - len(names[0])]
+
+
+def code_description(source: str, kind: str, class_name: str | None = None) -> str:
+    """The first docstring line of a bot file's Bot subclass (``class_name``, or its
+    only one) or, for a ``connectx`` file, of ``agent`` (else its last function), as
+    the sandbox would pick them (an agent without a docstring: the file's); found by
+    parsing, never by running the code."""
+    import ast  # only listing submitted bots needs it
+
+    try:
+        module = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # the parser's word for nested too deep
+        return ""
+    body = module.body
+    node: ast.AST | None = None
+    if kind == "connectx":
+        functions = [n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        named = [f for f in functions if f.name == "agent"]
+        node = (named or functions)[-1] if functions else None
+    else:
+        bots: dict[str, ast.ClassDef] = {}
+        for cls in (n for n in body if isinstance(n, ast.ClassDef)):  # in file order: subclasses of bots too
+            bases = {b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else ""
+                     for b in cls.bases}
+            if "Bot" in bases or bases & set(bots):
+                bots[cls.name] = cls
+        node = bots.get(class_name) if class_name else (next(iter(bots.values())) if len(bots) == 1 else None)
+    if not isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+        return ""
+    doc = (ast.get_docstring(node) or (ast.get_docstring(module) if kind == "connectx" else "") or "").strip()
+    return doc.splitlines()[0].strip() if doc else ""
+
+
+def rules_of(row: StoredGame | StoredTournament) -> Rules:
+    """The Rules stored with a game or tournament."""
+    return Rules(**json.loads(row.rules))
+
+
+def _timestamp(seconds: float) -> str:
+    return dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat(timespec="milliseconds")

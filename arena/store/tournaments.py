@@ -1,0 +1,134 @@
+"""Tournaments: the rows their games are stored under, and who runs one now."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import zlib
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from arena.store.rows import BotIdentity, StoredTournament, StoreError
+from arena.store.sql import Repository, insert_row, now
+
+
+class Tournaments(Repository):
+    """The tournaments table (``store.tournaments``): a league is stored as one too."""
+
+    def get(self, name: str) -> StoredTournament | None:
+        """The tournament of that name, or None."""
+        rows = list(self.db.table("tournaments").rows_where("name = ?", [name]))
+        return StoredTournament(**rows[0]) if rows else None
+
+    def all(self) -> list[StoredTournament]:
+        """Every tournament, oldest first."""
+        return [StoredTournament(**row) for row in self.db.table("tournaments").rows_where(order_by="id")]
+
+    @contextmanager
+    def running(self, name: str) -> Iterator[None]:
+        """Hold tournament ``name`` while this process runs it: another process that
+        tries to run it at the same time is refused, instead of storing games twice.
+        The hold is a lock on one byte of ``<db>.lock``, which ends with the process."""
+        if self.path == ":memory:":
+            yield
+            return
+        byte = zlib.crc32(name.encode())
+        with open(self.path + ".lock", "a+b") as lock:
+            try:
+                fcntl.lockf(lock, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, byte)
+            except OSError:
+                raise StoreError(
+                    f"tournament {name!r} in {self.path} is being run by another process: "
+                    "wait for it to finish (or stop it), then run the same command to resume"
+                ) from None
+            try:
+                yield
+            finally:
+                fcntl.lockf(lock, fcntl.LOCK_UN, 1, byte)
+
+    def start(
+        self,
+        name: str,
+        fmt: str,
+        identity: dict[str, Any],
+        config: dict[str, Any],
+        seed: int,
+        bots: Iterable[BotIdentity] = (),
+    ) -> int:
+        """Create the tournament, or return the id of the stored one if it is the same.
+
+        A stored tournament of that name with other settings is refused: resuming
+        it would mix games of two different tournaments under one name. So is one
+        whose stored games were played by other code under a spec in ``bots`` (a
+        bot file edited, a plug-in's distribution upgraded); nothing is changed then.
+        """
+        identity_text = json.dumps(identity, sort_keys=True)
+        existing = self.get(name)
+        if existing is not None:
+            if existing.identity != identity_text:
+                raise StoreError(
+                    f"tournament {name!r} in {self.path} was run with other settings "
+                    f"({_first_difference(json.loads(existing.identity), identity)}); "
+                    "pick another --name or repeat the original settings to resume it"
+                )
+            self._check_same_code(existing, bots)
+            self.db.table("tournaments").update(existing.id, {"status": "running", "finished_at": None})
+            return existing.id
+        row = {
+            "name": name, "format": fmt, "config": json.dumps(config, sort_keys=True),
+            "identity": identity_text, "rules": json.dumps(identity["rules"]), "seed": seed,
+            "status": "running", "created_at": now(), "finished_at": None,
+        }
+        return insert_row(self.db.table("tournaments"), row)
+
+    def _check_same_code(self, tournament: StoredTournament, bots: Iterable[BotIdentity]) -> None:
+        """Refuse to resume ``tournament`` when a bot's stored games were played by
+        other code: a file bot with another hash, a plug-in from another
+        distribution version (its code may differ, and no hash says otherwise)."""
+        rows = self.db.execute(
+            "select distinct b.spec, b.source, b.content_hash from bots b join games g "
+            "on b.id = g.first_bot_id or b.id = g.second_bot_id where g.tournament_id = ?",
+            [tournament.id],
+        ).fetchall()
+        stored: dict[str, list[tuple[str, str]]] = {}
+        for spec, source, digest in rows:
+            stored.setdefault(spec, []).append((source, digest))
+        where = f"tournament {tournament.name!r} in {self.path}"
+        for bot in bots:
+            for source, digest in stored.get(bot.spec, []):
+                if digest != bot.content_hash:
+                    raise StoreError(
+                        f"{where} was played with other code for bot {bot.spec!r} "
+                        f"(sha256 {digest[:12] or 'none'}, now {bot.content_hash[:12] or 'none'}): "
+                        "restore the file to resume it, or run under another --name"
+                    )
+                if not digest and source != bot.source:
+                    raise StoreError(
+                        f"{where} was played with bot {bot.spec!r} from {source}, now from "
+                        f"{bot.source}: reinstall {source} to resume it, or run under another --name"
+                    )
+
+    def set_status(self, tournament_id: int, status: str) -> None:
+        """Mark a tournament "running", "interrupted" or "finished" (the time it finished, only then)."""
+        finished = now() if status == "finished" else None
+        self.db.table("tournaments").update(tournament_id, {"status": status, "finished_at": finished})
+
+    def _unknown(self, name: str) -> str:
+        names = [t.name for t in self.all()]
+        known = ", ".join(names) if names else "none yet"
+        return f"no tournament named {name!r} in {self.path}; tournaments: {known}"
+
+    def check(self, name: str) -> StoredTournament:
+        """The tournament of that name; StoreError naming the known ones if there is none."""
+        row = self.get(name)
+        if row is None:
+            raise StoreError(self._unknown(name))
+        return row
+
+
+def _first_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
+    for key in sorted(set(old) | set(new)):
+        if old.get(key) != new.get(key):
+            return f"{key} was {old.get(key)!r}, now {new.get(key)!r}"
+    return "same settings"
