@@ -144,13 +144,26 @@ def test_rooms_below_entry_never_import_the_sandbox():
         assert "sandbox" not in ALLOWED[room], room
 
 
+def type_only_lines(path: Path) -> set[int]:
+    """The lines of imports under ``if TYPE_CHECKING:``: read by the type checker only."""
+    lines = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            lines |= {inner.lineno for inner in ast.walk(node) if isinstance(inner, ast.Import | ast.ImportFrom)}
+    return lines
+
+
 def import_graph() -> dict[str, set[str]]:
-    """Module -> the arena modules it imports (at the top or inside a function)."""
+    """Module -> the arena modules it imports when it runs (at the top or inside a
+    function; an import the type checker alone reads is no arrow at run time)."""
     found = dict(modules())
     graph: dict[str, set[str]] = {}
     for module, path in found.items():
         targets = set()
-        for _, name in imports_of(module, path):
+        type_only = type_only_lines(path)
+        for line, name in imports_of(module, path):
+            if line in type_only:
+                continue
             while name and name not in found:  # a name imported from a module: the module
                 name = name.rpartition(".")[0]
             if name and name != module and name != "arena":
