@@ -737,3 +737,35 @@ def test_the_tournament_command_starts_without_importing_scipy():
     code = "import sys, arena.cli.tournament; print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))"
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert found.strip() == "[]"
+
+
+# --- arena tournaments --------------------------------------------------------------------
+
+
+def test_tournaments_lists_each_with_its_status_games_and_bots(cli, tmp_path):
+    quick = str(Path(__file__).resolve().parent.parent / "config" / "quick.toml")
+    assert cli("tournament", "run", quick, "--workers", "1").exit_code == 0
+    assert cli("tournament", "run", quick, "--workers", "1", "--name", "again", "--seed", "2").exit_code == 0
+    table = cli("tournaments")
+    assert table.exit_code == 0
+    lines = table.output.splitlines()
+    assert lines[0].split()[:5] == ["name", "status", "format", "rules", "games"]
+    assert [line.split()[0] for line in lines[2:]] == ["again", "quick"]  # newest first
+    assert "finished  round-robin  7x6 connect 4       40  random, neighbour" in lines[3]
+    data = json.loads(cli("tournaments", "--format", "json").output)
+    assert [t["name"] for t in data] == ["again", "quick"] and data[0]["settings"]["seed"] == 2
+    assert data[1]["games"] == 40 and data[1]["bots"][0] == "random" and "db" not in data[1]["settings"]
+    rows = cli("tournaments", "--format", "csv").output.splitlines()
+    assert rows[0] == "name,status,format,rules,games,bots,created_at,finished_at"
+    assert rows[2].startswith("quick,finished,round-robin,7x6 connect 4,40,random neighbour greedy")
+
+
+def test_tournaments_of_an_empty_or_missing_database(cli, tmp_path):
+    missing = cli("tournaments", "--db", tmp_path / "none.db")
+    assert missing.exit_code == 2 and missing.output.count("\n") == 1 and "does not exist" in missing.output
+    from arena.store import Store
+
+    Store(tmp_path / "empty.db").close()
+    empty = cli("tournaments", "--db", tmp_path / "empty.db")
+    assert empty.exit_code == 0 and "No tournaments" in empty.output
+    assert json.loads(cli("tournaments", "--db", tmp_path / "empty.db", "--format", "json").output) == []

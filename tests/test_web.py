@@ -182,3 +182,44 @@ def test_serve_refuses_a_bad_host(league):
     result = CliRunner().invoke(main, ["serve", "--db", league, "--host", "no such host.invalid"])
     assert result.exit_code == 2
     assert "bad --host 'no such host.invalid'" in result.output
+
+
+# --- a tournament's page ------------------------------------------------------------------
+
+
+def test_a_tournament_page_shows_its_settings_bots_and_links(client, league):
+    from urllib.parse import quote
+
+    text = client.get("/tournaments/q2").text
+    listed = {t["name"]: t for t in cli_json(league, "tournaments")}
+    assert "Tournament q2" in text and "finished" in text and f"{listed['q2']['games']} games stored" in text
+    for bot in listed["q2"]["bots"]:
+        assert f'href="/bots/{quote(bot)}"' in text
+    assert "<th scope=\"row\">seed</th><td><code>2</code>" in text  # --seed 2, as given
+    assert 'href="/standings?tournament=q2"' in text and 'href="/games?tournament=q2"' in text
+    assert 'href="/tournaments/q2"' in client.get("/").text  # reached from the home page
+
+
+def test_a_tournament_as_json_is_what_arena_tournaments_says(client, league):
+    listed = {t["name"]: t for t in cli_json(league, "tournaments")}
+    for name in ("quick", "q2", "hostile"):
+        assert client.get(f"/api/tournaments/{name}").json() == listed[name]
+    assert [t["name"] for t in client.get("/api/tournaments").json()] == list(listed)
+
+
+def test_an_unknown_tournament_is_a_404_that_names_the_known_ones(client):
+    page = client.get("/tournaments/nope")
+    assert page.status_code == 404 and "no tournament named &#39;nope&#39;" in page.text and "q2" in page.text
+    api = client.get("/api/tournaments/nope")
+    assert api.status_code == 404 and "no tournament named 'nope'" in api.json()["error"]
+
+
+def test_a_tournament_name_is_escaped_on_its_page(tmp_path):
+    path = tmp_path / "named.db"
+    with Store(path) as store:
+        identity = {"format": "casual", "rules": SMALL.as_dict(), "bots": [HOSTILE]}
+        store.tournaments.start(HOSTILE, "casual", identity, identity, 1)
+    from urllib.parse import quote
+
+    text = TestClient(create_app(str(path))).get(f"/tournaments/{quote(HOSTILE, safe='')}").text
+    assert "<script>" not in text and "&lt;script&gt;" in text and "\x1b" not in text

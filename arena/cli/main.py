@@ -56,6 +56,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ratings": ("arena.cli.standings",
                 "Print the standings of games played elsewhere, from a CSV FILE ('-' for stdin)."),
     "tournament": ("arena.cli.tournament", "Run tournaments (round robin or gauntlet) and store every move."),
+    "tournaments": ("arena.cli.tournaments",
+                    "List the tournaments in the database, newest first: status, games stored, bots."),
     "league": ("arena.cli.league", "Leagues that play every new bot against the field by themselves."),
     "users": ("arena.cli.users", "Accounts of the open league: add, list, disable, new token or password."),
     "serve": ("arena.cli.serve",

@@ -3,6 +3,7 @@ crosstable and results by colour, as pages and as JSON."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -10,7 +11,9 @@ from fastapi.responses import HTMLResponse
 
 from arena.ratings.crosstable import colours_data, crosstable_data
 from arena.ratings.standings import Standings, standings_data
+from arena.ratings.tournaments import TournamentSummary, summarize
 from arena.store import Store, StoredTournament, rules_of
+from arena.text import printable
 from arena.web.cache import TableCache
 from arena.web.pages import League, StoreDep, Tournament, page, query_of, tables
 
@@ -51,6 +54,26 @@ def colours_page(request: Request, store: StoreDep, tournament: Tournament = Non
 def api_tournaments(request: Request, store: StoreDep) -> list[dict[str, Any]]:
     counts = game_counts(request, store)
     return [tournament_row(t, counts.get(t.id, 0)) for t in reversed(store.tournaments.all())]
+
+
+@router.get("/tournaments/{name:path}", response_class=HTMLResponse, include_in_schema=False)
+def tournament_page(request: Request, store: StoreDep, name: str) -> HTMLResponse:
+    summary = tournament_summary(request, store, name)
+    # Each setting as the tournament file would write it: text as it is, the rest as JSON.
+    settings = [(key, value if isinstance(value, str) else json.dumps(value))
+                for key, value in sorted(summary.settings.items())]
+    return page(request, "tournament.html", title=printable(f"Tournament {name}"), t=summary, settings=settings)
+
+
+@router.get("/api/tournaments/{name:path}", summary="One tournament: its settings, bots, status and games stored")
+def api_tournament(request: Request, store: StoreDep, name: str) -> dict[str, Any]:
+    return tournament_summary(request, store, name).as_dict()
+
+
+def tournament_summary(request: Request, store: Store, name: str) -> TournamentSummary:
+    """The tournament of that name (an unknown one is a 404 naming those there are)."""
+    tournament = store.tournaments.check(name)
+    return summarize(tournament, game_counts(request, store).get(tournament.id, 0))
 
 
 def game_counts(request: Request, store: Store) -> dict[int, int]:
