@@ -22,6 +22,17 @@ from arena.store import Store
 from tests.test_cli import dump
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _checks_not_timed_by_the_machines_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about what a league accepts, not about how fast a bot answers:
+    the checks give each move 30 s here, so a busy machine never fails a trivial bot
+    (the time limit of the checks is tested in tests/test_submit.py)."""
+    from arena.entry import checks
+    from arena.league import policy
+
+    monkeypatch.setattr(policy, "check_code", lambda code, **kw: checks.check_code(code, **{"seconds": 30.0, **kw}))
 BOT = '''from arena.bot import Bot
 
 

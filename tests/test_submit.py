@@ -162,3 +162,14 @@ def test_submit_takes_no_options(cli, write_bot):
     result = cli("submit", f"{path}:Leftmost:depth=3", "--db", "league.db")
     assert result.exit_code == 2
     assert "options are given when the bot plays" in result.output
+
+
+def test_the_checks_refuse_a_bot_that_does_not_answer_in_time(write_bot):
+    from arena.entry.checks import check_code
+    from arena.records import BotCode
+
+    source = "import time\nfrom arena.bot import Bot\n\n\nclass Sleepy(Bot):\n" \
+             "    def choose_move(self, board):\n        time.sleep(30)\n        return board.legal_moves()[0]\n"
+    report = check_code(BotCode(label="sleepy.py", text=source), seconds=0.5)
+    assert not report.passed and "answers on the empty board" in report.first_failure()
+    assert "time" in report.first_failure()
