@@ -34,8 +34,9 @@ from arena.tournament.cluster import worker_needs
 from arena.tournament.config import ConfigError, TournamentConfig, config_from_table
 from arena.tournament.execution import Executor, WorkerLost
 from arena.tournament.executors import make_executor
-from arena.tournament.runner import _signals_deferred, _stop_signals, bot_identity, play_games
+from arena.tournament.runner import bot_identity, play_games
 from arena.tournament.schedule import openings
+from arena.tournament.stopping import signals_deferred, stop_signals
 
 ROUND_GAMES_PER_WORKER = 4  # games handed out per worker before the field is read again
 IDLE_SECONDS = 2.0  # how often an idle league looks for a new entrant
@@ -212,7 +213,7 @@ def run_league(
     def store_pending() -> None:
         if not pending:
             return
-        with _signals_deferred():
+        with signals_deferred():
             for record in pending:
                 for spec in record.spec.bots:
                     if spec not in bot_ids:
@@ -221,7 +222,7 @@ def run_league(
             stored.update(record.spec.key for record in pending)
             pending.clear()
 
-    with store.tournaments.running(league.name), _stop_signals(outcome) as hold:  # type: ignore[arg-type]
+    with store.tournaments.running(league.name), stop_signals(outcome) as hold:
         store.tournaments.set_status(league.tournament_id, "running")
         try:
             if executor is None:

@@ -10,10 +10,8 @@ to the database. The executor
 from __future__ import annotations
 
 import signal
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +26,7 @@ from arena.tournament.entrants import resolve_bots
 from arena.tournament.execution import Executor, WorkerLost
 from arena.tournament.executors import make_executor
 from arena.tournament.schedule import game_count, iter_schedule
+from arena.tournament.stopping import signals_deferred, stop_signals
 
 Progress = Callable[[int, int, float], None]  # (games done, games to play, seconds)
 
@@ -95,11 +94,11 @@ def _run(
 
     def store_pending() -> None:
         if pending:
-            with _signals_deferred():  # a stop comes after the games are stored, never between
+            with signals_deferred():  # a stop comes after the games are stored, never between
                 outcome.played += store.games.record_finished(tournament_id, pending, bot_ids)
                 pending.clear()
 
-    with _stop_signals(outcome) as hold:
+    with stop_signals(outcome) as hold:
         try:
             if todo_count and executor is None:
                 needs = worker_needs(config.entrants, config.submitted, config.isolate) if config.cluster else None
@@ -132,47 +131,6 @@ def _run(
                 status = "interrupted" if outcome.interrupted else "finished"
                 store.tournaments.set_status(tournament_id, status)
     return outcome
-
-
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-@contextmanager
-def _signals_deferred() -> Iterator[None]:
-    """Hold the stop signals back during the block; one that came meanwhile is
-    delivered when it ends."""
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
-@contextmanager
-def _stop_signals(outcome: RunOutcome) -> Iterator[Callable[[], None]]:
-    """Ctrl-C, SIGTERM and a hang-up (the terminal closed) stop the run alike: each
-    raises KeyboardInterrupt, noting its signal in ``outcome``. The block calls the
-    function it is given once it is cleaning up; later signals are then ignored
-    until the block ends, so the finished games are stored and the status is set.
-    Only the main thread can take signals: elsewhere this does nothing."""
-    if threading.current_thread() is not threading.main_thread():
-        yield lambda: None
-        return
-
-    def stop(signum: int, _frame: object) -> None:
-        outcome.signal = signum
-        raise KeyboardInterrupt
-
-    def hold() -> None:
-        for sig in _STOP_SIGNALS:
-            signal.signal(sig, signal.SIG_IGN)
-
-    previous = {sig: signal.signal(sig, stop) for sig in _STOP_SIGNALS}
-    try:
-        yield hold
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def play_games(specs: list[GameSpec]) -> Iterator[GameRecord]:
