@@ -50,3 +50,14 @@ def test_bot_code_importing_the_old_checks_path_still_loads():
 
     for name in ("Check", "CheckReport", "check_code"):
         assert getattr(old, name) is getattr(checks, name)
+
+
+def test_the_docs_example_of_the_python_api_runs(tmp_path, monkeypatch, capsys):
+    import re
+
+    page = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    block = re.search(r"## From Python.*?```python\n(.*?)```", page, re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    exec(block.replace("config/quick.toml", str(ROOT / "config" / "quick.toml")), {})
+    printed = capsys.readouterr().out.splitlines()
+    assert "'games': 10" in printed[0] and len(printed) == 6 and printed[1].startswith("1 ")
