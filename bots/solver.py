@@ -88,11 +88,6 @@ def _allow_deep_searches() -> None:
         sys.setrecursionlimit(MAX_SIZE * MAX_SIZE + CALLER_FRAMES)
 
 
-def max_score(rules: Rules) -> int:
-    """The largest score any position of ``rules`` can have (a win on ply 0)."""
-    return score_of_win(rules, 0)
-
-
 #: ``win(p, empty)``: the cells of ``empty`` that complete a line with the stones ``p``.
 WinFunction = Callable[[int, int], int]
 
