@@ -113,6 +113,7 @@ ARGUMENTS: dict[tuple[str, ...], list[str]] = {
     ("standings",): [],
     ("crosstable",): [],
     ("colours",): [],
+    ("tournaments",): [],
     ("tournament", "run"): ["--bots", "random,greedy", "--games", "2", "--workers", "1", "--name", "t"],
     ("play",): ["greedy"],  # checks its database before the first move: a mistake asks for no move
     ("serve",): ["--port", "0"],
