@@ -67,9 +67,9 @@ class FakeSolver:
 
 
 def _fake_solver(monkeypatch: pytest.MonkeyPatch, solver: FakeSolver) -> FakeSolver:
-    import arena.cli.games
+    import arena.cli.solve
 
-    monkeypatch.setattr(arena.cli.games, "find_solver", lambda rules: solver)
+    monkeypatch.setattr(arena.cli.solve, "find_solver", lambda rules: solver)
     return solver
 
 
@@ -155,9 +155,9 @@ def _ctrl_c(*args: object, **kwargs: object) -> None:
 
 
 def test_ctrl_c_in_solve_is_one_line_and_130(monkeypatch: pytest.MonkeyPatch) -> None:
-    import arena.cli.games
+    import arena.cli.solve
 
-    monkeypatch.setattr(arena.cli.games, "find_solver", _ctrl_c)
+    monkeypatch.setattr(arena.cli.solve, "find_solver", _ctrl_c)
     _interrupted(_run("solve", "4"))
 
 
@@ -170,19 +170,19 @@ def test_ctrl_c_inside_compiled_solver_code_is_one_line_and_130(monkeypatch: pyt
         except KeyboardInterrupt as exc:
             raise SystemError("<built-in method _now of _dynfunc._Closure> returned a result") from exc
 
-    import arena.cli.games
+    import arena.cli.solve
 
-    monkeypatch.setattr(arena.cli.games, "find_solver", numba_style)
+    monkeypatch.setattr(arena.cli.solve, "find_solver", numba_style)
     _interrupted(_run("solve", "4"))
 
 
 def test_a_system_error_not_caused_by_ctrl_c_is_still_a_bug(monkeypatch: pytest.MonkeyPatch) -> None:
-    import arena.cli.games
+    import arena.cli.solve
 
     def broken(rules):  # type: ignore[no-untyped-def]
         raise SystemError("a real bug")
 
-    monkeypatch.setattr(arena.cli.games, "find_solver", broken)
+    monkeypatch.setattr(arena.cli.solve, "find_solver", broken)
     result = _run("solve", "4")
     assert result.exit_code == 1 and isinstance(result.exception, SystemError)
 
@@ -209,7 +209,7 @@ def test_ctrl_c_in_replay_and_match_is_one_line_and_130(tmp_path: Path, monkeypa
 def test_end_of_input_at_a_prompt_still_aborts_with_1(monkeypatch: pytest.MonkeyPatch) -> None:
     import click
 
-    import arena.cli.games
+    import arena.cli.solve
 
     def eof(rules):  # type: ignore[no-untyped-def]
         try:
@@ -217,7 +217,7 @@ def test_end_of_input_at_a_prompt_still_aborts_with_1(monkeypatch: pytest.Monkey
         except EOFError:
             raise click.Abort() from None
 
-    monkeypatch.setattr(arena.cli.games, "find_solver", eof)
+    monkeypatch.setattr(arena.cli.solve, "find_solver", eof)
     result = _run("solve", "4")
     assert result.exit_code == 1 and "Aborted!" in result.output
 
@@ -225,7 +225,7 @@ def test_end_of_input_at_a_prompt_still_aborts_with_1(monkeypatch: pytest.Monkey
 def test_ctrl_c_in_analyse_keeps_whole_games_and_stores_no_half_game(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import arena.cli.games
+    import arena.cli.solve
     from arena.store import Store
 
     db = _db_with_games(tmp_path)
@@ -242,7 +242,7 @@ def test_ctrl_c_in_analyse_keeps_whole_games_and_stores_no_half_game(
 
         return solve
 
-    monkeypatch.setattr(arena.cli.games, "solver_solve", solver)
+    monkeypatch.setattr(arena.cli.solve, "solver_solve", solver)
     _interrupted(_run("analyse", "--tournament", "t", "--db", db, "--budget", "0.5"))
     with Store(db) as store:
         assert len(store.analyses.values(first.id)) == first.plies + 1  # the whole first game stays
