@@ -25,7 +25,7 @@ from arena.store.migrations import migrations
 from tests.test_errors import ARGUMENTS, arguments
 
 READING = [("bots",), ("games",), ("show",), ("replay",), ("export",), ("standings",), ("crosstable",), ("colours",),
-           ("users", "list"), ("league", "list"), ("league", "standings")]
+           ("tournaments",), ("users", "list"), ("league", "list"), ("league", "standings")]
 WRITING = [("submit",), ("analyse",), ("import",), ("tournament", "run"), ("play",),
            # the site stores accounts and uploads, and upgrades an older database once at start
            ("serve",), ("users", "add"), ("users", "disable"), ("users", "enable"), ("users", "token"),
