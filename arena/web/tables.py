@@ -12,7 +12,7 @@ from fastapi.responses import HTMLResponse
 from arena.ratings.crosstable import colours_data, crosstable_data
 from arena.ratings.standings import Standings, standings_data
 from arena.ratings.tournaments import TournamentSummary, summarize
-from arena.store import Store, StoredTournament, rules_of
+from arena.store import Store, StoredTournament
 from arena.text import printable
 from arena.web.cache import TableCache
 from arena.web.pages import League, StoreDep, Tournament, page, query_of, tables
@@ -105,9 +105,11 @@ def api_colours(request: Request, store: StoreDep, tournament: Tournament = None
 
 
 def tournament_row(t: StoredTournament, games: int) -> dict[str, Any]:
-    """A tournament as the home page and /api/tournaments show it."""
-    return {"name": t.name, "format": t.format, "rules": rules_of(t).describe(), "status": t.status,
-            "games": games, "created_at": t.created_at, "finished_at": t.finished_at}
+    """A tournament as the home page and /api/tournaments show it: its summary, less
+    the bots and settings its own page shows."""
+    summary = summarize(t, games)
+    return {"name": summary.name, "format": summary.format, "rules": summary.rules, "status": summary.status,
+            "games": summary.games, "created_at": summary.created_at, "finished_at": summary.finished_at}
 
 
 def interval_plot(rows: Standings, width: int = 640, row_height: int = 22) -> dict[str, Any]:
