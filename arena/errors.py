@@ -19,3 +19,13 @@ class ArenaError(ValueError):
     instead. It stays a ``ValueError`` so code that caught the library's errors
     as ``ValueError`` keeps working.
     """
+
+
+class ArenaFault(Exception):
+    """The arena itself failed during a game: its spawner, its control groups, a
+    fork or the memory of its own processes. Not the bot's doing, so never charged
+    to a bot: the game is void (stored as such, in no table) and played again.
+
+    Raised only by the arena's own code, never on a bot's word: a bot cannot have a
+    game it is losing voided by claiming a fault.
+    """

@@ -24,6 +24,7 @@ class Termination(enum.StrEnum):
     DRAW = "draw"
     FORFEIT = "forfeit"  # a bot crashed, answered a non-move or an illegal one, or overran its clock
     UNFINISHED = "unfinished"  # a casual game saved before its end; it counts in no table
+    VOID = "void"  # the arena failed (not a bot): kept apart with why, counts in no table, played again
 
 
 #: The result of a finished game, by winner (0 first player, 1 second, None a draw).
@@ -52,7 +53,7 @@ class Outcome:
     @property
     def result(self) -> str:
         """"1-0", "0-1" or "1/2-1/2"; "*" while the game is unfinished."""
-        if self.termination == Termination.UNFINISHED:
+        if self.termination in (Termination.UNFINISHED, Termination.VOID):
             return UNFINISHED_RESULT
         return RESULTS[self.winner]
 
@@ -149,6 +150,11 @@ class GameRecord:
     @property
     def termination(self) -> Termination:
         return self.outcome.termination
+
+    @property
+    def void(self) -> bool:
+        """The arena failed during it: it counts for nobody and is played again."""
+        return self.outcome.termination == Termination.VOID
 
     @property
     def reason(self) -> str | None:

@@ -97,14 +97,17 @@ def test_bot_folders_go_to_memory_where_there_is_some_else_to_the_temporary_fold
     assert spawner_process._root() == str(tmp_path)
 
 
-def test_a_bot_process_that_cannot_be_started_forfeits_the_game(monkeypatch):
+def test_a_game_whose_bot_process_cannot_be_started_is_void_not_a_forfeit(monkeypatch):
+    """The arena's own failure (here its spawner, out of processes, even after a new
+    one was started) is charged to no bot: the game is void, with the reason."""
     def broken(self, installed, seconds):
         raise spawner.SpawnerError("no processes left")
 
     monkeypatch.setattr(spawner.Spawner, "take", broken)
     record = sandboxed_game(seed=7)
-    assert record.termination == "forfeit"
-    assert record.reason.startswith("sandbox: could not start the bot process: no processes left")
+    assert record.termination == "void" and record.winner is None
+    assert record.reason.startswith("the arena failed: sandbox: could not start a bot process")
+    assert "no processes left" in record.reason
 
 
 REPORTER = """

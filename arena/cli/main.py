@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import click
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, ArenaFault
 from arena.text import printable
 
 if TYPE_CHECKING:
@@ -172,6 +172,8 @@ class ArenaGroup(HelpGroup):
             return super().invoke(ctx)
         except ArenaError as exc:
             raise ArenaUsageError(str(exc)) from None
+        except ArenaFault as exc:  # the machine failed, not the user: one line, and 1
+            raise click.ClickException(f"the arena failed: {exc}") from None
 
     def main(
         self,

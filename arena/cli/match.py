@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections import Counter
 
 import click
 from tabulate import tabulate
 
 from arena.cli.main import ArenaUsageError, main, make_rules, rules_options
+from arena.errors import ArenaFault
 from arena.players.plugins import check_spec, spec_text
 from arena.text import plural, printable
 
@@ -78,6 +80,9 @@ def match_command(
             result, decision = play_match(specs, (a, b), progress=progress), None
         else:
             result, decision = play_sprt(specs, (a, b), test, progress=progress)
+    except ArenaFault as fault:  # the machine's, not the user's nor a bot's: one line, exit 1
+        click.echo(f"Stopped: {printable(str(fault))}", err=True)
+        sys.exit(1)
     finally:
         if bar:
             bar.close()

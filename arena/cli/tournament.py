@@ -102,6 +102,10 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
         f"Tournament {cfg.name!r}: {plural(outcome.played, 'game')} played in {outcome.seconds:.1f} s "
         f"({rate:.3g} games/s){resumed}; {cfg.rules.describe()}; database {cfg.db}"
     )
+    if outcome.voided:
+        click.echo(f"{plural(outcome.voided, 'game')} played again: the arena failed during "
+                   f"{'it' if outcome.voided == 1 else 'them'} (charged to no bot; 'arena doctor' checks the machine)",
+                   err=True)
     try:  # counted in the store: no game row is held, however many were played
         chosen = select(store, cfg.name)
     except SelectionError:

@@ -62,7 +62,7 @@ FORMAT_NAME = "connectk-game"
 FORMAT_VERSION = 1
 # A file tells how a finished game ended; an unfinished one has null for both.
 FILE_RESULTS = tuple(RESULTS.values())
-FILE_TERMINATIONS = tuple(t.value for t in Termination if t != Termination.UNFINISHED)
+FILE_TERMINATIONS = tuple(t.value for t in Termination if t not in (Termination.UNFINISHED, Termination.VOID))
 CLASSIC = Rules()
 
 _PREFIX = RULES_CODE

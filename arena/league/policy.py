@@ -17,7 +17,7 @@ from typing import Any
 
 from arena.entry.checks import CheckReport, check_code
 from arena.entry.submissions import NAME
-from arena.errors import ArenaError
+from arena.errors import ArenaError, ArenaFault
 from arena.players.plugins import installed_bots
 from arena.records import BotCode
 from arena.store import Entry, League, Store, Submission, User
@@ -39,6 +39,7 @@ class Refusal(StrEnum):
     TOO_LARGE = "too large"  # a file larger than the league takes
     INVALID = "invalid"  # a bad file, name or description, failed checks, or code already entered
     TOO_MANY = "too many"  # more submissions (or failed checks) in the last hour than the league takes
+    UNAVAILABLE = "unavailable"  # the arena failed while checking (not the bot): try again later
 
 
 class Refused(ArenaError):
@@ -123,7 +124,11 @@ def submit_to_league(
     if recent >= settings.submissions_per_hour:
         raise Refused(f"{recent} submissions in the last hour: league {league.name!r} takes at most "
                       f"{settings.submissions_per_hour} per author per hour; try again later", Refusal.TOO_MANY)
-    report = check_code(BotCode(label=filename, text=text, class_name=class_name))
+    try:
+        report = check_code(BotCode(label=filename, text=text, class_name=class_name))
+    except ArenaFault as fault:
+        raise Refused(f"the arena failed while checking {filename} ({fault}), not your bot: "
+                      "nothing was stored; try again in a few minutes", Refusal.UNAVAILABLE) from None
     if not report.passed:
         raise Refused(f"{filename} did not pass the checks: {report.first_failure()}", Refusal.INVALID, report)
     with store.transaction():

@@ -3,7 +3,9 @@
 The referee is the trust boundary: each bot gets its own copy of the board, and
 its answer is checked before it touches the real one. A bot that raises, answers
 something that is not a legal move, or overruns its clock loses the game by
-forfeit, with the reason recorded; its opponent wins.
+forfeit, with the reason recorded; its opponent wins. A game during which the
+arena itself failed (:class:`~arena.errors.ArenaFault`) is void: nobody wins or
+loses it, and whoever runs the games plays it again.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from arena.bot import NO_LIMIT, Bot, BotFailure, Limit, describe_non_move
 from arena.engine.game import Board, format_move
+from arena.errors import ArenaFault
 from arena.players.plugins import make_player
 from arena.protocol.messages import describe_exception
 from arena.protocol.player import Player, as_player
@@ -45,6 +48,8 @@ def play_game(spec: GameSpec, bots: tuple[Bot | Player, Bot | Player] | None = N
         outcome = Outcome(winner, Termination.WIN if winner is not None else Termination.DRAW)
     except _Forfeit as forfeit:
         outcome = Outcome(1 - forfeit.player, Termination.FORFEIT, forfeit.reason)
+    except ArenaFault as fault:
+        outcome = Outcome(None, Termination.VOID, void_reason(fault))
     finally:
         for bot in players:
             _close(bot)
@@ -57,11 +62,20 @@ def play_game(spec: GameSpec, bots: tuple[Bot | Player, Bot | Player] | None = N
     )
 
 
+def void_reason(fault: ArenaFault) -> str:
+    """What a void game's record says: the arena failed, and how (never the bot)."""
+    return f"the arena failed: {fault}"
+
+
 def _make_players(spec: GameSpec) -> tuple[Player, Player]:
     made: list[Player] = []
     for player, text in enumerate(spec.bots):
         try:
             made.append(make_player(text, isolate=spec.isolate, limits=spec.limits, submitted=dict(spec.submitted)))
+        except ArenaFault:
+            for bot in made:
+                _close(bot)
+            raise
         except Exception as exc:
             for bot in made:
                 _close(bot)
@@ -76,11 +90,15 @@ def _start_bots(players: tuple[Player, ...], spec: GameSpec) -> None:
     for player, bot in enumerate(players):
         try:
             bot.begin_game(spec.rules, player, _bot_seed(spec.seed, player), spec.time_control)
+        except ArenaFault:
+            raise
         except Exception as exc:
             raise _start_forfeit(player, exc) from None
     for player, bot in enumerate(players):
         try:
             bot.finish_start()
+        except ArenaFault:
+            raise
         except Exception as exc:
             raise _start_forfeit(player, exc) from None
 
@@ -121,6 +139,8 @@ def _play_out(
             move, info = asks[player](copy(), given[player])
         except BotFailure as failure:
             raise _Forfeit(player, failure.reason) from None
+        except ArenaFault:
+            raise
         except Exception as exc:
             raise _Forfeit(player, f"crashed: {describe_exception(exc)}") from None
         took = now() - started

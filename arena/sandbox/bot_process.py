@@ -21,7 +21,7 @@ from arena.protocol.server import Channel, Server, serve
 from arena.records import BotCode, Limits, TimeControl
 from arena.sandbox import cgroups, landlock, namespaces, seccomp
 from arena.sandbox.process_control import die_with_parent, drop_capabilities
-from arena.sandbox.wire import OUTPUT_NAME
+from arena.sandbox.wire import CONFINED, OUTPUT_NAME
 
 
 class Confinement(NamedTuple):
@@ -52,6 +52,11 @@ def run_bot_process(confinement: Confinement) -> None:
         inherited = _address_space()  # what the memory limit comes on top of
         joined = _confine(confinement)
         _rehearse()
+    except BaseException:  # the arena's own failure (a group gone, out of memory): no bot code has run
+        _send_line(channel, _failure_line("sandbox", "could not confine the bot process: "))
+        os._exit(0)
+    try:
+        os.write(channel, CONFINED)
         lines = Channel(channel)
         line = lines.read_line(messages.MAX_JOB)
         if line is None:
@@ -66,14 +71,27 @@ def run_bot_process(confinement: Confinement) -> None:
         _signal.signal(_signal.SIGXCPU, lambda signum, frame: _out_of_processor_time(channel, limits))
         serve(lines, job)
     except BaseException:  # nothing may escape a forked child: it would run the spawner's code
-        try:
-            import traceback  # only now: every module the spawner loads costs every bot process
-
-            _send(channel, messages.failed("crashed: " + _last_line(traceback.format_exc())))
-        except BaseException:
-            pass
+        _send_line(channel, _failure_line("error", "crashed: "))
     finally:
         os._exit(0)
+
+
+def _failure_line(key: str, prefix: str) -> bytes:
+    """One JSON line saying why this process is leaving: ``{key: prefix + the
+    exception's last line}``, for the exception being handled."""
+    try:
+        import traceback  # only now: every module the spawner loads costs every bot process
+
+        return messages.encode({key: prefix + _last_line(traceback.format_exc())})
+    except BaseException:
+        return messages.encode({key: prefix + "unknown error"})
+
+
+def _send_line(fd: int, line: bytes) -> None:
+    try:
+        os.write(fd, line)
+    except BaseException:
+        pass
 
 
 def _confine(c: Confinement) -> cgroups.Joined | None:

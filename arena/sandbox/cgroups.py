@@ -138,34 +138,17 @@ class BotGroup(NamedTuple):
         return None
 
     def freezer(self) -> FreezerFiles | None:
-        """The files the referee freezes the bot with."""
+        """The file the referee freezes the bot with."""
         for h in self.folders:
             if h.controller == "freezer":
-                freeze = os.path.join(h.folder, "cgroup.freeze" if h.version == 2 else "freezer.state")
-                procs = os.path.join(h.folder, "cgroup.procs")
-                pids = self.folder("pids")
-                if pids is None:  # joined at once; its own list counts its tasks
-                    return FreezerFiles(freeze, h.version, os.path.join(
-                        h.folder, "cgroup.threads" if h.version == 2 else "tasks"), None, procs)
-                return FreezerFiles(freeze, h.version, os.path.join(pids, "pids.current"),
-                                    os.path.join(pids, "cgroup.procs"), procs)
+                return FreezerFiles(os.path.join(h.folder, "cgroup.freeze" if h.version == 2 else "freezer.state"),
+                                    h.version)
         return None
-
-    @property
-    def joins_freezer_later(self) -> bool:
-        """Moving a process into a group costs a few hundred microseconds of processor
-        time, and most bots are a single process that never needs freezing: where the
-        pids controller counts its tasks, the bot joins its freezer group only once it
-        has a second one (the referee moves it, see :class:`Freezer`)."""
-        return self.folder("pids") is not None
 
 
 class FreezerFiles(NamedTuple):
     freeze: str  # cgroup.freeze (v2) or freezer.state (v1)
     version: int
-    tasks: str  # counts the bot's tasks: pids.current, or a list of them
-    members: str | None  # the bot's processes, to move into the freezer group (None: already in it)
-    procs: str  # the freezer group's cgroup.procs
 
 
 class GroupPool:
@@ -435,8 +418,6 @@ def join(group: BotGroup) -> Joined:
     with the files :func:`open_files` opened in the spawner)."""
     memory = pids = usage = None
     for h in group.folders:
-        if h.controller == "freezer" and group.joins_freezer_later:
-            continue
         os.write(_opened_file(os.path.join(h.folder, "cgroup.procs"), os.O_WRONLY), b"0")  # 0: the writer itself
         if h.controller == "memory":
             limit_name, usage_name = _memory_files(h.version)
@@ -471,63 +452,29 @@ class Freezer:
     """Stops one bot while it is not on move: every process and thread in its
     group stops where it is, and goes on when thawed.
 
-    A bot of a single process, between moves, is blocked reading the referee's
-    next request: it cannot run (the seccomp filter denies the timers that could
-    wake it), so it is not frozen, which would cost a few hundred microseconds a
-    move. Only a bot with more than one task (a child process or a thread, which
-    it can only have started on its own move) is frozen, from then on.
+    Every bot is frozen from its answer to the referee's next request, whatever it
+    runs: a bot of one process waiting for its next request cannot be trusted to be
+    waiting (its own code can replace the loop that reads the requests, and spin),
+    and one that forks helpers after answering and reaps them before its next
+    answer never shows more than one task to anyone who counts.
     """
 
     def __init__(self, files: FreezerFiles) -> None:
         self.files = files
         self._fd = os.open(files.freeze, os.O_WRONLY | os.O_CLOEXEC)
-        self._tasks = os.open(files.tasks, os.O_RDONLY | os.O_CLOEXEC)
-        self._counted = files.tasks.endswith(".current")  # a number; otherwise one task per line
         self._frozen, self._thawed = (b"1", b"0") if files.version == 2 else (b"FROZEN", b"THAWED")
         self.frozen = False
-        self.busy = False  # it has had more than one task: freeze it from now on
 
     def rest(self) -> None:
-        """Its move is over (or it has started): freeze it if it could run."""
-        if not self.busy:
-            self.busy = self._task_count() > 1
-            if self.busy and self.files.members is not None:
-                os.write(self._fd, self._frozen)  # frozen first: whatever moves in stops
-                self.frozen = True
-                self._gather()
-        if self.busy and not self.frozen:
+        """Its move is over (or it has started): freeze it."""
+        if not self.frozen:
             os.write(self._fd, self._frozen)
             self.frozen = True
-
-    def _gather(self) -> None:
-        """Move the bot's processes into its (frozen) freezer group. One that forks
-        meanwhile may leave a child outside: go round until none is left (its
-        process limit bounds how many there can be)."""
-        assert self.files.members is not None
-        for _ in range(100):
-            with open(self.files.members) as f:
-                everyone = set(map(int, f.read().split()))
-            with open(self.files.procs) as f:
-                frozen = set(map(int, f.read().split()))
-            outside = everyone - frozen - {0}
-            if not outside:
-                return
-            for pid in outside:
-                try:
-                    _write(self.files.procs, str(pid))
-                except OSError:
-                    pass  # it has just exited
 
     def wake(self) -> None:
         if self.frozen:
             os.write(self._fd, self._thawed)
             self.frozen = False
-
-    def _task_count(self) -> int:
-        data = os.pread(self._tasks, 65536, 0)
-        if self._counted:
-            return int(data)
-        return data.count(b"\n")
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -536,5 +483,4 @@ class Freezer:
             except OSError:
                 pass
             os.close(self._fd)
-            os.close(self._tasks)
             self._fd = -1

@@ -31,11 +31,12 @@ from typing import Any
 
 from arena.bot import Bot, BotFailure, Choice, Limit
 from arena.engine.game import Board, Rules
+from arena.errors import ArenaFault
 from arena.protocol import messages
 from arena.protocol.player import ProtocolPlayer
 from arena.records import BotCode, Limits, TimeControl
 from arena.sandbox import cgroups, process_control, spawner
-from arena.sandbox.wire import wait_readable
+from arena.sandbox.wire import CONFINED, wait_readable
 
 
 class BotTimeout(BotFailure):
@@ -66,6 +67,7 @@ class SandboxedBot(ProtocolPlayer, Bot):
         self._ended = False  # the bot process is gone (its group may live on)
         self._freezer: cgroups.Freezer | None = None  # stops the bot while it is not on move
         self._buffer = b""
+        self._source: spawner.Spawner | None = None  # the spawner its process came from
 
     # --- the Bot contract, for callers that hold a SandboxedBot as a Bot --------------
 
@@ -110,35 +112,49 @@ class SandboxedBot(ProtocolPlayer, Bot):
         self._freeze()
 
     def _spawn(self) -> None:
-        """Take a spare bot process from the spawner and give it this bot's job."""
-        for attempt in range(3):
+        """Take a spare bot process from the spawner and give it this bot's job.
+
+        Until the job is sent no code of the bot's has run: whatever fails up to
+        then (the spawner, a fork, the process's confinement, its control groups)
+        is the arena's fault. A new spawner, with new groups and namespaces, is
+        tried; if that fails too, :class:`ArenaFault`.
+        """
+        problem = "no spawner answered"
+        for _ in range(3):
             try:
                 source = self.spawners.get()
                 _require_isolation(source.containment(self.limits.start_seconds))
                 spare = source.take(self.code.entry_point, self.limits.start_seconds)
             except spawner.SpawnerError as exc:
-                if attempt:
-                    raise BotFailure(f"sandbox: could not start the bot process: {exc}") from None
+                problem = f"the spawner failed: {exc}"
                 self.spawners.replace()
                 continue
+            self._source = source
             self._pid, self._channel, self._ended = spare.pid, spare.channel, False
             # Never blocked on the bot: every write waits only as long as the bot has.
             os.set_blocking(spare.channel, False)
-            if spare.freezer is not None:
-                try:
-                    self._freezer = cgroups.Freezer(spare.freezer)
-                except OSError:
-                    pass  # not ours to freeze (another user's arena): it runs unfrozen
             try:
-                job = messages.Job(self.code, self.bot_options, self.limits)
-                self._send(messages.encode(job), self.limits.start_seconds)
+                self._await_confinement()
+                if spare.freezer is not None:
+                    self._freezer = cgroups.Freezer(spare.freezer)
+                self._send(messages.encode(messages.Job(self.code, self.bot_options, self.limits)),
+                           self.limits.start_seconds)
                 return
-            except BotTimeout:
+            except (ArenaFault, BotFailure, OSError) as exc:  # BotFailure: it left (no bot code had run)
+                problem = f"a bot process could not be confined: {exc}"
                 self.close()
-                raise
-            except OSError:  # it died waiting (killed from outside): take another
-                self.close()
-        raise BotFailure("sandbox: could not start the bot process")
+                self.spawners.replace()  # its groups or namespaces may be what broke
+        raise ArenaFault(f"sandbox: could not start a bot process ({problem})")
+
+    def _await_confinement(self) -> None:
+        """Wait for the bot process's first line: confined and ready, or why not."""
+        line = self._receive(self.limits.start_seconds, time.monotonic()) + b"\n"
+        if line != CONFINED:
+            try:
+                said = messages.decode(line[:-1])
+            except BotFailure:
+                said = {}
+            raise ArenaFault(str(said.get("sandbox") or f"unexpected first line {line[:80]!r}"))
 
     def _send(self, data: bytes, seconds: float) -> None:
         """Write all of ``data`` to the bot process within ``seconds``: a bot that
@@ -160,15 +176,15 @@ class SandboxedBot(ProtocolPlayer, Bot):
         if self._freezer is not None:
             try:
                 self._freezer.rest()
-            except OSError:
-                pass
+            except OSError as exc:  # its group is gone or broken: not the bot's doing
+                raise ArenaFault(f"sandbox: could not freeze the bot process: {exc}") from None
 
     def _thaw(self) -> None:
         if self._freezer is not None:
             try:
                 self._freezer.wake()
-            except OSError:
-                pass
+            except OSError as exc:
+                raise ArenaFault(f"sandbox: could not thaw the bot process: {exc}") from None
 
     def _receive(self, seconds: float, since: float) -> bytes:
         """The bot's next line, within ``seconds`` of ``since``."""
@@ -195,11 +211,13 @@ class SandboxedBot(ProtocolPlayer, Bot):
         return line
 
     def _death_reason(self) -> str:
-        assert self._pid is not None
+        """Why the bot process left, from its spawner. If the spawner itself is
+        gone, so are its bot processes, killed with it: :class:`ArenaFault`."""
+        assert self._pid is not None and self._source is not None
         try:
-            status = self.spawners.get().exit_status(self._pid, 3.0)  # a loaded machine: the spawner is slow
-        except spawner.SpawnerError:
-            status = None
+            status = self._source.exit_status(self._pid, 3.0)  # a loaded machine: the spawner is slow
+        except spawner.SpawnerError as exc:
+            raise ArenaFault(f"sandbox: the spawner of the bot's process died ({exc})") from None
         self._ended = status is not None
         if status is None:
             return "exited: closed its connection to the arena"

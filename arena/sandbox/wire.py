@@ -17,6 +17,10 @@ import time
 from typing import Any
 
 OUTPUT_NAME = "output.txt"  # what the bot printed, in its working directory
+# The first line a bot process sends, before its job and so before any of the bot's
+# code has run: it is confined and ready. Anything else in its place (a line that
+# says why, or the end of the channel) is a failure of the arena, not of a bot.
+CONFINED = b'{"sandbox": "confined"}\n'
 _HEADER = struct.Struct("!I")
 # A fast bot answers within this. Waiting for its answer by polling, not by
 # sleeping in the kernel, saves the wake-up: tens of microseconds a message on

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         StoreError,
         Submission,
         User,
+        VoidGame,
         code_description,
         rules_of,
     )
@@ -58,6 +59,7 @@ __all__ = [
     "StoredTournament",
     "Submission",
     "User",
+    "VoidGame",
     "check_database",
     "code_description",
     "rules_of",

@@ -9,7 +9,7 @@ from typing import Any
 
 from arena.engine.game import Rules
 from arena.records import GameRecord, Termination
-from arena.store.rows import GAME_COLUMNS, FinishedGame, StoredGame, StoredMove, StoreError
+from arena.store.rows import GAME_COLUMNS, FinishedGame, StoredGame, StoredMove, StoreError, VoidGame
 from arena.store.sql import GAME_SELECT, Repository, pair_sql, param_marks
 
 #: The most bot ids whose games a page merges in id order: two parts each, and SQLite
@@ -70,6 +70,40 @@ class Games(Repository):
             conn.executemany(_INSERT_MOVES, islice(zip(*[values] * (_MOVE_COLUMNS * _MOVES_PER_INSERT)), whole))
             conn.executemany(_INSERT_MOVE, zip(*[values] * _MOVE_COLUMNS))
         return len(games)
+
+    def record_void(self, tournament_id: int, games: Sequence[FinishedGame], bot_ids: dict[str, int]) -> int:
+        """Keep games the arena failed during (see :data:`~arena.records.Termination.VOID`)
+        apart, with why: they count in no table and their keys stay free to play again."""
+        if not games:
+            return 0
+        with self._store.writing():
+            self.db.conn.executemany(
+                "insert into void_games (tournament_id, key, first_bot_id, second_bot_id, reason, plies, moves, "
+                "finished_at) values (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(tournament_id, game.key, bot_ids[game.first], bot_ids[game.second], game.reason or "",
+                  game.plies, game.moves, game.finished_at) for game in games])
+        return len(games)
+
+    def voided(self, tournament_id: int | None = None, limit: int = 50) -> list[VoidGame]:
+        """The latest void games (of one tournament, or of all), newest first."""
+        if not self._has_void_games():
+            return []
+        where, params = ("where v.tournament_id = ?", [tournament_id]) if tournament_id is not None else ("", [])
+        rows = self.db.execute(
+            "select v.id, t.name, v.key, b1.spec, b2.spec, v.reason, v.plies, v.moves, v.finished_at "
+            "from void_games v join tournaments t on t.id = v.tournament_id join bots b1 on b1.id = v.first_bot_id "
+            f"join bots b2 on b2.id = v.second_bot_id {where} order by v.id desc limit ?", [*params, limit])
+        return [VoidGame(*row) for row in rows.fetchall()]
+
+    def void_count(self, tournament_id: int | None = None) -> int:
+        if not self._has_void_games():
+            return 0
+        where, params = ("where tournament_id = ?", [tournament_id]) if tournament_id is not None else ("", [])
+        return int(self.db.execute(f"select count(*) from void_games {where}", params).fetchone()[0])
+
+    def _has_void_games(self) -> bool:
+        """False in a file of an older schema opened read-only (never migrated)."""
+        return bool(self.db.execute("select 1 from sqlite_master where name = 'void_games'").fetchone())
 
     def record_one(
         self, tournament_id: int, record: GameRecord, bot_ids: dict[str, int], replace: int | None = None

@@ -137,3 +137,18 @@ def _league(db: Database) -> None:
         pk="id", not_null={"at", "action", "subject"},
     )
     db.table("settings").create({"key": str, "value": str}, pk="key")
+
+
+@_migration("0006_void_games")
+def _void_games(db: Database) -> None:
+    # Games during which the arena failed (its spawner, control groups, a fork): kept
+    # apart from the games table, so that no table of results can count them and a
+    # key stays unique there (resume plays a void game's key again), with why.
+    db.table("void_games").create(
+        {"id": int, "tournament_id": int, "key": str, "first_bot_id": int, "second_bot_id": int,
+         "reason": str, "plies": int, "moves": str, "finished_at": str},
+        pk="id", not_null={"tournament_id", "key", "first_bot_id", "second_bot_id", "reason", "finished_at"},
+        foreign_keys=[("tournament_id", "tournaments", "id"), ("first_bot_id", "bots", "id"),
+                      ("second_bot_id", "bots", "id")],
+    )
+    db.table("void_games").create_index(["tournament_id", "key"])

@@ -253,6 +253,21 @@ class OpeningCounts:
     second: tuple[int, int, int]
 
 
+@dataclass(frozen=True)
+class VoidGame:
+    """A game during which the arena failed: in no table, played again; kept with why."""
+
+    id: int
+    tournament: str
+    key: str
+    first: str  # bot specs
+    second: str
+    reason: str  # "the arena failed: ..."
+    plies: int | None  # how far it had gone
+    moves: str | None
+    finished_at: str
+
+
 class FinishedGame(NamedTuple):
     """A finished game as the store writes it: its games row but for the ids the
     database gives (its own, the tournament's, the bots': by spec here), and its

@@ -12,6 +12,7 @@ from typing import Any
 
 from arena.engine.game import Rules
 from arena.engine.openings import game_seed, random_openings
+from arena.errors import ArenaFault
 from arena.ratings.sprt import CONTINUE, Outcomes, Sprt
 from arena.records import GameRecord, GameSpec, Termination, TimeControl
 from arena.referee.referee import play_game
@@ -169,12 +170,34 @@ def play_match(
     specs = list(specs)
     result = MatchResult(bots)
     started = time.perf_counter()
-    for record in play(specs) if play is not None else map(play_game, specs):
-        result.records.append(record)
-        if progress is not None:
-            progress(len(result.records), len(specs), time.perf_counter() - started)
+    todo, faults = specs, 0
+    while todo:
+        again = []
+        for record in play(todo) if play is not None else map(play_game, todo):
+            if record.void:  # the arena failed, not a bot: counts for nobody, played again
+                again.append(record.spec)
+                faults = _count_fault(faults, record)
+                continue
+            faults = 0
+            result.records.append(record)
+            if progress is not None:
+                progress(len(result.records), len(specs), time.perf_counter() - started)
+        todo = again
     result.records.sort(key=lambda record: record.spec.key)
     return result
+
+
+#: Void games in a row after which a match stops: the arena is failing.
+VOID_IN_A_ROW = 3
+
+
+def _count_fault(in_a_row: int, record: GameRecord) -> int:
+    """One more void game in a row; :class:`ArenaFault` once there are too many."""
+    in_a_row += 1
+    if in_a_row >= VOID_IN_A_ROW:
+        raise ArenaFault(f"{record.reason} ({in_a_row} void games in a row; no bot was charged); "
+                         "see 'arena doctor'")
+    return in_a_row
 
 
 def play_sprt(
@@ -193,7 +216,10 @@ def play_sprt(
     decision = CONTINUE
     started = time.perf_counter()
     for spec in specs:
-        record = play_game(spec)
+        record, faults = play_game(spec), 0
+        while record.void:  # the arena failed, not a bot: played again
+            faults = _count_fault(faults, record)
+            record = play_game(spec)
         result.records.append(record)
         if progress is not None:
             progress(len(result.records), len(specs), time.perf_counter() - started)

@@ -10,13 +10,14 @@ to the database. The executor
 from __future__ import annotations
 
 import signal
+import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from arena.players.plugins import installed_bots, load_entry, parse_spec
-from arena.records import BotCode, GameRecord, GameSpec
+from arena.records import BotCode, GameRecord, GameSpec, Termination
 from arena.referee.referee import play_game
 from arena.store import BotIdentity, FinishedGame, Store
 from arena.text import content_hash
@@ -37,6 +38,7 @@ class RunOutcome:
     scheduled: int  # games in the whole tournament
     already_stored: int  # found in the database at start (resume)
     played: int  # stored by this run
+    voided: int = 0  # games the arena failed during: stored apart as void, and played again
     interrupted: bool = False
     seconds: float = 0.0
     problem: str | None = None  # why it stopped early, when not by Ctrl-C
@@ -86,33 +88,69 @@ def _run(
     bot_ids = {spec: store.bots.id_of(identity) for spec, identity in identities.items()}
     stored = store.games.keys(tournament_id)
     todo_count = total - len(stored)
-    todo = (spec for spec in iter_schedule(config) if spec.key not in stored)
     outcome = RunOutcome(tournament_id, total, len(stored), 0)
     started = time.perf_counter()
     own_executor = executor is None
     pending: list[FinishedGame] = []  # finished games not stored yet
+    voided: list[FinishedGame] = []  # void games (the arena failed) not stored yet
+    in_flight: dict[str, GameSpec] = {}  # sent to the workers, not back yet: a void one is played again
+    replay: list[GameSpec] = []
+    faults = _Faults()
+
+    def tracked(specs: Iterable[GameSpec]) -> Iterator[GameSpec]:
+        for spec in specs:
+            in_flight[spec.key] = spec
+            yield spec
+
+    def take(records: Iterable[FinishedGame]) -> None:
+        for game in records:
+            spec = in_flight.pop(game.key, None)
+            if game.termination == Termination.VOID:
+                voided.append(game)
+                outcome.voided += 1
+                faults.void(game.reason or "")
+                if spec is not None:
+                    replay.append(spec)
+            else:
+                pending.append(game)
+                faults.played()
 
     def store_pending() -> None:
-        if pending:
+        if pending or voided:
             with signals_deferred():  # a stop comes after the games are stored, never between
-                outcome.played += store.games.record_finished(tournament_id, pending, bot_ids)
+                try:
+                    outcome.played += store.games.record_finished(tournament_id, pending, bot_ids)
+                    store.games.record_void(tournament_id, voided, bot_ids)
+                except sqlite3.OperationalError as exc:  # a full disk, a lost file: the games are played again
+                    raise _StoreFailed(str(exc)) from None
                 pending.clear()
+                voided.clear()
 
     with stop_signals(outcome) as hold:
         try:
             if todo_count and executor is None:
                 needs = worker_needs(config.entrants, config.submitted, config.isolate) if config.cluster else None
                 executor = make_executor(config.workers, todo_count, config.cluster, needs, notify)
-            if todo_count:
+            todo: Iterable[GameSpec] = (spec for spec in iter_schedule(config) if spec.key not in stored)
+            rounds = 0
+            while todo_count:
                 assert executor is not None
-                for records in executor.map_unordered(play_for_store, chunked(todo, todo_count, executor)):
-                    pending.extend(records)
+                for records in executor.map_unordered(play_for_store, chunked(tracked(todo), todo_count, executor)):
+                    take(records)
                     store_pending()
+                    if faults.too_many:
+                        raise _ArenaFailing(faults.describe())
                     if progress is not None:
                         progress(outcome.played, todo_count, time.perf_counter() - started)
+                if not replay:
+                    break
+                rounds += 1
+                if rounds > MAX_REPLAY_ROUNDS:
+                    raise _ArenaFailing(faults.describe())
+                todo, replay = list(replay), []  # the void games, played again
         except KeyboardInterrupt:
             outcome.interrupted = True
-        except WorkerLost as lost:
+        except (WorkerLost, _ArenaFailing, _StoreFailed) as lost:
             outcome.interrupted = True
             outcome.problem = str(lost)
         except BaseException:  # a cluster that cannot play, a bug: not finished, and what finished is kept
@@ -121,16 +159,62 @@ def _run(
         finally:
             hold()  # from here on a stop signal changes nothing: what finished is stored
             if outcome.interrupted and executor is not None:
-                pending.extend(executor.drain())  # games that finished in the workers meanwhile
+                take(executor.drain())  # games that finished in the workers meanwhile
             try:
                 store_pending()
+            except _StoreFailed as failed:
+                outcome.problem = outcome.problem or str(failed)
             finally:
                 if own_executor and executor is not None:
                     executor.close(cancel=outcome.interrupted)
                 outcome.seconds = time.perf_counter() - started
                 status = "interrupted" if outcome.interrupted else "finished"
-                store.tournaments.set_status(tournament_id, status)
+                try:
+                    store.tournaments.set_status(tournament_id, status)
+                except sqlite3.OperationalError:
+                    pass  # said above: the database cannot be written
     return outcome
+
+
+#: Void games in a row after which a run stops: the arena is failing, not a game.
+VOID_IN_A_ROW = 3
+#: Rounds of playing void games again, after the first pass, before a run gives up.
+MAX_REPLAY_ROUNDS = 5
+
+
+class _ArenaFailing(Exception):
+    """Games keep failing for a reason of the arena's own: stop, charging no bot."""
+
+
+class _StoreFailed(Exception):
+    """The database could not be written: stop; the games not stored are played on resume."""
+
+    def __str__(self) -> str:
+        return (f"the database could not be written ({self.args[0]}): free some space or fix the file, then run "
+                "the same command again; the games not stored will be played again")
+
+
+class _Faults:
+    """Counts void games in a row, and remembers the last reason."""
+
+    def __init__(self) -> None:
+        self.in_a_row = 0
+        self.last = ""
+
+    def void(self, reason: str) -> None:
+        self.in_a_row += 1
+        self.last = reason
+
+    def played(self) -> None:
+        self.in_a_row = 0
+
+    @property
+    def too_many(self) -> bool:
+        return self.in_a_row >= VOID_IN_A_ROW
+
+    def describe(self) -> str:
+        return (f"{self.last or 'the arena failed'} ({self.in_a_row} void games in a row; no bot was charged); "
+                "see 'arena doctor', then run the same command again to play them")
 
 
 def play_games(specs: list[GameSpec]) -> Iterator[GameRecord]:

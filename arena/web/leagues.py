@@ -272,6 +272,7 @@ HTTP_STATUS: dict[Refusal, int] = {
     Refusal.TOO_LARGE: 413,
     Refusal.INVALID: 422,
     Refusal.TOO_MANY: 429,
+    Refusal.UNAVAILABLE: 503,
 }
 _API_ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"description": "No API token, or an unknown or revoked one"},
@@ -280,6 +281,7 @@ _API_ERRORS: dict[int | str, dict[str, Any]] = {
     413: {"description": "The file is larger than the league takes"},
     422: {"description": "A bad file, name or description, or failed checks (with the report)"},
     429: {"description": "Too many submissions in the last hour"},
+    503: {"description": "The arena failed while checking the bot (not the bot's fault): try again later"},
 }
 Bearer = Annotated[str | None, Header(description="Bearer TOKEN: the API token of 'arena users add' or 'token'.")]
 
