@@ -8,14 +8,20 @@ process goes, step by step, measured in a process as small as the spawner: a
 plain fork, the fork into a PID namespace, joining its control groups, its IPC
 namespace, and the rest of its confinement (Landlock, seccomp, capabilities).
 
-Compare two commits by running each one's copy of this file in its own tree.
+Compare with another commit in one run: ``--against REV`` checks REV out in a
+temporary worktree and measures both trees in turn, round after round (old, new,
+new, old, ...), so that both see the same machine; it prints the medians side by
+side with their ratios.
 
-Run: python bench/sandbox.py [--games N] [--steps N]
+Run: python bench/sandbox.py [--games N] [--steps N] [--against REV --rounds N]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -124,11 +130,88 @@ def steps(n: int) -> list[tuple[str, float]]:
     return [(name, float(seconds)) for name, seconds in (line.split("\t") for line in out.splitlines())]
 
 
+# Run in each tree with that tree first on the path: what both an older and this
+# tree offer (the store moved between them), printed as JSON.
+MEASURE = textwrap.dedent("""
+    import json, sys, tempfile, time
+    from pathlib import Path
+    try:
+        from arena.league.store import Store  # before the store had a room of its own
+    except ImportError:
+        from arena.store import Store
+    from arena.engine.game import Board, Rules
+    from arena.records import BotCode, Limits
+    from arena.sandbox.proxy import SandboxedBot
+    from arena.tournament.config import load_config
+    from arena.tournament.runner import run_tournament
+
+    games, moves = int(sys.argv[1]), int(sys.argv[2])
+    with tempfile.TemporaryDirectory() as tmp:
+        config = load_config(None, {"name": "sandbox", "bots": ["random:stream=1", "random:stream=2"],
+                                    "games": games, "workers": 1, "db": str(Path(tmp, "a.db")), "seed": 3,
+                                    "isolate": True})
+        store = Store(Path(tmp, "a.db"))
+        started = time.perf_counter()
+        run_tournament(config, store)
+        seconds = time.perf_counter() - started
+        store.close()
+    board = Board.from_moves("4453")
+    boxed = [SandboxedBot(BotCode("random", entry_point="bots.random_bot:RandomBot"), {}, Limits())
+             for _ in range(2)]
+    for player, bot in enumerate(boxed):
+        bot.new_game(Rules(), player, 1)
+    started = time.perf_counter()
+    for i in range(moves):
+        boxed[i % 2].choose_move(board)
+    move = (time.perf_counter() - started) / moves
+    for bot in boxed:
+        bot.close()
+    print(json.dumps({"games_per_second": games / seconds, "move_us": move * 1e6}))
+""")
+
+
+def measure(tree: Path, games: int, moves: int) -> dict[str, float]:
+    ran = subprocess.run([sys.executable, "-c", MEASURE, str(games), str(moves)], capture_output=True, text=True,
+                         cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)})
+    if ran.returncode:
+        raise SystemExit(f"measuring {tree} failed:\n{ran.stderr}")
+    return json.loads(ran.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def compare(against: str, rounds: int, games: int, moves: int) -> None:
+    """Both trees measured in turn, ``rounds`` times each; medians and ratios."""
+    here = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        old = Path(tmp, "old")
+        subprocess.run(["git", "-C", str(here), "worktree", "add", "--detach", "-q", str(old), against], check=True)
+        try:
+            runs: dict[str, list[dict[str, float]]] = {"old": [], "new": []}
+            for number in range(rounds):
+                order = [("old", old), ("new", here)] if number % 2 == 0 else [("new", here), ("old", old)]
+                for label, tree in order:
+                    runs[label].append(measure(tree, games, moves))
+        finally:
+            subprocess.run(["git", "-C", str(here), "worktree", "remove", "--force", str(old)], check=False)
+    print(f"{against} (old) against this tree (new), {rounds} rounds interleaved, medians:")
+    for key, label, better in (("games_per_second", "sandboxed games/s, 1 worker", "higher"),
+                               ("move_us", "one move's round trip, us", "lower")):
+        old_value = statistics.median(r[key] for r in runs["old"])
+        new_value = statistics.median(r[key] for r in runs["new"])
+        print(f"  {label:30s} old {old_value:9.1f}   new {new_value:9.1f}   new/old {new_value / old_value:5.2f}"
+              f"  ({better} is better)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--games", type=int, default=2000)
     parser.add_argument("--steps", type=int, default=300, help="bot processes forked for each step")
+    parser.add_argument("--against", metavar="REV", help="compare with this commit, measured in turn in one run")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of --against")
+    parser.add_argument("--moves", type=int, default=4000, help="moves timed for the round trip")
     args = parser.parse_args()
+    if args.against:
+        compare(args.against, args.rounds, args.games, args.moves)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         plain_seconds, _ = tournament(False, args.games, 1, Path(tmp, "plain.db"))
         boxed_seconds, boxed_moves = tournament(True, args.games, 1, Path(tmp, "boxed.db"))

@@ -263,4 +263,5 @@ def test_the_site_answers_each_kind_of_refusal_with_its_http_status():
     from arena.web.leagues import HTTP_STATUS
 
     assert HTTP_STATUS == {Refusal.NOT_ALLOWED: 403, Refusal.NOT_FOUND: 404, Refusal.TOO_LARGE: 413,
-                           Refusal.INVALID: 422, Refusal.TOO_MANY: 429}
+                           Refusal.INVALID: 422, Refusal.TOO_MANY: 429,
+                           Refusal.UNAVAILABLE: 503}

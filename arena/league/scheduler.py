@@ -29,12 +29,12 @@ from arena.engine.openings import game_seed
 from arena.league.policy import LEAGUE_FORMAT, LeagueError, settings_of
 from arena.players.plugins import BotSpecError, installed_bots, load_entry, parse_spec
 from arena.records import BotCode, GameRecord, GameSpec
-from arena.store import Entry, League, Store
+from arena.store import Entry, FinishedGame, League, Store
 from arena.tournament.cluster import worker_needs
 from arena.tournament.config import ConfigError, TournamentConfig, config_from_table
 from arena.tournament.execution import Executor, WorkerLost
 from arena.tournament.executors import make_executor
-from arena.tournament.runner import bot_identity, play_games
+from arena.tournament.runner import ArenaFailing, Faults, bot_identity, play_games
 from arena.tournament.schedule import openings
 from arena.tournament.stopping import signals_deferred, stop_signals
 
@@ -210,6 +210,8 @@ def run_league(
     say = report or (lambda text: None)
     known_code: dict[int, BotCode] = {}
 
+    faults = Faults()
+
     def store_pending() -> None:
         if not pending:
             return
@@ -218,9 +220,16 @@ def run_league(
                 for spec in record.spec.bots:
                     if spec not in bot_ids:
                         bot_ids[spec] = store.bots.id_of(bot_identity(spec, dict(record.spec.submitted)))
-            outcome.played += store.games.record(league.tournament_id, pending, bot_ids)
-            stored.update(record.spec.key for record in pending)
+                faults.count(record)
+            # A void game (the arena failed) is kept apart; its key stays unplayed, so
+            # the schedule gives it again.
+            played = [record for record in pending if not record.void]
+            store.games.record_void(league.tournament_id, [FinishedGame.of(r) for r in pending if r.void], bot_ids)
+            outcome.played += store.games.record(league.tournament_id, played, bot_ids)
+            stored.update(record.spec.key for record in played)
             pending.clear()
+        if faults.too_many:
+            raise ArenaFailing(faults.describe())
 
     with store.tournaments.running(league.name), stop_signals(outcome) as hold:
         store.tournaments.set_status(league.tournament_id, "running")
@@ -253,7 +262,7 @@ def run_league(
                         say(f"league {league.name!r}: {outcome.played} games played by this run")
         except KeyboardInterrupt:
             outcome.interrupted = True
-        except WorkerLost as lost:
+        except (WorkerLost, ArenaFailing) as lost:
             outcome.interrupted = True
             outcome.problem = str(lost)
         except BaseException:  # a cluster that cannot play, a bug: what finished is kept
@@ -265,6 +274,8 @@ def run_league(
                 pending.extend(executor.drain())
             try:
                 store_pending()
+            except ArenaFailing:
+                pass  # said already, or about to be: the run is stopping
             finally:
                 if own_executor and executor is not None:
                     executor.close(cancel=outcome.interrupted)

@@ -95,7 +95,7 @@ def _run(
     voided: list[FinishedGame] = []  # void games (the arena failed) not stored yet
     in_flight: dict[str, GameSpec] = {}  # sent to the workers, not back yet: a void one is played again
     replay: list[GameSpec] = []
-    faults = _Faults()
+    faults = Faults()
 
     def tracked(specs: Iterable[GameSpec]) -> Iterator[GameSpec]:
         for spec in specs:
@@ -105,15 +105,14 @@ def _run(
     def take(records: Iterable[FinishedGame]) -> None:
         for game in records:
             spec = in_flight.pop(game.key, None)
+            faults.count(game)
             if game.termination == Termination.VOID:
                 voided.append(game)
                 outcome.voided += 1
-                faults.void(game.reason or "")
                 if spec is not None:
                     replay.append(spec)
             else:
                 pending.append(game)
-                faults.played()
 
     def store_pending() -> None:
         if pending or voided:
@@ -139,18 +138,18 @@ def _run(
                     take(records)
                     store_pending()
                     if faults.too_many:
-                        raise _ArenaFailing(faults.describe())
+                        raise ArenaFailing(faults.describe())
                     if progress is not None:
                         progress(outcome.played, todo_count, time.perf_counter() - started)
                 if not replay:
                     break
                 rounds += 1
                 if rounds > MAX_REPLAY_ROUNDS:
-                    raise _ArenaFailing(faults.describe())
+                    raise ArenaFailing(faults.describe())
                 todo, replay = list(replay), []  # the void games, played again
         except KeyboardInterrupt:
             outcome.interrupted = True
-        except (WorkerLost, _ArenaFailing, _StoreFailed) as lost:
+        except (WorkerLost, ArenaFailing, _StoreFailed) as lost:
             outcome.interrupted = True
             outcome.problem = str(lost)
         except BaseException:  # a cluster that cannot play, a bug: not finished, and what finished is kept
@@ -182,7 +181,7 @@ VOID_IN_A_ROW = 3
 MAX_REPLAY_ROUNDS = 5
 
 
-class _ArenaFailing(Exception):
+class ArenaFailing(Exception):
     """Games keep failing for a reason of the arena's own: stop, charging no bot."""
 
 
@@ -194,12 +193,18 @@ class _StoreFailed(Exception):
                 "the same command again; the games not stored will be played again")
 
 
-class _Faults:
+class Faults:
     """Counts void games in a row, and remembers the last reason."""
 
     def __init__(self) -> None:
         self.in_a_row = 0
         self.last = ""
+
+    def count(self, record: GameRecord | FinishedGame) -> None:
+        if record.termination == Termination.VOID:
+            self.void(record.reason or "")
+        else:
+            self.played()
 
     def void(self, reason: str) -> None:
         self.in_a_row += 1
