@@ -22,7 +22,7 @@ import arena
 from arena.bot import split_answer
 from arena.engine.game import Board, Rules
 from arena.players.plugins import make_bot
-from arena.sandbox import seccomp
+from arena.sandbox import landlock, seccomp
 from tests.conftest import TEST_BOTS
 
 CHANNELS = TEST_BOTS / "channel_bots.py"
@@ -121,3 +121,18 @@ def test_ordinary_fcntl_and_madvise_still_work():
     assert info == {"nonblocking": True, "inheritable": True, "dup": True, "dupfd": True, "pipe_size": True,
                     "seals": True, "madvise_dontneed": True, "madvise_free": "done"}
     assert numpy_total in ("absent", 5 * 4 * 2**20)
+
+
+# --- the mount table -----------------------------------------------------------------------
+
+
+@pytest.mark.skipif(landlock.abi_version() < 1, reason="no Landlock on this kernel")
+def test_a_bot_cannot_read_the_mount_table():
+    """The mount table (/proc/self/mountinfo, mounts, mountstats, and each
+    thread's copy) is not readable by a bot: it names the machine's folders the
+    sandbox's are bound from, their devices and file systems. What a bot may
+    read of its own /proc entry (its status) still is."""
+    info = report_of("ReadsMountTable")
+    assert info.pop("/proc/self/status") == "readable"
+    assert info == dict.fromkeys(["/proc/self/mountinfo", "/proc/self/mounts", "/proc/self/mountstats",
+                                  "/proc/thread-self/mountinfo", "/proc/mounts"], f"PermissionError {errno.EACCES}")
