@@ -105,11 +105,12 @@ def test_a_bot_cannot_watch_a_folder():
 def test_a_bot_can_neither_evict_load_nor_probe_shared_file_pages():
     """Every call that evicts a shared file's pages from the page cache, loads
     them on request, or asks which are there is refused: fadvise64 (DONTNEED,
-    WILLNEED), mincore, readahead, cachestat, madvise COLD and PAGEOUT. Evicting
-    a page of a shared library and probing it later carried a counter across games."""
+    WILLNEED), mincore, readahead, cachestat, preadv2 with RWF_NOWAIT (fails
+    where a page is not cached), madvise COLD and PAGEOUT. Evicting a page of a
+    shared library and probing it later carried a counter across games."""
     info = report_of("ProbesPageCache", path=str(PACKAGE / "engine" / "game.py"))
-    assert info == dict.fromkeys(["fadvise_dontneed", "fadvise_willneed", "mincore", "readahead", "cachestat",
-                                  "madvise_cold", "madvise_pageout"], REFUSED)
+    assert info == dict.fromkeys(["fadvise_dontneed", "fadvise_willneed", "mincore", "readahead", "preadv2_nowait",
+                                  "cachestat", "madvise_cold", "madvise_pageout"], REFUSED)
 
 
 def test_ordinary_fcntl_and_madvise_still_work():
@@ -118,8 +119,8 @@ def test_ordinary_fcntl_and_madvise_still_work():
     with MADV_DONTNEED and MADV_FREE, numpy's large arrays."""
     info = report_of("UsesOrdinaryCalls")
     numpy_total = info.pop("numpy")
-    assert info == {"nonblocking": True, "inheritable": True, "dup": True, "dupfd": True, "pipe_size": True,
-                    "seals": True, "madvise_dontneed": True, "madvise_free": "done"}
+    assert info == {"nonblocking": True, "inheritable": True, "dup": True, "dupfd": True, "preadv": True,
+                    "pipe_size": True, "seals": True, "madvise_dontneed": True, "madvise_free": "done"}
     assert numpy_total in ("absent", 5 * 4 * 2**20)
 
 

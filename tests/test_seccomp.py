@@ -527,6 +527,23 @@ def test_the_program_refuses_only_madvise_advice_that_touches_shared_pages(machi
     assert run_program(code, madvise, arch, 4096, 4096, MADV_PAGEOUT) == REFUSE
 
 
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_the_program_refuses_reads_that_fail_rather_than_wait(machine):
+    """preadv2 is refused RWF_NOWAIT (read in the sixth argument: the offset
+    takes two), which fails where a page is not cached, a probe of the page
+    cache; its other flags pass."""
+    arch, column, _ = seccomp._ARCHES[machine]
+    code = seccomp._program(machine)
+    preadv2 = seccomp._PAGE_CACHE["preadv2"][column]
+    assert preadv2 is not None
+    rwf_hipri, rwf_nowait = 0x1, 0x8
+    assert run_program(code, preadv2, arch, 3, 0, 1, 0, 0, 0) == ALLOW
+    assert run_program(code, preadv2, arch, 3, 0, 1, 0, 0, rwf_hipri) == ALLOW
+    assert run_program(code, preadv2, arch, 3, 0, 1, 0, 0, rwf_nowait) == REFUSE
+    assert run_program(code, preadv2, arch, 3, 0, 1, 0, 0, rwf_nowait | rwf_hipri) == REFUSE
+    assert run_program(code, preadv2, arch, 3, 0, 1, rwf_nowait, rwf_nowait, 0) == ALLOW  # an offset, not flags
+
+
 def test_the_program_kills_calls_of_other_abis():
     code = seccomp._program("x86_64")
     x86_64, i386 = 0xC000003E, 0x40000003

@@ -147,13 +147,14 @@ _FILE_LOCKS: _Numbers = {"flock": (73, 32), "fcntl": (72, 25)}
 # The page cache: which pages of which files are in memory is shared by every
 # process on the machine. Evicting a page of a shared library (fadvise64's
 # DONTNEED, madvise's COLD or PAGEOUT) and asking whether it is back (mincore,
-# cachestat, or a read's timing) carried a counter across games; readahead and
-# fadvise64's WILLNEED load pages on request. madvise keeps every other advice:
-# DONTNEED and FREE release the process's own memory, which malloc, Python and
-# numpy rely on.
+# cachestat, a read with RWF_NOWAIT, which fails rather than wait for the disk,
+# or a read's timing) carried a counter across games; readahead and fadvise64's
+# WILLNEED load pages on request. madvise keeps every other advice: DONTNEED
+# and FREE release the process's own memory, which malloc, Python and numpy
+# rely on; preadv2 keeps its other flags.
 _PAGE_CACHE: _Numbers = {
     "mincore": (27, 232), "fadvise64": (221, 223), "readahead": (187, 213), "cachestat": (451, 451),
-    "madvise": (28, 233),
+    "madvise": (28, 233), "preadv2": (327, 286),
 }
 
 _GROUPS: dict[str, _Numbers] = {
@@ -188,6 +189,7 @@ ONLY_WHEN: dict[str, str] = {
     "fcntl": "with any command but F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_DUPFD_CLOEXEC, "
              "F_SETPIPE_SZ, F_GETPIPE_SZ, F_ADD_SEALS and F_GET_SEALS",
     "madvise": "with MADV_COLD, MADV_PAGEOUT or MADV_COLLAPSE",
+    "preadv2": "with RWF_NOWAIT",
 }
 
 # Architecture: AUDIT_ARCH_* (what seccomp_data.arch holds), the column of the
@@ -203,8 +205,9 @@ _JGE = 0x35  # BPF_JMP | BPF_JGE | BPF_K (unsigned, as are all comparisons)
 _JGT = 0x25  # BPF_JMP | BPF_JGT | BPF_K
 _RET = 0x06  # BPF_RET | BPF_K
 # Offsets in seccomp_data of the call's number, its architecture and the low
-# half of its first three arguments; both architectures are little-endian.
-_NR, _ARCH, _ARG0_LOW, _ARG1_LOW, _ARG2_LOW = 0, 4, 16, 24, 32
+# half of some of its arguments (args[i] at 16 + 8 * i); both architectures are
+# little-endian.
+_NR, _ARCH, _ARG0_LOW, _ARG1_LOW, _ARG2_LOW, _ARG5_LOW = 0, 4, 16, 24, 32, 56
 _ALLOW = 0x7FFF0000
 _KILL_PROCESS = 0x80000000
 _ERRNO = 0x00050000
@@ -377,11 +380,13 @@ def _assemble(ops: list[_Op]) -> bytes:
 
 # How the calls refused only in part decide, one argument loaded: its low half,
 # all the kernel reads of a pid, a personality, clone's flags (the first
-# argument), fcntl's command (the second) or madvise's advice (the third): each
-# an int in the kernel's own prototype.
+# argument), fcntl's command (the second), madvise's advice (the third) or
+# preadv2's flags (the sixth: the offset takes two): each an int in the kernel's
+# own prototype.
 _ARGUMENT: _Op = (_LOAD, _ARG0_LOW, 0, 0)
 _FCNTL_COMMAND: _Op = (_LOAD, _ARG1_LOW, 0, 0)
 _MADVISE_ADVICE: _Op = (_LOAD, _ARG2_LOW, 0, 0)
+_PREADV2_FLAGS: _Op = (_LOAD, _ARG5_LOW, 0, 0)
 
 # fcntl commands that act on the descriptor or on a pipe or memfd of the
 # process's own, and that Python and the C library use: F_DUPFD, F_GETFD,
@@ -400,6 +405,9 @@ _FCNTL_ALLOWED = ((0, 4), (1030, 1034))
 # MADV_COLLAPSE (25) replaces them with a huge page. All other advice acts on
 # the process's own mappings only.
 _MADVISE_REFUSED = (20, 21, 25)
+# preadv2's RWF_NOWAIT: fail at once where the data is not in the page cache,
+# which tells, with no timing, whether a page was read since it was evicted.
+_RWF_NOWAIT = 0x00000008
 _RULES: dict[str, Callable[[], list[_Op]]] = {
     # pid 0 is the caller.
     "prlimit64": lambda: [_ARGUMENT, (_JEQ, 0, "allow", "refuse")],
@@ -420,4 +428,5 @@ _RULES: dict[str, Callable[[], list[_Op]]] = {
         *[(_JEQ, advice, "refuse", 0) for advice in _MADVISE_REFUSED[:-1]],
         (_JEQ, _MADVISE_REFUSED[-1], "refuse", "allow"),
     ],
+    "preadv2": lambda: [_PREADV2_FLAGS, (_JSET, _RWF_NOWAIT, "refuse", "allow")],
 }

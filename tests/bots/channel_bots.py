@@ -156,6 +156,7 @@ class ProbesPageCache(Bot):
             "fadvise_willneed": outcome(lambda: os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)),
             "mincore": outcome(lambda: raw("mincore", address, size, present)),
             "readahead": outcome(lambda: raw("readahead", fd, 0, size)),
+            "preadv2_nowait": outcome(lambda: os.preadv(fd, [bytearray(16)], 0, os.RWF_NOWAIT)),
             "cachestat": outcome(lambda: raw("cachestat", fd, range_, stats, 0)),
             "madvise_cold": outcome(lambda: _advise(address, size, MADV_COLD)),
             "madvise_pageout": outcome(lambda: _advise(address, size, MADV_PAGEOUT)),
@@ -181,6 +182,8 @@ class UsesOrdinaryCalls(Bot):
         report["dupfd"] = fcntl.fcntl(writer, fcntl.F_DUPFD, 100) >= 100
         report["pipe_size"] = fcntl.fcntl(writer, F_SETPIPE_SZ, 2 * PAGE) == fcntl.fcntl(writer, F_GETPIPE_SZ)
         memory = os.memfd_create("sealed", os.MFD_ALLOW_SEALING)
+        os.write(memory, b"arena")
+        report["preadv"] = os.preadv(memory, [bytearray(2), bytearray(3)], 0) == 5  # no flags: allowed
         fcntl.fcntl(memory, F_ADD_SEALS, F_SEAL_GROW)
         report["seals"] = fcntl.fcntl(memory, F_GET_SEALS) & F_SEAL_GROW == F_SEAL_GROW
         # Private, as malloc's memory is: what MADV_DONTNEED drops reads back as zeros.
