@@ -3,8 +3,10 @@
 Landlock decides which files a bot process may open; it does not govern changing
 a file's mode, owner, times or extended attributes, nor sockets other than TCP,
 nor other processes' resource limits, nor the kernel's less travelled corners
-(namespaces, io_uring, BPF, keyrings). This filter refuses those system calls
-outright. Refused calls fail with EPERM, so the bot sees an ordinary
+(namespaces, io_uring, BPF, keyrings), nor the state the kernel shares between
+every process that reads a file (its locks and leases, the page cache), through
+which bots of different games talked to each other. This filter refuses those
+system calls, some only with certain arguments. Refused calls fail with EPERM, so the bot sees an ordinary
 PermissionError and the game goes on; only a call made under another
 architecture's numbers (the 32-bit ABIs) kills the process.
 
