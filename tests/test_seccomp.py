@@ -319,6 +319,7 @@ SAFE_ARGUMENTS: dict[str, tuple[Any, ...]] = {
     "acct": (ctypes.c_char_p(b"/nonexistent/arena-acct"),), "sethostname": (None, -1), "setdomainname": (None, -1),
     "quotactl_fd": (-1, 0, 0, None), "pidfd_getfd": (-1, 0, 0), "process_madvise": (-1, None, 0, 0, 0),
     "io_uring_enter": (-1, 0, 0, 0, None, 0), "io_uring_register": (-1, 0, None, 0), "open_by_handle_at": (-1, None, 0),
+    "flock": (-1, 0), "fadvise64": (-1, 0, 0, 0), "readahead": (-1, 0, 0), "cachestat": (-1, None, None, 0),
 }
 
 
@@ -434,9 +435,10 @@ def test_without_a_table_there_is_no_filter(monkeypatch):
 ALLOW, REFUSE, NOT_IMPLEMENTED, KILL = 0x7FFF0000, 0x00050000 | errno.EPERM, 0x00050000 | errno.ENOSYS, 0x80000000
 
 
-def run_program(code: bytes, number: int, arch: int, argument: int = 0) -> int:
-    """What classic BPF ``code`` answers for one call, as the kernel would run it."""
-    data = struct.pack("=iIQ6Q", number, arch, 0, argument, 0, 0, 0, 0, 0)
+def run_program(code: bytes, number: int, arch: int, *arguments: int) -> int:
+    """What classic BPF ``code`` answers for one call with ``arguments`` (the rest
+    0), as the kernel would run it."""
+    data = struct.pack("=iIQ6Q", number, arch, 0, *arguments, *[0] * (6 - len(arguments)))
     ops = [struct.unpack_from("=HBBI", code, at) for at in range(0, len(code), 8)]
     at = accumulator = 0
     while True:
@@ -480,6 +482,68 @@ def test_the_program_reads_the_first_argument_where_it_must(machine):
     assert run_program(code, table["personality"], arch, 0x0040000) == REFUSE
 
 
+F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_GETLK, F_SETLK, F_SETLKW, F_SETOWN, F_GETOWN = range(10)
+F_SETSIG, F_SETOWN_EX, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW = 10, 15, 36, 37, 38
+F_SETLEASE, F_GETLEASE, F_NOTIFY, F_DUPFD_CLOEXEC, F_SETPIPE_SZ, F_GETPIPE_SZ, F_ADD_SEALS, F_GET_SEALS = (
+    1024, 1025, 1026, 1030, 1031, 1032, 1033, 1034)
+F_SET_RW_HINT = 1036
+FCNTL_ALLOWED = {F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_DUPFD_CLOEXEC, F_SETPIPE_SZ, F_GETPIPE_SZ,
+                 F_ADD_SEALS, F_GET_SEALS}
+MADV_DONTNEED, MADV_FREE, MADV_COLD, MADV_PAGEOUT, MADV_COLLAPSE = 4, 8, 20, 21, 25
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_the_program_allows_only_fcntl_commands_on_the_descriptor_itself(machine):
+    """fcntl is an allow-list: the commands that act on the descriptor (and the
+    process's own pipes and memfds) pass; locks, leases, notices, owners, hints,
+    and every number no kernel has yet, are refused. The command is the second
+    argument; the first (the descriptor) changes nothing."""
+    arch, column, _ = seccomp._ARCHES[machine]
+    code = seccomp._program(machine)
+    fcntl = seccomp._FILE_LOCKS["fcntl"][column]
+    assert fcntl is not None
+    answers = {command: run_program(code, fcntl, arch, 3, command) for command in [*range(2048), 1 << 31, 0xFFFFFFFF]}
+    assert {command for command, answer in answers.items() if answer == ALLOW} == FCNTL_ALLOWED
+    assert {answer for command, answer in answers.items() if command not in FCNTL_ALLOWED} == {REFUSE}
+    for named in (F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_SETLEASE, F_GETLEASE,
+                  F_NOTIFY, F_SETOWN, F_GETOWN, F_SETSIG, F_SETOWN_EX, F_SET_RW_HINT):
+        assert answers[named] == REFUSE, named
+    # The kernel reads an int: the high half of the register is not the command.
+    assert run_program(code, fcntl, arch, 3, (1 << 32) | F_SETLK) == REFUSE
+    assert run_program(code, fcntl, arch, 3, (1 << 32) | F_GETFL) == ALLOW
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_the_program_refuses_only_madvise_advice_that_touches_shared_pages(machine):
+    """madvise is refused COLD, PAGEOUT and COLLAPSE (advice on the page cache
+    other processes share), read in the third argument; every other advice passes."""
+    arch, column, _ = seccomp._ARCHES[machine]
+    code = seccomp._program(machine)
+    madvise = seccomp._PAGE_CACHE["madvise"][column]
+    assert madvise is not None
+    refused = {advice for advice in range(256) if run_program(code, madvise, arch, 4096, 4096, advice) != ALLOW}
+    assert refused == {MADV_COLD, MADV_PAGEOUT, MADV_COLLAPSE}
+    assert run_program(code, madvise, arch, 4096, MADV_PAGEOUT, MADV_DONTNEED) == ALLOW  # the length is not advice
+    assert run_program(code, madvise, arch, 4096, 4096, MADV_PAGEOUT) == REFUSE
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_the_program_refuses_reads_that_fail_rather_than_wait(machine):
+    """preadv2 is refused RWF_NOWAIT (read in the sixth argument: the offset
+    takes two), which fails where a page is not cached, a probe of the page
+    cache; its other flags pass."""
+    arch, column, _ = seccomp._ARCHES[machine]
+    code = seccomp._program(machine)
+    preadv2 = seccomp._PAGE_CACHE["preadv2"][column]
+    assert preadv2 is not None
+    rwf_hipri, rwf_nowait = 0x1, 0x8
+    assert run_program(code, preadv2, arch, 3, 0, 1, 0, 0, 0) == ALLOW
+    assert run_program(code, preadv2, arch, 3, 0, 1, 0, 0, rwf_hipri) == ALLOW
+    assert run_program(code, preadv2, arch, 3, 0, 1, 0, 0, rwf_nowait) == REFUSE
+    assert run_program(code, preadv2, arch, 3, 0, 1, 0, 0, rwf_nowait | rwf_hipri) == REFUSE
+    assert run_program(code, preadv2, arch, 3, 0, 1, rwf_nowait, rwf_nowait, 0) == ALLOW  # an offset, not flags
+
+
 def test_the_program_kills_calls_of_other_abis():
     code = seccomp._program("x86_64")
     x86_64, i386 = 0xC000003E, 0x40000003
@@ -519,8 +583,12 @@ def test_the_numbers_are_the_kernels(machine):
     header = Path(HEADERS[machine])
     if not header.exists():
         pytest.skip(f"no kernel headers for {machine} here")
-    kernel = {match[0]: int(match[1])
-              for match in re.findall(r"#define __NR_(\w+)\s+(\d+)", header.read_text())}
+    text = header.read_text()
+    # asm-generic names some calls through their 32/64-bit alias (__NR_fcntl is __NR3264_fcntl).
+    aliases = {match[0]: int(match[1]) for match in re.findall(r"#define (__NR3264_\w+)\s+(\d+)", text)}
+    kernel = {match[0]: int(match[1]) if match[1].isdigit() else aliases[match[1]]
+              for match in re.findall(r"#define __NR_(\w+)\s+(\d+|__NR3264_\w+)\b", text)
+              if match[1].isdigit() or match[1] in aliases}
     column = 0 if machine == "x86_64" else 1
     ours = {name: numbers[column] for calls in seccomp._GROUPS.values() for name, numbers in calls.items()}
     # Calls newer than these headers (Linux 6.6 and later) are left out; a call this

@@ -116,11 +116,37 @@ def prepare(writable: list[str], readable: list[str]) -> int | None:
     return int(ruleset)
 
 
-def allow_reading(ruleset: int, path: str) -> None:
-    """Add read access under ``path`` to a ruleset not yet enforced."""
+def allow_reading_entries(ruleset: int, folder: str, files: tuple[str, ...], folders: tuple[str, ...]) -> None:
+    """Add read access to some entries of ``folder`` only: the ``files`` named,
+    and the ``folders`` named with all below them; not to ``folder`` itself nor
+    to its other entries (Landlock grants by hierarchy: there is no refusing
+    one file under a folder allowed). Entries that do not exist are skipped.
+    One descriptor on ``folder`` and one rule structure for them all: a bot
+    process calls this for its /proc entry, before every game."""
     c = libc()
-    if c is not None:
-        _allow(c, _SYSCALLS[os.uname().machine][1], ruleset, path, _READ)
+    if c is None:
+        return
+    add_rule = ctypes.c_long(_SYSCALLS[os.uname().machine][1])
+    try:
+        parent = os.open(folder, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return
+    rule = _PathBeneathAttr(0, -1)
+    try:
+        for names, access in ((files, _READ & ~_FS_V1["READ_DIR"]), (folders, _READ)):  # no READ_DIR on a file
+            rule.allowed_access = access
+            for name in names:
+                try:
+                    rule.parent_fd = os.open(name, os.O_PATH | os.O_CLOEXEC, dir_fd=parent)
+                except OSError:
+                    continue
+                try:
+                    c.syscall(add_rule, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH), ctypes.byref(rule),
+                              ctypes.c_uint32(0))
+                finally:
+                    os.close(rule.parent_fd)
+    finally:
+        os.close(parent)
 
 
 def enforce(ruleset: int) -> bool:

@@ -26,7 +26,7 @@ def readable_paths(plugins: tuple[str, ...] = ()) -> list[str]:
         if (entry and "site-packages" in entry) or "dist-packages" in entry:
             paths.add(entry)
     # /proc/self is not here: named in another process it means that one. A bot
-    # process adds its own (landlock.allow_reading) before it enforces its ruleset.
+    # process adds some of its own (landlock.allow_reading_entries) before it enforces its ruleset.
     # Of /etc only what loading libraries and telling the time need: a bot that
     # stays root could otherwise read root's files there (/etc/shadow, host keys).
     paths |= {"/usr", "/lib", "/lib64", "/etc/ld.so.cache", "/etc/localtime", "/dev/null", "/dev/urandom",

@@ -3,8 +3,10 @@
 Landlock decides which files a bot process may open; it does not govern changing
 a file's mode, owner, times or extended attributes, nor sockets other than TCP,
 nor other processes' resource limits, nor the kernel's less travelled corners
-(namespaces, io_uring, BPF, keyrings). This filter refuses those system calls
-outright. Refused calls fail with EPERM, so the bot sees an ordinary
+(namespaces, io_uring, BPF, keyrings), nor the state the kernel shares between
+every process that reads a file (its locks and leases, the page cache), through
+which bots of different games talked to each other. This filter refuses those
+system calls, some only with certain arguments. Refused calls fail with EPERM, so the bot sees an ordinary
 PermissionError and the game goes on; only a call made under another
 architecture's numbers (the 32-bit ABIs) kills the process.
 
@@ -12,7 +14,7 @@ architecture's numbers (the 32-bit ABIs) kills the process.
 it in a bot process, for good, with two prctl calls and nothing else. The
 program is classic BPF packed with ``struct`` and loaded through ctypes, not
 libseccomp: there is no system library to install, the filter is a binary search
-of about a hundred instructions, and it is built once in the spawner, where every
+of some 130 instructions, and it is built once in the spawner, where every
 module loaded is copied into every bot process. ``DENIED`` names the refused calls,
 grouped by what each group stops; docs/seccomp.md has the same table.
 """
@@ -135,6 +137,28 @@ _TIMERS: _Numbers = {
     "setitimer": (38, 103), "alarm": (37, None), "timer_create": (222, 107), "timerfd_create": (283, 85),
 }
 
+# File locks, leases and directory notices: state the kernel keeps on a file for
+# every process that opens it, including two bots of concurrent games that read
+# the same arena .py file. A lock taken or not, tried by the other, carries a bit
+# each time (flock carried 32 bits between two games); a lease on a file of the
+# shared Python installation made every other process that opened it wait 27 s;
+# F_NOTIFY on a folder told a bot when others touched it. fcntl is refused all
+# commands but those that act on the descriptor alone (see _FCNTL_ALLOWED).
+_FILE_LOCKS: _Numbers = {"flock": (73, 32), "fcntl": (72, 25)}
+
+# The page cache: which pages of which files are in memory is shared by every
+# process on the machine. Evicting a page of a shared library (fadvise64's
+# DONTNEED, madvise's COLD or PAGEOUT) and asking whether it is back (mincore,
+# cachestat, a read with RWF_NOWAIT, which fails rather than wait for the disk,
+# or a read's timing) carried a counter across games; readahead and fadvise64's
+# WILLNEED load pages on request. madvise keeps every other advice: DONTNEED
+# and FREE release the process's own memory, which malloc, Python and numpy
+# rely on; preadv2 keeps its other flags.
+_PAGE_CACHE: _Numbers = {
+    "mincore": (27, 232), "fadvise64": (221, 223), "readahead": (187, 213), "cachestat": (451, 451),
+    "madvise": (28, 233), "preadv2": (327, 286),
+}
+
 _GROUPS: dict[str, _Numbers] = {
     "kernel keyrings": _KEYRINGS,
     "other processes": _OTHER_PROCESSES,
@@ -149,6 +173,8 @@ _GROUPS: dict[str, _Numbers] = {
     "files by handle": _HANDLES,
     "execution domain": _PERSONALITY,
     "signal timers": _TIMERS,
+    "file locks and leases": _FILE_LOCKS,
+    "the page cache": _PAGE_CACHE,
 }
 
 DENIED: dict[str, tuple[str, ...]] = {reason: tuple(calls) for reason, calls in _GROUPS.items()}
@@ -162,6 +188,10 @@ ONLY_WHEN: dict[str, str] = {
     "move_pages": "naming another process (pid 0 is the caller)",
     "clone": "with a CLONE_NEW* flag",
     "personality": "with anything but 0 (Linux) or 0xffffffff (the query)",
+    "fcntl": "with any command but F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_DUPFD_CLOEXEC, "
+             "F_SETPIPE_SZ, F_GETPIPE_SZ, F_ADD_SEALS and F_GET_SEALS",
+    "madvise": "with MADV_COLD, MADV_PAGEOUT or MADV_COLLAPSE",
+    "preadv2": "with RWF_NOWAIT",
 }
 
 # Architecture: AUDIT_ARCH_* (what seccomp_data.arch holds), the column of the
@@ -176,7 +206,10 @@ _JSET = 0x45  # BPF_JMP | BPF_JSET | BPF_K
 _JGE = 0x35  # BPF_JMP | BPF_JGE | BPF_K (unsigned, as are all comparisons)
 _JGT = 0x25  # BPF_JMP | BPF_JGT | BPF_K
 _RET = 0x06  # BPF_RET | BPF_K
-_NR, _ARCH, _ARG0_LOW = 0, 4, 16  # offsets; both architectures are little-endian
+# Offsets in seccomp_data of the call's number, its architecture and the low
+# half of some of its arguments (args[i] at 16 + 8 * i); both architectures are
+# little-endian.
+_NR, _ARCH, _ARG0_LOW, _ARG1_LOW, _ARG2_LOW, _ARG5_LOW = 0, 4, 16, 24, 32, 56
 _ALLOW = 0x7FFF0000
 _KILL_PROCESS = 0x80000000
 _ERRNO = 0x00050000
@@ -347,9 +380,36 @@ def _assemble(ops: list[_Op]) -> bytes:
     return b"".join(code)
 
 
-# How the calls refused only in part decide, the call's first argument loaded:
-# its low half, all the kernel reads of a pid, a personality or clone's flags.
+# How the calls refused only in part decide, one argument loaded: its low half,
+# all the kernel reads of a pid, a personality, clone's flags (the first
+# argument), fcntl's command (the second), madvise's advice (the third) or
+# preadv2's flags (the sixth: the offset takes two): each an int in the kernel's
+# own prototype.
 _ARGUMENT: _Op = (_LOAD, _ARG0_LOW, 0, 0)
+_FCNTL_COMMAND: _Op = (_LOAD, _ARG1_LOW, 0, 0)
+_MADVISE_ADVICE: _Op = (_LOAD, _ARG2_LOW, 0, 0)
+_PREADV2_FLAGS: _Op = (_LOAD, _ARG5_LOW, 0, 0)
+
+# fcntl commands that act on the descriptor or on a pipe or memfd of the
+# process's own, and that Python and the C library use: F_DUPFD, F_GETFD,
+# F_SETFD, F_GETFL, F_SETFL (0 to 4: os.dup, os.set_inheritable,
+# os.set_blocking) and F_DUPFD_CLOEXEC, F_SETPIPE_SZ, F_GETPIPE_SZ, F_ADD_SEALS,
+# F_GET_SEALS (1030 to 1034: os.dup, subprocess's pipesize, sealing a memfd).
+# Everything else is refused, known or not: record locks and their queries
+# (F_GETLK, F_SETLK, F_SETLKW, F_OFD_*), leases (F_SETLEASE, F_GETLEASE),
+# F_NOTIFY, signal delivery (F_SETOWN, F_SETSIG and their queries), and write
+# hints (F_SET_RW_HINT), which an owner may set on a shared file's inode for
+# others to read back. A list of what is allowed, so that commands added to
+# later kernels are refused until someone looks at them.
+_FCNTL_ALLOWED = ((0, 4), (1030, 1034))
+# madvise advice that acts on pages shared with other processes: MADV_COLD (20)
+# and MADV_PAGEOUT (21) deactivate or evict a file's pages from the page cache;
+# MADV_COLLAPSE (25) replaces them with a huge page. All other advice acts on
+# the process's own mappings only.
+_MADVISE_REFUSED = (20, 21, 25)
+# preadv2's RWF_NOWAIT: fail at once where the data is not in the page cache,
+# which tells, with no timing, whether a page was read since it was evicted.
+_RWF_NOWAIT = 0x00000008
 _RULES: dict[str, Callable[[], list[_Op]]] = {
     # pid 0 is the caller.
     "prlimit64": lambda: [_ARGUMENT, (_JEQ, 0, "allow", "refuse")],
@@ -359,4 +419,16 @@ _RULES: dict[str, Callable[[], list[_Op]]] = {
     # 0 is Linux; 0xffffffff asks, changing nothing.
     "personality": lambda: [_ARGUMENT, (_JEQ, 0, "allow", 0), (_JEQ, 0xFFFFFFFF, "allow", "refuse")],
     "clone3": lambda: [(_RET, _ERRNO | _ENOSYS, 0, 0)],
+    "fcntl": lambda: [
+        _FCNTL_COMMAND,
+        (_JGT, _FCNTL_ALLOWED[0][1], 0, "allow"),
+        (_JGE, _FCNTL_ALLOWED[1][0], 0, "refuse"),
+        (_JGT, _FCNTL_ALLOWED[1][1], "refuse", "allow"),
+    ],
+    "madvise": lambda: [
+        _MADVISE_ADVICE,
+        *[(_JEQ, advice, "refuse", 0) for advice in _MADVISE_REFUSED[:-1]],
+        (_JEQ, _MADVISE_REFUSED[-1], "refuse", "allow"),
+    ],
+    "preadv2": lambda: [_PREADV2_FLAGS, (_JSET, _RWF_NOWAIT, "refuse", "allow")],
 }
