@@ -203,9 +203,12 @@ class ProtocolPlayer(Player):
         else:
             allowed = limit.time_allowed  # type: ignore[assignment]
         started = time.monotonic()
-        self._moving()
         try:
+            # The request first, then the bot runs: it finds the request waiting and
+            # answers, where a bot woken first would go back to sleep until it came.
+            # (A subclass whose bot must read to make room wakes it as it waits.)
             self._request(messages.encode(messages.Move(board.history, limit)), allowed)
+            self._moving()
             reply = self._answer(allowed, started)
         finally:
             self._waiting()

@@ -167,7 +167,7 @@ class SandboxedBot(ProtocolPlayer, Bot):
                 view = view[os.write(self._channel, view):]
                 continue
             except BlockingIOError:
-                pass
+                self._thaw()  # a frozen bot cannot make room: it runs from here on
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([], [self._channel], [], left)[1]:
                 raise BotTimeout(f"time: did not take the arena's message within {seconds:.3g} s")
