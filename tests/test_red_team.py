@@ -397,7 +397,7 @@ def nobody_can_run_the_arena() -> str:
     that user was given, or the one given cannot run the arena."""
     python = os.environ.get(NOBODY_PYTHON_VARIABLE)
     if not python:
-        return (f"{NOBODY_PYTHON_VARIABLE} names no Python nobody can run, with the arena installed "
+        return (f"set {NOBODY_PYTHON_VARIABLE} to a Python nobody can run, with the arena installed "
                 f"({PYTHON} may be out of its reach; .ci/run makes one)")
     try:
         ran = subprocess.run([python, "-c", "import arena.sandbox.spawner"], user=NOBODY[0], group=NOBODY[1],

@@ -124,7 +124,7 @@ def check_delegated(value: str) -> str | None:
                     "(nor in cgroup v2); make it as root first (see 'arena doctor')")
         if not any(os.access(folder, os.W_OK) for folder in folders):
             return (f"{entry}: this user (uid {os.geteuid()}) may not write it; as root, "
-                    f"chown -R it to this user (see 'arena doctor')")
+                    "chown it to this user (see 'arena doctor')")
     return None
 
 
