@@ -12,9 +12,11 @@ with the namespace. The harness also gives the arena control groups of its own
 (as a container would have) and each command a session of its own, so that
 neither meets another arena running on the same machine.
 
-The attacks need a Linux machine and root, as the arena's own isolation does;
-the runs as ``nobody`` are skipped, with the reason, where the arena cannot run
-untrusted bots as that user.
+The attacks need a Linux machine and root, as the arena's own isolation does.
+The runs as ``nobody`` need a Python that user can run, with the arena installed
+(``ARENA_TEST_NOBODY_PYTHON``; .ci/run makes one): without it they are skipped,
+with the reason. Their harness gives the arena control groups of its own as an
+operator would (made by root, handed over with chown), see ``play``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import functools
 import inspect
 import json
 import os
+import re
 import select
 import shutil
 import socket
@@ -48,6 +51,7 @@ from tests.conftest import TEST_BOTS
 REPO = Path(__file__).resolve().parent.parent
 RED = TEST_BOTS / "red_team.py"
 PYTHON = sys.executable
+NOBODY_PYTHON_VARIABLE = "ARENA_TEST_NOBODY_PYTHON"  # a Python nobody can run, with the arena installed
 NOBODY = (65534, 65534)
 SLACK_MB = 32  # what a bot's own report of memory held may exceed its limit by (measuring in 10 MB steps)
 
@@ -77,7 +81,7 @@ def run_plan(plan_file: str) -> None:
     with open(plan_file) as handle:
         plan = json.load(handle)
     uid, gid = plan["user"] or (0, 0)
-    user = {"user": uid, "group": gid, "extra_groups": []}  # also resets the saved user id below
+    user: dict[str, Any] = {"user": uid, "group": gid, "extra_groups": []}  # also resets the saved id below
     # Out of reach of an attack on every process's limits, so that it can report
     # what that did to the rest: changing another process's limits takes all of
     # its user ids matching one's own (or a capability bots never have). Its
@@ -113,6 +117,40 @@ def run_plan(plan_file: str) -> None:
                     pass
         return made
 
+    def delegate(groups: list[str]) -> list[str]:
+        """A group below each of the harness's, handed over to the arena's user as an
+        operator would (made by root, then chown; or systemd's Delegate=yes): the folder
+        to make groups in and the files that move processes, not the limits set on it.
+        The arena stays out of a v1 group (v1 lets a user move its own processes
+        anywhere it may write); v2 lets it move processes only within a group it may
+        write, so there the harness (and the arena it starts) moves into a subgroup of
+        it first, and v2 is used only where v1 has no freezer."""
+        v1_freezer = any(os.path.exists(os.path.join(g, "freezer.state")) for g in groups)
+        delegated = []
+        for group in groups:
+            v2 = os.path.exists(os.path.join(group, "cgroup.controllers"))
+            if v2 and v1_freezer:
+                continue
+            folder = os.path.join(group, "delegated")
+            os.mkdir(folder)
+            if v2:
+                os.mkdir(os.path.join(folder, "main"))
+                with open(os.path.join(folder, "main", "cgroup.procs"), "w") as procs:
+                    procs.write("0")
+                with open(os.path.join(group, "cgroup.controllers")) as available:
+                    wanted = [c for c in available.read().split() if c in ("memory", "pids")]
+                if wanted:  # for the delegated group's children, as the operator's echo +memory would
+                    with open(os.path.join(group, "cgroup.subtree_control"), "w") as control:
+                        control.write(" ".join(f"+{c}" for c in wanted))
+                for path, _, files in os.walk(os.path.join(folder, "main")):
+                    for name in ["", *files]:
+                        os.chown(os.path.join(path, name), uid, gid)
+            for name in ("", "cgroup.procs", "tasks", "cgroup.threads", "cgroup.subtree_control"):
+                if os.path.exists(os.path.join(folder, name)):
+                    os.chown(os.path.join(folder, name), uid, gid)
+            delegated.append(folder)
+        return delegated
+
     def stat_of(pid: int) -> tuple[str, str]:
         """(name, state) of a process; ('', 'gone') once it is no more."""
         try:
@@ -144,6 +182,12 @@ def run_plan(plan_file: str) -> None:
     # mount namespace) keeps it and the arenas outside from removing each other's.
     subprocess.run(["mount", "--bind", plan["shm"], "/dev/shm"], check=True)
     report: dict[str, Any] = {"steps": [], "groups": own_groups()}
+    if plan["user"]:
+        # Its own Python's arena, as installed for it: not the module path of whoever runs the tests.
+        user["env"] = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "HOME": plan["cwd"]}
+    if plan["user"] and plan["delegate"]:
+        report["delegated"] = delegate(report["groups"])
+        user["env"]["ARENA_CGROUP"] = ":".join(report["delegated"])
     canary = subprocess.Popen(["sleep", "600"], **user) if plan["canary"] else None
     if canary is not None:
         report["canary_before"] = limits_of(canary.pid)
@@ -242,25 +286,33 @@ def play(
     tag: str | None = None,
     user: tuple[int, int] | None = None,
     timeout: float = 60,
+    delegate: bool = True,
 ) -> Played:
     """Submit each bot class with `arena submit`, then run each tournament with
-    `arena tournament run`, all in a PID namespace of their own (see ``run_plan``)."""
+    `arena tournament run`, all in a PID namespace of their own (see ``run_plan``).
+    As ``user``: with nobody's Python, a copy of the bots in ``folder``, and (if
+    ``delegate``) the harness's control groups handed over to that user."""
     db = folder / "arena.db"
+    python, red = PYTHON, RED
+    if user is not None:
+        python, red = nobody_python(), folder / RED.name  # the repository may be out of its reach
+        shutil.copy(RED, red)
+        red.chmod(0o644)
     shm = folder / "shm"
     shm.mkdir(exist_ok=True)
     shm.chmod(0o1777)  # as /dev/shm is
     steps = [
-        {"argv": [PYTHON, "-m", "arena", "submit", f"{RED}:{cls}", "--name", submitted_name(cls), "--db", str(db)],
+        {"argv": [python, "-m", "arena", "submit", f"{red}:{cls}", "--name", submitted_name(cls), "--db", str(db)],
          "timeout": 30, "log": str(folder / f"submit-{cls}.log")}
         for cls in submit
     ]
     for config in tournaments:
         path = folder / f"{config['name']}.toml"
-        path.write_text(toml(config))
-        steps.append({"argv": [PYTHON, "-m", "arena", "tournament", "run", str(path)], "timeout": timeout,
+        path.write_text(toml(config).replace(str(RED), str(red)))
+        steps.append({"argv": [python, "-m", "arena", "tournament", "run", str(path)], "timeout": timeout,
                       "log": str(folder / f"{config['name']}.log")})
     plan = {"steps": steps, "user": user, "canary": canary, "tag": tag, "cwd": str(folder), "shm": str(shm),
-            "settle": 1.0 if tag else 0.0, "report": str(folder / "report.json")}
+            "settle": 1.0 if tag else 0.0, "report": str(folder / "report.json"), "delegate": delegate}
     (folder / "plan.json").write_text(json.dumps(plan))
     if user is not None:
         for path in (folder, *folder.iterdir()):
@@ -313,7 +365,9 @@ def assert_complete(played: Played, name: str, games: int) -> None:
 
 
 def is_spec_of(text: str, cls: str) -> bool:
-    return text.startswith((f"{RED}:{cls}:", f"{submitted_name(cls)}@")) or text == f"{RED}:{cls}"
+    """The bot class from the red team's file (the repository's, or a run's copy), or submitted."""
+    return bool(re.fullmatch(rf"(?:[^:]*/)?{RED.name}:{cls}(?::.*)?", text)) or \
+        text.startswith(f"{submitted_name(cls)}@")
 
 
 def games_of(played: Played, cls: str, tournament_name: str | None = None) -> list[tuple[StoredGame, int]]:
@@ -339,21 +393,25 @@ def all_reports(played: Played, cls: str) -> list[dict[str, Any]]:
 
 @functools.lru_cache(maxsize=1)
 def nobody_can_run_the_arena() -> str:
-    """Why the arena cannot run untrusted bots as ``nobody`` here ('' if it can):
-    Python out of nobody's reach, or the arena refusing (``arena doctor`` says why)."""
+    """Why the arena cannot be run as ``nobody`` here ('' if it can): no Python for
+    that user was given, or the one given cannot run the arena."""
+    python = os.environ.get(NOBODY_PYTHON_VARIABLE)
+    if not python:
+        return (f"set {NOBODY_PYTHON_VARIABLE} to a Python nobody can run, with the arena installed "
+                f"({PYTHON} may be out of its reach; .ci/run makes one)")
     try:
-        ran = subprocess.run([PYTHON, "-m", "arena", "doctor"], user=NOBODY[0], group=NOBODY[1],
+        ran = subprocess.run([python, "-c", "import arena.sandbox.spawner"], user=NOBODY[0], group=NOBODY[1],
                              extra_groups=[], cwd="/", capture_output=True, text=True, timeout=60)
     except OSError as exc:
-        return f"nobody cannot start {PYTHON}: {exc}"
+        return f"nobody cannot start {python}: {exc}"
     lines = (ran.stdout + ran.stderr).strip().splitlines() or ["no output"]
-    if ran.returncode:
-        return f"nobody cannot run the arena with {PYTHON}: {lines[-1]}"
-    refused = [line for line in lines if line.startswith("Untrusted bots are refused")]
-    if refused:
-        missing = [" ".join(line.split()) for line in lines if " NO " in line]
-        return f"arena doctor, as nobody: {refused[0]} ({'; '.join(missing[:2])})"
-    return ""
+    return f"nobody cannot load the arena with {python}: {lines[-1]}" if ran.returncode else ""
+
+
+def nobody_python() -> str:
+    python = os.environ.get(NOBODY_PYTHON_VARIABLE)
+    assert python and not nobody_can_run_the_arena(), nobody_can_run_the_arena()
+    return python
 
 
 def folder_for(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, name: str,
@@ -370,12 +428,18 @@ def folder_for(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
 
 
 def as_user(request: pytest.FixtureRequest) -> tuple[int, int] | None:
-    """The user a parametrized run plays as: None (root) or nobody, skipped where impossible."""
+    """The user a parametrized run plays as: None (root) or nobody, skipped where no
+    Python for nobody was given (and failing where the one given cannot be used)."""
     if request.param == "root":
         return None
+    return as_nobody()
+
+
+def as_nobody() -> tuple[int, int]:
     why = nobody_can_run_the_arena()
-    if why:
+    if not os.environ.get(NOBODY_PYTHON_VARIABLE):
         pytest.skip(f"cannot run the arena as an unprivileged user: {why}")
+    assert not why, why  # given, so the runs as nobody must happen
     return NOBODY
 
 

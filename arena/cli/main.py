@@ -217,10 +217,23 @@ class ArenaGroup(HelpGroup):
 @click.group(cls=ArenaGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="connectk-arena")
 @click.option("--weak-sandbox", is_flag=True,
-              help="Run untrusted bots even where they cannot be isolated (no PID or network namespace): "
-                   "with rlimits and Landlock only.")
-def main(weak_sandbox: bool) -> None:
+              help="Run untrusted bots even where they cannot be isolated (no PID or network namespace, no "
+                   "memory, pids or freezer control group): with per-process rlimits, Landlock and seccomp only.")
+@click.option("--cgroup", "cgroups", multiple=True, metavar="PATH",
+              help="A control group delegated to the arena's user, to make the bots' groups in: a folder "
+                   "(/sys/fs/cgroup/memory/arena) or a group's path in every hierarchy (/arena); may be repeated. "
+                   "Also ARENA_CGROUP (paths separated by ':'). See 'arena doctor'.")
+def main(weak_sandbox: bool, cgroups: tuple[str, ...]) -> None:
     """A bot arena for Connect Four and its relatives."""
+    if cgroups:
+        from arena.sandbox.cgroups import DELEGATED_VARIABLE, check_delegated
+
+        value = ":".join(cgroups)
+        problem = check_delegated(value)
+        if problem is not None:
+            raise ArenaUsageError(f"--cgroup {problem}")
+        # An environment variable, so that worker processes and their spawners see it too.
+        os.environ[DELEGATED_VARIABLE] = value
     if weak_sandbox:
         # Only now: the sandbox is loaded by the commands that start bots, never by every command.
         from arena.sandbox.proxy import WEAK_SANDBOX_VARIABLE

@@ -14,7 +14,8 @@ separately, or v2):
 - ``freezer``: the referee freezes the bot that is not on move, so it cannot
   think (or burn the processor) during its opponent's time.
 
-Groups are made by the spawner, below the group it runs in, and used again
+Groups are made by the spawner, below the group it runs in (or below a group
+delegated to the arena's user, see :func:`find_hierarchies`), and used again
 game after game (making and removing a memory group costs more than a move).
 A bot process moves itself into its groups first thing after the fork, while it
 still may, and keeps the limit files open until its job says what the limits
@@ -25,6 +26,7 @@ Kept light: the spawner imports it (see :mod:`arena.sandbox.wire`).
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import time
@@ -32,7 +34,9 @@ from typing import NamedTuple
 
 _MOUNTINFO = "/proc/self/mountinfo"
 BASE_PREFIX = "arena-"
-STALE_AFTER = 10.0  # seconds: a younger base may be a spawner's that has not moved in yet
+STALE_AFTER = 10.0  # seconds: a younger base may be a spawner's that has not locked it yet
+CONTROLLERS = ("memory", "pids", "freezer")
+DELEGATED_VARIABLE = "ARENA_CGROUP"  # set by ``arena --cgroup``: groups delegated to the arena's user
 RECLAIM_FROM = 8 * 1024 * 1024  # bytes charged to an empty group that are worth reclaiming
 
 
@@ -44,11 +48,19 @@ class Hierarchy(NamedTuple):
     folder: str
 
 
-def find_hierarchies() -> dict[str, Hierarchy]:
-    """The controllers this process could use for its children, by name."""
+def find_hierarchies(delegated: list[str] | None = None) -> dict[str, Hierarchy]:
+    """The controllers this process could use for its children, by name.
+
+    Below its own group in each hierarchy, where it may write there (as root); or,
+    where groups were delegated to the arena's user (``delegated``, by default
+    :data:`DELEGATED_VARIABLE`), below those and nowhere else. Each entry is a
+    folder of a mounted hierarchy (``/sys/fs/cgroup/memory/arena``), which gives
+    that hierarchy's controllers, or a group's path as ``/proc/self/cgroup`` shows
+    it (``/system.slice/arena.service``), looked up in every hierarchy."""
+    if delegated is None:
+        delegated = delegated_entries()
+    mounts = _mounts()
     try:
-        with open(_MOUNTINFO) as f:
-            mounts = [line.split() for line in f]
         with open("/proc/self/cgroup") as f:
             own = [line.rstrip("\n").split(":", 2) for line in f]
     except OSError:
@@ -58,30 +70,99 @@ def find_hierarchies() -> dict[str, Hierarchy]:
         for name in names.split(",") if names else [""]:
             paths[name] = path
     found: dict[str, Hierarchy] = {}
-    for fields in mounts:
+    for fstype, options, root, mountpoint in mounts:
+        if fstype == "cgroup":
+            for controller in CONTROLLERS:
+                if controller in options and controller in paths and controller not in found:
+                    if delegated:
+                        folder = _delegated_folder(delegated, mounts, mountpoint, root)
+                    else:
+                        folder = _inside(mountpoint, root, paths[controller])
+                    if folder is not None and os.access(folder, os.W_OK):
+                        found[controller] = Hierarchy(controller, 1, folder)
+        elif fstype == "cgroup2" and "" in paths:
+            own_folder = _inside(mountpoint, root, paths[""])
+            folder = _delegated_folder(delegated, mounts, mountpoint, root) if delegated else own_folder
+            if folder is None or not os.access(folder, os.W_OK):
+                continue
+            if delegated and os.geteuid() != 0 and not _within(own_folder, folder):
+                # v2 moves a process only for whoever may write the cgroup.procs of the
+                # group that holds both where it is and where it goes: a user may move
+                # its processes within its delegated group, never into it from outside.
+                continue
+            for controller in _v2_controllers(folder):
+                if controller == "freezer":
+                    # v2's freezer over v1's: a process frozen in a v1 group cannot even be
+                    # killed, so if its referee and spawner died it would stay frozen for good.
+                    found[controller] = Hierarchy(controller, 2, folder)
+                else:
+                    found.setdefault(controller, Hierarchy(controller, 2, folder))
+    return found
+
+
+def delegated_entries(value: str | None = None) -> list[str]:
+    """The delegated groups named by ``value`` (by default :data:`DELEGATED_VARIABLE`):
+    paths separated by colons."""
+    text = os.environ.get(DELEGATED_VARIABLE, "") if value is None else value
+    return [entry.rstrip("/") or "/" for entry in text.split(":") if entry.strip()]
+
+
+def check_delegated(value: str) -> str | None:
+    """Why ``value`` (for :data:`DELEGATED_VARIABLE`) cannot be used by this user, or
+    None: each entry must be a group of a hierarchy with memory, pids or freezer (or
+    of cgroup v2) that this user may write."""
+    entries = delegated_entries(value)
+    if not entries:
+        return "(empty): give a control group's folder or path"
+    mounts = _mounts()
+    for entry in entries:
+        folders = [folder for fstype, options, root, mountpoint in mounts
+                   if fstype == "cgroup2" or any(c in options for c in CONTROLLERS)
+                   for folder in [_delegated_folder([entry], mounts, mountpoint, root)] if folder is not None]
+        if not folders:
+            return (f"{entry}: no such control group in the memory, pids or freezer hierarchy "
+                    "(nor in cgroup v2); make it as root first (see 'arena doctor')")
+        if not any(os.access(folder, os.W_OK) for folder in folders):
+            return (f"{entry}: this user (uid {os.geteuid()}) may not write it; as root, "
+                    "chown it to this user (see 'arena doctor')")
+    return None
+
+
+def _mounts() -> list[tuple[str, list[str], str, str]]:
+    """(file system type, its options, its root, mount point) of each cgroup mount."""
+    try:
+        with open(_MOUNTINFO) as f:
+            lines = [line.split() for line in f]
+    except OSError:
+        return []
+    mounts = []
+    for fields in lines:
         try:
             separator = fields.index("-")
         except ValueError:
             continue
-        fstype, options = fields[separator + 1], fields[separator + 3].split(",")
-        root, mountpoint = fields[3], _unescape(fields[4])
-        if fstype == "cgroup":
-            for controller in ("memory", "pids", "freezer"):
-                if controller in options and controller in paths and controller not in found:
-                    folder = _inside(mountpoint, root, paths[controller])
-                    if folder is not None and os.access(folder, os.W_OK):
-                        found[controller] = Hierarchy(controller, 1, folder)
-        elif fstype == "cgroup2" and "" in paths:
-            folder = _inside(mountpoint, root, paths[""])
-            if folder is not None and os.access(folder, os.W_OK):
-                for controller in _v2_controllers(folder):
-                    if controller == "freezer":
-                        # v2's freezer over v1's: a process frozen in a v1 group cannot even be
-                        # killed, so if its referee and spawner died it would stay frozen for good.
-                        found[controller] = Hierarchy(controller, 2, folder)
-                    else:
-                        found.setdefault(controller, Hierarchy(controller, 2, folder))
-    return found
+        fstype = fields[separator + 1]
+        if fstype in ("cgroup", "cgroup2"):
+            mounts.append((fstype, fields[separator + 3].split(","), fields[3], _unescape(fields[4])))
+    return mounts
+
+
+def _delegated_folder(entries: list[str], mounts: list[tuple[str, list[str], str, str]], mountpoint: str,
+                      root: str) -> str | None:
+    """The folder, under ``mountpoint``, of the first entry that names one there."""
+    for entry in entries:
+        if any(_within(entry, m[3]) for m in mounts):  # a folder: of this mount, or of another
+            if _within(entry, mountpoint) and os.path.isdir(entry):
+                return entry
+            continue
+        folder = _inside(mountpoint, root, entry)  # a group's path, in every hierarchy
+        if folder is not None:
+            return folder
+    return None
+
+
+def _within(path: str | None, folder: str) -> bool:
+    return path is not None and (path == folder or path.startswith(folder.rstrip("/") + "/"))
 
 
 def _unescape(path: str) -> str:
@@ -153,29 +234,40 @@ class FreezerFiles(NamedTuple):
 
 class GroupPool:
     """The spawner's bot groups: made on demand below a folder of its own in each
-    hierarchy, handed out one per bot process, used again once empty."""
+    hierarchy, handed out one per bot process, used again once empty.
+
+    Its folder (its *base*) stays locked (``flock``) for as long as the spawner
+    lives: the kernel lets go of the lock however it dies, and any arena that can
+    see the group sees the lock, whatever its PID or mount namespace. Another
+    arena removes a base only once it can take that lock itself."""
 
     def __init__(self, hierarchies: dict[str, Hierarchy] | None = None) -> None:
         found = find_hierarchies() if hierarchies is None else hierarchies
         self.bases: list[Hierarchy] = []
+        self._locks: list[int] = []
         name = f"{BASE_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"  # pids repeat across PID namespaces
         for hierarchy in found.values():
             _remove_stale_bases(hierarchy.folder)
             base = os.path.join(hierarchy.folder, name)
+            lock = -1
             try:
                 os.mkdir(base, 0o755)
+                lock = _lock(base)  # at once: younger than STALE_AFTER, nobody takes it meanwhile
                 if hierarchy.version == 2 and hierarchy.controller in ("memory", "pids"):
                     # v2 groups below ours need the controller enabled in ours
                     _write(os.path.join(base, "cgroup.subtree_control"), f"+{hierarchy.controller}")
-                # The spawner lives in a group of its own below its base: a base with no
-                # process anywhere in it is one whose spawner is gone, whoever looks.
+                # The spawner lives in a group of its own below its base (in v2 a group
+                # with controllers enabled for its children may hold no process itself).
                 os.mkdir(os.path.join(base, "spawner"), 0o755)
                 _write(os.path.join(base, "spawner", "cgroup.procs"), "0")
             except OSError:
                 _rmdir(os.path.join(base, "spawner"))
                 _rmdir(base)
+                if lock >= 0:
+                    os.close(lock)
                 continue
             self.bases.append(hierarchy._replace(folder=base))
+            self._locks.append(lock)
         self.free: list[BotGroup] = []
         self.draining: list[BotGroup] = []  # their bot process is gone; some of its processes may not be
         self.made = 0
@@ -243,6 +335,9 @@ class GroupPool:
                 pass
             _rmdir(os.path.join(base.folder, "spawner"))
             _rmdir(base.folder)
+        for lock in self._locks:  # after the folders: until they are gone, they are ours
+            os.close(lock)
+        self.bases, self._locks = [], []
         self.free, self.draining = [], []
 
 
@@ -287,15 +382,6 @@ def members(folder: str) -> list[int]:
         return []
 
 
-def _occupied(folder: str) -> bool:
-    """Any process in the group, seen from this PID namespace or not."""
-    try:
-        with open(os.path.join(folder, "cgroup.procs")) as f:
-            return bool(f.read().split())
-    except OSError:
-        return True  # cannot tell: leave it be
-
-
 def kill_all(group: BotGroup) -> None:
     """SIGKILL every process in the group, frozen or not."""
     thaw_file = group.freezer()
@@ -318,10 +404,22 @@ def kill_all(group: BotGroup) -> None:
                 pass
 
 
+def _lock(base: str) -> int:
+    """Lock a base for as long as this process lives (the kernel lets go when it dies)."""
+    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
 def _remove_stale_bases(parent: str) -> None:
-    """Remove the groups of spawners that are gone (killed outright): bases with no
-    process left in any of their groups. Not by process id: another arena, in
-    another PID namespace, may have a spawner of the same number."""
+    """Remove the groups of spawners that are gone (killed outright): bases whose
+    lock this process can take. Never by process ids, or by which processes a group
+    lists: another arena, in another PID namespace, may have a spawner of the same
+    number, and its processes are listed as nothing, or as 0."""
     try:
         names = os.listdir(parent)
     except OSError:
@@ -332,15 +430,30 @@ def _remove_stale_bases(parent: str) -> None:
         base = os.path.join(parent, name)
         try:
             if time.time() - os.stat(base).st_mtime < STALE_AFTER:
-                continue  # a spawner may be moving into it right now
+                continue  # a spawner may not have locked it yet
+            fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError:
             continue
-        groups = [os.path.join(base, child) for child in _subfolders(base)]
-        if any(_occupied(folder) for folder in groups) or _occupied(base):
-            continue
-        for folder in groups:
-            _rmdir(folder)
-        _rmdir(base)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue  # held: its spawner lives (or another arena is removing it)
+        try:
+            # A group with a process in it cannot be removed: what is left of a dead
+            # spawner's bots stays until a later clean-up finds it gone.
+            for child in _subfolders(base):
+                _rmdir(os.path.join(base, child))
+            _rmdir(base)
+        finally:
+            os.close(fd)
+
+
+def remove_base(base: str) -> None:
+    """Remove what is left of a spawner's groups once it has exited: its own group
+    and its base (its bots' groups it removes itself)."""
+    _rmdir(os.path.join(base, "spawner"))
+    _rmdir(base)
 
 
 def _subfolders(folder: str) -> list[str]:

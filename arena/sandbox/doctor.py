@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any, NamedTuple
 
-from arena.sandbox import spawner
+from arena.sandbox import cgroups, spawner
 
 
 class Mechanism(NamedTuple):
@@ -22,9 +22,8 @@ def containment(spawners: spawner.ProcessSpawner | None = None) -> tuple[list[Me
     """(each mechanism and whether it holds here, the core isolation that is
     missing: untrusted bots do not run while this is not empty, unless the weak
     sandbox was accepted)."""
-    source = spawners if spawners is not None else spawner.PROCESS_SPAWNER
-    report: dict[str, Any] = source.get().containment()
-    missing: list[str] = list(report.get("missing") or [])
+    report = spawner_report(spawners)
+    missing = missing_isolation(report)
     controllers: dict[str, int] = report.get("controllers") or {}
 
     def missing_about(word: str) -> str | None:
@@ -33,11 +32,13 @@ def containment(spawners: spawner.ProcessSpawner | None = None) -> tuple[list[Me
     def group(controller: str, gives: str, otherwise: str) -> Mechanism:
         version = controllers.get(controller)
         if version is None:
-            return Mechanism(f"cgroup {controller}", False, f"no writable {controller} controller: {otherwise}")
+            return Mechanism(f"cgroup {controller}", False,
+                             f"no {controller} controller this user may write: refused, or with --weak-sandbox "
+                             f"{otherwise}")
         return Mechanism(f"cgroup {controller} (v{version})", True, gives)
 
-    pid = missing_about("PID")
-    network = missing_about("network")
+    pid = missing_about("no PID")
+    network = missing_about("no network")
     landlock = int(report.get("landlock") or 0)
     mechanisms = [
         Mechanism("PID namespace", pid is None,
@@ -66,8 +67,102 @@ def containment(spawners: spawner.ProcessSpawner | None = None) -> tuple[list[Me
     return mechanisms, missing
 
 
+def spawner_report(spawners: spawner.ProcessSpawner | None = None) -> dict[str, Any]:
+    """What a real spawner could set up for its bot processes (see :meth:`spawner.Spawner.containment`)."""
+    source = spawners if spawners is not None else spawner.PROCESS_SPAWNER
+    return source.get().containment()
+
+
 def system() -> str:
     """The kernel and who runs the arena, for the report's heading."""
     release = os.uname().release
     who = "root" if os.geteuid() == 0 else f"uid {os.geteuid()}"
     return f"Linux {release}, as {who}" if os.uname().sysname == "Linux" else f"{os.uname().sysname} {release}"
+
+
+def missing_isolation(report: dict[str, Any]) -> list[str]:
+    """What untrusted bots need that a spawner's ``report`` lacks: its own PID and
+    network namespaces, and a memory, pids and freezer controller (the bot as a
+    whole held to its memory and process limits, frozen off move). While this is
+    not empty they do not run, unless the weak sandbox was accepted."""
+    missing = list(report.get("missing") or [])
+    absent = [c for c in cgroups.CONTROLLERS if c not in (report.get("controllers") or {})]
+    if absent:
+        delegated = report.get("delegated")
+        where = f"in the delegated group {delegated}" if delegated else f"this user (uid {os.geteuid()}) may write"
+        named = absent[0] if len(absent) == 1 else f"{', '.join(absent[:-1])} or {absent[-1]}"
+        missing.append(f"no cgroup {named} controller {where}")
+    return missing
+
+
+def refusal(report: dict[str, Any]) -> str | None:
+    """The one line that refuses untrusted bots where isolation is missing (None
+    where nothing is): what is missing, and what to do about it."""
+    missing = missing_isolation(report)
+    if not missing:
+        return None
+    remedies = []
+    if report.get("missing"):
+        remedies.append("run the arena as root or where unprivileged user namespaces are allowed")
+    if len(missing) > len(report.get("missing") or []):
+        remedies.append("run it as root, or delegate a control group to its user and give it with "
+                        "--cgroup PATH (or ARENA_CGROUP; 'arena doctor' says how)")
+    return (f"sandbox: cannot isolate bots here: {'; '.join(missing)}; {', or '.join(remedies)}; or pass "
+            "--weak-sandbox to run them with what holds (per-process rlimits, Landlock, seccomp)")
+
+
+class Promise(NamedTuple):
+    what: str
+    key: str  # the mechanism that keeps it: a controller, "pid", "user"...
+    root: str
+    delegated: str  # an unprivileged arena with a delegated group
+    alone: str  # an unprivileged arena without one
+
+
+REFUSED = "refused (--weak-sandbox: {})"
+
+PROMISES = [
+    Promise("its processes die with it (PID namespace)", "pid", "yes", "yes*", "yes*"),
+    Promise("no network (network namespace)", "network", "yes", "yes*", "yes*"),
+    Promise("memory limit for the bot as a whole", "memory", "yes", "yes",
+            REFUSED.format("RLIMIT_AS per process")),
+    Promise("process and thread limit", "pids", "yes", "yes", REFUSED.format("none")),
+    Promise("frozen while not on move", "freezer", "yes", "yes", REFUSED.format("its children run")),
+    Promise("files: reads only Python and the arena (Landlock)", "landlock", "yes", "yes", "yes"),
+    Promise("system calls a bot never needs refused (seccomp)", "seccomp", "yes", "yes", "yes"),
+    Promise("runs as nobody, no capabilities", "user", "yes**", "no: the arena's user", "no: the arena's user"),
+]
+PROMISE_NOTES = [
+    "*  where unprivileged user namespaces are allowed (else refused, or --weak-sandbox)",
+    "** where Python is readable by nobody; otherwise uid 0 without capabilities",
+]
+
+
+def promises(report: dict[str, Any]) -> list[list[str]]:
+    """Rows of the promises table: each promise, whether it holds here, and where it holds."""
+    controllers = report.get("controllers") or {}
+    missing = " ".join(report.get("missing") or [])
+    here = {
+        "pid": "no PID" not in missing, "network": "no network" not in missing,
+        "landlock": int(report.get("landlock") or 0) >= 1, "seccomp": bool(report.get("seccomp")),
+        "user": report.get("user") == "nobody",
+        **{c: c in controllers for c in cgroups.CONTROLLERS},
+    }
+    return [[p.what, "yes" if here[p.key] else "NO", p.root, p.delegated, p.alone] for p in PROMISES]
+
+
+def delegation_howto(user: str) -> list[str]:
+    """How an operator gives an unprivileged arena's user (``user``) control groups of its own, once, as root."""
+    return [
+        f"To give an arena run as {user} control groups of its own (once, as root), either:",
+        "  systemd (254+), in the arena's service unit:",
+        f"    [Service]  User={user}  Delegate=yes  DelegateSubgroup=main",
+        "               Environment=ARENA_CGROUP=/system.slice/arena.service",
+        "  or cgroup v1 (memory, pids, freezer mounted one by one), then 'arena --cgroup /arena ...':",
+        "    for c in memory pids freezer; do mkdir /sys/fs/cgroup/$c/arena; "
+        f"chown {user} /sys/fs/cgroup/$c/arena; done",
+        "  or cgroup v2, then start the arena inside /sys/fs/cgroup/arena/main, with --cgroup /sys/fs/cgroup/arena:",
+        "    echo +memory +pids > /sys/fs/cgroup/cgroup.subtree_control; mkdir -p /sys/fs/cgroup/arena/main",
+        f"    cd /sys/fs/cgroup/arena; chown {user} . cgroup.procs cgroup.subtree_control cgroup.threads; "
+        f"chown -R {user} main",
+    ]

@@ -17,8 +17,8 @@ game; :class:`~arena.protocol.player.ProtocolPlayer` is the client, this module
 gives it the channel. This side enforces a deadline on every write to it and every answer,
 freezes it while it is not on move (when it could run), and kills it at the end
 of the game, which ends every process in its namespace. It refuses to start an
-untrusted bot where the namespaces could not be made, unless the weak sandbox
-was accepted (``arena --weak-sandbox``).
+untrusted bot where the namespaces or the control groups could not be made,
+unless the weak sandbox was accepted (``arena --weak-sandbox``).
 """
 
 from __future__ import annotations
@@ -243,11 +243,10 @@ def weak_sandbox_accepted() -> bool:
 
 def _require_isolation(report: dict[str, Any]) -> None:
     """Fail closed: no untrusted bot runs without its own PID and network
-    namespaces unless whoever runs the arena said so."""
-    missing = report.get("missing") or []
-    if missing and not weak_sandbox_accepted():
-        raise SandboxUnavailable(
-            f"sandbox: cannot isolate bots here: {'; '.join(missing)}; run the arena as root or where unprivileged "
-            "user namespaces are allowed (see 'arena doctor'), or pass --weak-sandbox to run them with rlimits "
-            "and Landlock only"
-        )
+    namespaces, or without the control groups that hold it as a whole (memory,
+    processes, frozen off move), unless whoever runs the arena said so."""
+    from arena.sandbox.doctor import refusal  # light: the spawner's handle is loaded already
+
+    refused = refusal(report)
+    if refused is not None and not weak_sandbox_accepted():
+        raise SandboxUnavailable(refused)

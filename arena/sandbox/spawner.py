@@ -136,6 +136,11 @@ class Spawner:
                 self._process.wait(5)
             except subprocess.TimeoutExpired:
                 self._process.kill()
+                self._process.wait()
+            # A spawner that is not root may be unable to leave its group for the one it
+            # came from (that one's cgroup.procs is not its user's): it has left it now.
+            for base in (self.report or {}).get("bases") or []:
+                cgroups.remove_base(base)
 
     def _preload(self, target: str) -> None:
         self._socket.sendall(encode(("preload", target)))

@@ -131,6 +131,8 @@ class _Spawner:
         self.report = {
             "missing": missing,
             "controllers": {h.controller: h.version for h in self.groups.bases},
+            "delegated": os.environ.get(cgroups.DELEGATED_VARIABLE) or None,  # where they were made, if given
+            "bases": [h.folder for h in self.groups.bases],  # for the requester to remove, should we not
             "landlock": landlock.abi_version(),
             "seccomp": self.filter is not None,
             "file_system": self.file_system,  # None: private

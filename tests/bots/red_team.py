@@ -498,6 +498,33 @@ class ShmHoarder(_Hoarder):
             self.held_mb += SHM_SEGMENT_BYTES // 2**20
 
 
+class ForkBomb(Bot):
+    """Forks children that only sleep, as many as it can (up to ``most``), and keeps
+    them all until the game ends: a per-process limit counts none of them."""
+
+    most = Option(300, "children to stop at")
+
+    def new_game(self, rules, player, seed):
+        super().new_game(rules, player, seed)
+        self.children, self.error = 0, None
+
+    def choose_move(self, board):
+        deadline = time.monotonic() + budget(self, share=0.5)
+        while self.error is None and self.children < self.most and time.monotonic() < deadline:
+            try:
+                pid = os.fork()
+            except OSError as exc:
+                self.error = type(exc).__name__
+                break
+            if pid == 0:
+                try:
+                    time.sleep(600)  # held until the game's end kills it
+                finally:
+                    os._exit(0)
+            self.children += 1
+        return Choice(first_legal(board), {"children": self.children, "error": self.error})
+
+
 # --- 5. hanging its referee ---------------------------------------------------------------
 
 
