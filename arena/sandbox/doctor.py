@@ -127,7 +127,7 @@ PROMISES = [
     Promise("memory limit for the bot as a whole", "memory", "yes", "yes",
             REFUSED.format("RLIMIT_AS per process")),
     Promise("process and thread limit", "pids", "yes", "yes", REFUSED.format("none")),
-    Promise("frozen while not on move", "freezer", "yes", "yes", REFUSED.format("its children run")),
+    Promise("frozen while not on move", "freezer", "yes", "yes", REFUSED.format("it runs off move")),
     Promise("files: reads only Python and the arena (Landlock)", "landlock", "yes", "yes", "yes"),
     Promise("system calls a bot never needs refused (seccomp)", "seccomp", "yes", "yes", "yes"),
     Promise("runs as nobody, no capabilities", "user", "yes**", "no: the arena's user", "no: the arena's user"),
