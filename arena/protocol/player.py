@@ -222,7 +222,8 @@ class ProtocolPlayer(Player):
         # before this one is sent, nothing the bot sends can be taken for its answer.
         extra = self._unasked()
         if extra:
-            raise BotFailure(f"protocol: answered twice (a line no request asked for: {extra[:40]!r})")
+            line = extra.partition(b"\n")[0]
+            raise BotFailure(f"protocol: answered twice (a line no request asked for: {line[:40]!r})")
         self._moving()
         try:
             self._request(messages.encode(messages.Move(board.history, limit)), allowed)
