@@ -283,8 +283,10 @@ def test_a_sandboxed_bot_forfeits_with_its_words_escaped(tournament, name):
 def test_a_sandboxed_bots_info_is_stored_escaped(tournament):
     """Info sent as JSON escapes of lone surrogates, in keys and values, is stored
     with them escaped."""
+    games = games_of(tournament[2], "SurrogateInfo")
+    assert len(games) == 2
     with Store(tournament[2], read_only=True) as store:
-        for game in games_of(tournament[2], "SurrogateInfo"):
+        for game in games:
             assert game.termination in ("win", "draw")
             side = 0 if ":SurrogateInfo" in game.first else 1
             infos = [json.loads(m.info) for m in store.games.moves(game.id) if m.ply % 2 == side and m.ms is not None]
