@@ -91,7 +91,7 @@ def test_lone_surrogates_in_info_keys_and_values_are_stored_escaped(tmp_path):
     reads back as text any page can show."""
     record = play_game(spec(), (text_attacks.SurrogateInfo(), FirstLegal()))
     assert record.moves[0].info == INFO
-    reason, infos = stored_back(tmp_path, record)
+    _, infos = stored_back(tmp_path, record)
     assert infos[0::2] == [INFO] * len(infos[0::2])
     assert all(json.dumps(info, ensure_ascii=False).encode() for info in infos)  # UTF-8 writes them
 

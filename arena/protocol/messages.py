@@ -20,8 +20,9 @@ as a protocol forfeit, a line that is too long, nested too deep for the parser t
 descend without exhausting the interpreter's stack, not JSON, or not an object;
 its ``error`` and ``not_a_move`` texts are clipped and made storable (a JSON
 escape such as ``\\ud800`` decodes to a lone surrogate, which no UTF-8 text may
-hold: :func:`arena.text.storable`), its ``kind`` must be one the arena knows, and numbers that are not finite (``NaN``, ``Infinity``, ``1e999``)
-are read as null. Nothing a bot sends can raise anything there but
+hold: :func:`arena.text.storable`), its ``kind`` must be one the arena knows,
+and numbers that are not finite (``NaN``, ``Infinity``, ``1e999``) are read as
+null. Nothing a bot sends can raise anything there but
 :class:`~arena.bot.BotFailure`.
 
 This module is loaded by every bot process (the spawner preloads it): it imports

@@ -321,7 +321,7 @@ class FinishedGame(NamedTuple):
             joined = "\\ud"
         if joined.isascii() and "\\ud" not in joined:
             return self
-        made = {name: storable(value) for name, value in zip(self._fields, self)
+        made: dict[str, Any] = {name: storable(value) for name, value in zip(self._fields, self)
                 if isinstance(value, str) and name not in ("first", "second")}
         return self._replace(
             **made, move_names=storable(self.move_names),
