@@ -276,7 +276,7 @@ def parse_answer(line: bytes) -> dict[str, Any]:
     reply = decode(line)
     for key in ("error", "not_a_move"):  # texts for the record, kept short and storable
         if key in reply:
-            reply[key] = storable(clip(str(reply[key]), MAX_TEXT))
+            reply[key] = clip(storable(str(reply[key])), MAX_TEXT)  # storable first: a pair is never split
     if "kind" in reply and reply["kind"] not in KINDS:
         raise BotFailure(f"protocol: unknown kind {clip(repr(reply['kind']), 60)}")
     return reply
