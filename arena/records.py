@@ -120,6 +120,9 @@ class GameSpec:
     limits: Limits = Limits()  # for sandboxed bots
     # Code of submitted bots, by name; on a cluster also of bot files, by path.
     submitted: tuple[tuple[str, BotCode], ...] = ()
+    # (spec, why) of each of its bots that failed its start-up check before the
+    # run: it forfeits the game without being started.
+    failed_start: tuple[tuple[str, str], ...] = ()
 
     @property
     def bots(self) -> tuple[str, str]:

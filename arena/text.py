@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 def clip(text: str, limit: int = 60) -> str:
@@ -36,15 +38,17 @@ def plural(count: int, noun: str, nouns: str | None = None) -> str:
 # to some terminals), and the characters that reorder what follows them on the
 # line (bidi embeddings, overrides and isolates, the directional marks, and the
 # line and paragraph separators, which some terminals break lines on), so that
-# text cannot show other than it reads.
+# text cannot show other than it reads; and the surrogates, which no terminal's
+# encoding can write (see storable).
 _UNSAFE = [*range(0x20), *range(0x7F, 0xA0), 0x061C, 0x200E, 0x200F, 0x2028, 0x2029,
-           *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+           *range(0x202A, 0x202F), *range(0x2066, 0x206A), *range(0xD800, 0xE000)]
 _ESCAPES = {code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" for code in _UNSAFE}
 
 
 def printable(text: str) -> str:
-    """``text`` safe to write to a terminal: each control character, DEL and bidi
-    control as a visible escape (``\\x1b``, ``\\u202e``); all other Unicode as it is.
+    """``text`` safe to write to a terminal: each control character, DEL, bidi
+    control and surrogate as a visible escape (``\\x1b``, ``\\u202e``, ``\\ud800``);
+    all other Unicode as it is.
 
     For everything a bot (or a bot file, or an imported game) wrote that a
     command shows in a terminal. Exports (JSON, CSV) carry the text as it is.
@@ -52,6 +56,54 @@ def printable(text: str) -> str:
     if text.isprintable():  # nearly always: nothing to escape, nothing to copy
         return text
     return text.translate(_ESCAPES)
+
+
+# A surrogate code point: half of a UTF-16 pair, which no UTF-8 text may hold.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# Two halves in the right order: together, the one character they encode.
+_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def _joined(pair: re.Match[str]) -> str:
+    return pair.group().encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+
+
+def _escaped(half: re.Match[str]) -> str:
+    return f"\\u{ord(half.group()):04x}"
+
+
+def storable(value: T) -> T:
+    """``value`` with every string in it (in dict keys, lists and tuples too) made
+    text that UTF-8, and so the database, a page or a terminal, can hold.
+
+    A Python string may hold a lone surrogate (``"\\ud800"``: from a bot's
+    exception message, or a JSON escape a bot sent), which no UTF-8 encoder
+    writes: storing it fails, and with it the batch of games it came in. Here
+    a pair of halves in order becomes the character it encodes (lossless), and
+    a lone half the six characters ``\\ud800`` (readable; the only loss: it
+    then reads as a bot that wrote those six characters). Anything that is not
+    a string, dict, list or tuple is returned as it is; so is a value with
+    nothing to change (the same object: nearly always).
+
+    For everything a bot supplies on its way into a record: the referee and
+    the protocol player apply it where bot text enters, the store once more
+    before it writes.
+    """
+    if isinstance(value, str):
+        if value.isascii() or not _SURROGATE.search(value):
+            return value
+        return _SURROGATE.sub(_escaped, _PAIR.sub(_joined, value))  # type: ignore[return-value]
+    if isinstance(value, dict):
+        items = [(storable(key), storable(item)) for key, item in value.items()]
+        if all(a is key and b is item for (a, b), (key, item) in zip(items, value.items())):
+            return value
+        return dict(items)  # type: ignore[return-value]
+    if isinstance(value, (list, tuple)):
+        made = [storable(item) for item in value]
+        if all(a is b for a, b in zip(made, value)):
+            return value
+        return type(value)(made) if type(value) in (list, tuple) else made  # type: ignore[return-value]
+    return value
 
 
 _QUOTED = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})

@@ -11,7 +11,7 @@ from arena.cli.main import db_option, main, open_store, rules_options
 from arena.ratings.selection import SelectionError, select
 from arena.ratings.standings import Standings, league_standings, render_standings
 from arena.terminal import progress as progress_bar
-from arena.text import plural, printable
+from arena.text import plural, printable, quote
 from arena.tournament.config import load_config
 from arena.tournament.entrants import resolve_bots_in_database
 from arena.tournament.runner import run_tournament
@@ -66,6 +66,8 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
         "rules.connect": connect, "rules.gravity": False if no_gravity else None, "rules.scoring": scoring,
     }
     cfg = resolve_bots_in_database(load_config(config, overrides))
+    for bot, why in cfg.failed_start:  # said once here; each of its games stores why
+        click.echo(f"Bot {printable(bot)!r} failed its start-up check and forfeits its games: {quote(why)}", err=True)
     store = open_store(cfg.db, create=True)
     bar = progress_bar.ProgressBar.for_stderr()
 

@@ -36,6 +36,15 @@ class BotSpecError(ArenaError):
     """A bot spec that names no usable bot or carries a bad option."""
 
 
+class BotStartError(BotSpecError):
+    """A bot that was built but failed to start a game when it was checked:
+    ``reason`` is its forfeit reason, as a game would record it."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
 @dataclass
 class BotEntry:
     """One bot the arena knows of, usable or not."""
@@ -275,7 +284,7 @@ def _check_sandboxed(text: str, bot: Bot) -> None:
     try:
         bot.new_game(Rules(), 0, 0)
     except BotFailure as exc:
-        raise BotSpecError(f"bot {text!r}: {exc.reason}") from None
+        raise BotStartError(f"bot {text!r}: {exc.reason}", exc.reason) from None
     finally:
         bot.close()
 

@@ -18,9 +18,11 @@ answered instead of a move). A bot process of the sandbox is given its ``job``
 Whatever a bot sends is data to check, never to trust: :func:`parse_answer` refuses,
 as a protocol forfeit, a line that is too long, nested too deep for the parser to
 descend without exhausting the interpreter's stack, not JSON, or not an object;
-its ``error`` and ``not_a_move`` texts are clipped, its ``kind`` must be one the
-arena knows, and numbers that are not finite (``NaN``, ``Infinity``, ``1e999``)
-are read as null. Nothing a bot sends can raise anything there but
+its ``error`` and ``not_a_move`` texts are clipped and made storable (a JSON
+escape such as ``\\ud800`` decodes to a lone surrogate, which no UTF-8 text may
+hold: :func:`arena.text.storable`), its ``kind`` must be one the arena knows,
+and numbers that are not finite (``NaN``, ``Infinity``, ``1e999``) are read as
+null. Nothing a bot sends can raise anything there but
 :class:`~arena.bot.BotFailure`.
 
 This module is loaded by every bot process (the spawner preloads it): it imports
@@ -38,7 +40,7 @@ from typing import Any, ClassVar
 from arena.bot import BotFailure, Limit
 from arena.engine.game import Rules
 from arena.records import BotCode, Limits, TimeControl
-from arena.text import clip, json_text, nested_deeper_than, printable, quote
+from arena.text import clip, json_text, nested_deeper_than, printable, quote, storable
 
 #: The version of the protocol this arena speaks. A bot answers ``hello`` with the
 #: version it speaks; any other than this one is refused.
@@ -272,9 +274,9 @@ def parse_answer(line: bytes) -> dict[str, Any]:
     """The answer in ``line`` (one line from the bot, without its newline) as a dict,
     or :class:`BotFailure` ("protocol: ...") saying what is wrong with it."""
     reply = decode(line)
-    for key in ("error", "not_a_move"):  # texts for the record, kept short
+    for key in ("error", "not_a_move"):  # texts for the record, kept short and storable
         if key in reply:
-            reply[key] = clip(str(reply[key]), MAX_TEXT)
+            reply[key] = clip(storable(str(reply[key])), MAX_TEXT)  # storable first: a pair is never split
     if "kind" in reply and reply["kind"] not in KINDS:
         raise BotFailure(f"protocol: unknown kind {clip(repr(reply['kind']), 60)}")
     return reply

@@ -138,8 +138,17 @@ class ProtocolPlayer(Player):
     both answers (:meth:`finish_start`), then one ``move`` per turn. Every answer
     has a deadline: the start within ``start_seconds``, a move within its limit
     (``move_seconds`` when the game sets none). A subclass gives the channel:
-    :meth:`_connect`, :meth:`_send`, :meth:`_receive`, and may pause the bot while
-    it is not on move (:meth:`_moving`, :meth:`_waiting`).
+    :meth:`_connect`, :meth:`_send`, :meth:`_receive`, :meth:`_unasked`, and may
+    pause the bot while it is not on move (:meth:`_moving`, :meth:`_waiting`).
+
+    Each request but ``quit`` is answered by exactly one line. A bot that sent more
+    (a second answer to one request, or a line before it was asked) forfeits:
+    ``protocol: answered twice``. Such a line cannot be told apart from the answer
+    to the next request, so taking it as that answer (as a buffered channel
+    would) lets a bot answer a position it has not been shown, outside its clock;
+    discarding it would guess which of the lines the bot meant, and keep playing a
+    bot whose answers and requests no longer pair. The bot is at fault either way,
+    and a forfeit says so, with the line, where any other choice hides it.
     """
 
     def __init__(self, start_seconds: float, move_seconds: float) -> None:
@@ -165,6 +174,12 @@ class ProtocolPlayer(Player):
     def _receive(self, seconds: float, since: float) -> bytes:
         """The bot's next line, without its newline, within ``seconds`` of ``since`` (a
         ``time.monotonic()``), or :class:`BotFailure` (too late, too long, the bot gone)."""
+
+    @abstractmethod
+    def _unasked(self) -> bytes:
+        """What the bot has sent that no request has asked for: what was read after
+        its last answer, and what is waiting on the channel now (never waits for
+        more). Empty unless the bot answered twice."""
 
     def _moving(self) -> None:
         """The bot is on move (a paused bot runs again)."""
@@ -203,6 +218,12 @@ class ProtocolPlayer(Player):
         else:
             allowed = limit.time_allowed  # type: ignore[assignment]
         started = time.monotonic()
+        # Whatever the bot sent since its last answer was asked for by no request:
+        # before this one is sent, nothing the bot sends can be taken for its answer.
+        extra = self._unasked()
+        if extra:
+            line = extra.partition(b"\n")[0]
+            raise BotFailure(f"protocol: answered twice (a line no request asked for: {line[:40]!r})")
         try:
             # The request first, then the bot runs: it finds the request waiting and
             # answers, where a bot woken first would go back to sleep until it came.

@@ -3,9 +3,12 @@
 The referee is the trust boundary: each bot gets its own copy of the board, and
 its answer is checked before it touches the real one. A bot that raises, answers
 something that is not a legal move, or overruns its clock loses the game by
-forfeit, with the reason recorded; its opponent wins. A game during which the
-arena itself failed (:class:`~arena.errors.ArenaFault`) is void: nobody wins or
-loses it, and whoever runs the games plays it again.
+forfeit, with the reason recorded; its opponent wins. Every text a bot supplies
+(the words of its forfeit reason, its info's keys and values) enters the record
+made storable (:func:`arena.text.storable`): a lone surrogate in a bot's message
+must not stop the store from writing the game, or the games stored with it. A
+game during which the arena itself failed (:class:`~arena.errors.ArenaFault`) is
+void: nobody wins or loses it, and whoever runs the games plays it again.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from arena.players.plugins import make_player
 from arena.protocol.messages import describe_exception
 from arena.protocol.player import Player, as_player
 from arena.records import GameRecord, GameSpec, MoveRecord, Outcome, Termination, TimeControl
-from arena.text import json_text
+from arena.text import json_text, storable
 
 
 class _Forfeit(Exception):
@@ -47,9 +50,9 @@ def play_game(spec: GameSpec, bots: tuple[Bot | Player, Bot | Player] | None = N
         winner = board.winner
         outcome = Outcome(winner, Termination.WIN if winner is not None else Termination.DRAW)
     except _Forfeit as forfeit:
-        outcome = Outcome(1 - forfeit.player, Termination.FORFEIT, forfeit.reason)
+        outcome = Outcome(1 - forfeit.player, Termination.FORFEIT, storable(forfeit.reason))
     except ArenaFault as fault:
-        outcome = Outcome(None, Termination.VOID, void_reason(fault))
+        outcome = Outcome(None, Termination.VOID, storable(void_reason(fault)))
     finally:
         for bot in players:
             _close(bot)
@@ -68,6 +71,13 @@ def void_reason(fault: ArenaFault) -> str:
 
 
 def _make_players(spec: GameSpec) -> tuple[Player, Player]:
+    # A bot that failed its start-up check before the run (a submitted bot: see
+    # arena/tournament/entrants.py) forfeits without being started again: the
+    # check said why, and starting it for every game would only cost its start time.
+    failed = dict(spec.failed_start)
+    for player, text in enumerate(spec.bots):
+        if text in failed:
+            raise _Forfeit(player, f"failed its start-up check: {failed[text]}")
     made: list[Player] = []
     for player, text in enumerate(spec.bots):
         try:
@@ -182,15 +192,21 @@ def _illegal(board: Board, move: object) -> str:
 
 def _clean_info(info: dict[str, Any]) -> dict[str, Any] | None:
     """Keep a bot's info only if it can be stored as JSON (and is not huge). A float
-    that is not finite is no JSON: the store writes it as null (see json_text)."""
+    that is not finite is no JSON: the store writes it as null (see json_text). Its
+    strings, keys too, are made storable."""
     if not info:
         return None
     try:
         text = json_text(info)
+        if len(text) > 4096:
+            return {"error": f"info too large ({len(text)} bytes)"}
+        # json_text writes every character beyond ASCII as an escape, and a
+        # surrogate as one of \ud800 to \udfff: info without one (nearly all) is
+        # not walked.
+        if "\\ud" in text:
+            info = storable(info)
     except Exception:  # not JSON: an object, a circular or a too deeply nested structure
         return {"error": "info was not JSON-serialisable"}
-    if len(text) > 4096:
-        return {"error": f"info too large ({len(text)} bytes)"}
     return info
 
 

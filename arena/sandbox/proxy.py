@@ -210,6 +210,16 @@ class SandboxedBot(ProtocolPlayer, Bot):
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line
 
+    def _unasked(self) -> bytes:
+        """What the bot sent after its last answer: what was read with it, and
+        what waits on the socket now (read without waiting)."""
+        if self._channel is not None and not self._buffer and select.select([self._channel], [], [], 0)[0]:
+            try:
+                self._buffer = os.read(self._channel, 65536)
+            except (BlockingIOError, ConnectionResetError):
+                pass  # nothing after all, or the bot gone: its next answer says which
+        return self._buffer
+
     def _death_reason(self) -> str:
         """Why the bot process left, from its spawner. If the spawner itself is
         gone, so are its bot processes, killed with it: :class:`ArenaFault`."""

@@ -49,9 +49,14 @@ class Games(Repository):
         The whole batch is two prepared statements run over many rows: the games
         get the ids SQLite would give them one by one (after the largest there is),
         taken under the write lock, so their moves go in with a single call too.
+
+        Every text is made storable first (:meth:`FinishedGame.storable`): a game
+        with a lone surrogate in its reason or info is stored with it escaped, and
+        never fails the batch, which would lose the games stored with it.
         """
         if not games:
             return 0
+        games = [game.storable() for game in games]
         conn = self.db.conn
         with self._store.writing():
             (last,) = conn.execute("select coalesce(max(id), 0) from games").fetchone()

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from arena.engine.game import Rules, format_moves, move_names
 from arena.errors import ArenaError
 from arena.records import GameRecord, Termination
-from arena.text import json_text
+from arena.text import json_text, storable
 
 #: The spec stored for a player an imported game's file does not name. Such a
 #: player is no league entrant: its games count in no table (see league/selection.py).
@@ -315,10 +315,54 @@ class FinishedGame(NamedTuple):
             plies, played, ms, info_texts,
         )
 
+    def storable(self) -> FinishedGame:
+        """This game with every text it stores made storable (:func:`arena.text.storable`):
+        itself when there is nothing to change, as nearly always.
+
+        The referee makes what a bot says storable as it enters a record; this is
+        the store's own last line, for a game made anywhere else. A lone surrogate
+        would fail the whole batch's transaction, losing every game in it, and a
+        resumed run would fail on it again. A surrogate in an info's JSON is an
+        escape (``\\ud800``): harmless to store, it reads back as a surrogate that no
+        page can show, so such an info is written again without it. The bot specs
+        are kept as they are: the writer looks their ids up by them, and they are
+        the organiser's, never a bot's.
+        """
+        infos = [info for info in self.move_info or () if info is not None]
+        try:
+            joined = "".join([self.key, self.pairing, self.opening, self.result, self.termination,
+                              self.reason or "", self.moves, self.finished_at, *self.move_names, *infos])
+        except TypeError:  # a value that is no text: looked at one by one below (the database judges it)
+            joined = "\\ud"
+        if joined.isascii() and "\\ud" not in joined:
+            return self
+        made: dict[str, Any] = {name: storable(value) for name, value in zip(self._fields, self)
+                if isinstance(value, str) and name not in ("first", "second")}
+        return self._replace(
+            **made, move_names=storable(self.move_names),
+            move_info=None if self.move_info is None else tuple([_storable_json(info) for info in self.move_info]),
+        )
+
     def move_rows(self, game_id: int) -> Iterator[tuple[int, int, str, float | None, str | None]]:
         """The rows of the moves table, once the game has its id."""
         infos = self.move_info if self.move_info is not None else repeat(None)
         return zip(repeat(game_id), self.move_plies, self.move_names, self.move_ms, infos)
+
+
+def _storable_json(text: str | None) -> str | None:
+    """A JSON text with no surrogate in it, escaped or not: the value it holds,
+    made storable and written again, where it held one."""
+    if not isinstance(text, str):
+        return text
+    text = storable(text)
+    if "\\ud" not in text:
+        return text
+    try:
+        value = json.loads(text)
+        made = storable(value)
+        return text if made is value else json_text(made)
+    except Exception:  # no JSON after all (or too deep to read): kept as the text it is
+        return text
 
 
 #: The fields of a FinishedGame that go into its games row as they are.

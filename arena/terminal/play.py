@@ -38,7 +38,7 @@ from arena.engine.game import PLAYER_MARKS, Board, NotationError, Rules, format_
 from arena.players.plugins import make_player
 from arena.protocol.player import Player
 from arena.terminal.console import TerminalIO
-from arena.text import clip, printable
+from arena.text import clip, printable, storable
 
 # ANSI escape codes; used only when colour is asked for.
 RESET = "\x1b[0m"
@@ -334,7 +334,8 @@ class PlaySession(TerminalIO):
         if not self.board.is_legal(move):  # the bot's answer: checked here
             self._bot_failed(f"answered an illegal move: {move!r}")
             return False
-        self._play(PlyRecord(move, by_bot=True, ms=ms, info=dict(info) if info else None))  # type: ignore[arg-type]
+        # storable: the info is the bot's own words, and goes into the game saved
+        self._play(PlyRecord(move, by_bot=True, ms=ms, info=storable(dict(info)) if info else None))  # type: ignore[arg-type]
         return True
 
     def _bot_failed(self, reason: str) -> None:

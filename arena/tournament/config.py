@@ -65,6 +65,9 @@ class TournamentConfig:
     origin: str = "<command line>"  # the file the definition came from (or none), for messages
     opening_lines: tuple[tuple[int, ...], ...] = field(default=(), compare=False)
     submitted: tuple[tuple[str, BotCode], ...] = field(default=(), compare=False)  # submitted bots' code, by name
+    # (spec, why) of the submitted bots that failed their start-up check when resolved:
+    # each forfeits its games (see arena/tournament/entrants.py).
+    failed_start: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     resolved: bool = False  # every bot found, built once, and (if untrusted) started in the sandbox
 
     @property

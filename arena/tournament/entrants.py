@@ -5,6 +5,13 @@ each one (an installed plug-in, a bot file, or a submitted ``name@vN`` in the
 league database), pins a submitted bot's latest version, builds every bot once
 and starts each untrusted one in the sandbox, so that a bot that cannot play is
 reported, naming the file and the key, before any game.
+
+A submitted bot that fails to start there is not the organiser's mistake: it
+passed its submission checks, and its author may have made it fail only here.
+It stays in the field and forfeits each of its games, with why
+(``TournamentConfig.failed_start``), so that one author cannot stop a run that
+names their bot. A bot file that fails to start still stops the run: whoever
+runs the tournament holds the file, and can mend it or leave it out.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from arena.entry.submissions import resolve
-from arena.players.plugins import BotChecker, BotSpecError, parse_spec, spec_text
+from arena.players.plugins import BotChecker, BotSpecError, BotStartError, parse_spec, spec_text
 from arena.records import BotCode
 from arena.store import Store, StoreError
 from arena.tournament.config import ConfigError, TournamentConfig, check_field_of_play, check_listed_once
@@ -38,11 +45,13 @@ def resolve_bots(
         return ConfigError(f"{config.origin}: {message}")
 
     submitted: dict[str, BotCode] = {}
-    bots = _resolve_specs(config.bots, "bots", fail, store, checker, submitted)
-    challengers = _resolve_specs(config.challengers, "challengers", fail, store, checker, submitted)
+    failed: dict[str, str] = {}
+    bots = _resolve_specs(config.bots, "bots", fail, store, checker, submitted, failed)
+    challengers = _resolve_specs(config.challengers, "challengers", fail, store, checker, submitted, failed)
     check_field_of_play(config.format, bots, challengers, fail)  # x and x@v2 may be one bot
     resolved = dataclasses.replace(
-        config, bots=bots, challengers=challengers, submitted=tuple(sorted(submitted.items())), resolved=True
+        config, bots=bots, challengers=challengers, submitted=tuple(sorted(submitted.items())),
+        failed_start=tuple(failed.items()), resolved=True,
     )
     if not resolved.name:  # given by flags alone: named by what it is, versions pinned
         resolved = dataclasses.replace(resolved, name=resolved.default_name())
@@ -82,6 +91,7 @@ def _resolve_specs(
     store: Store | None,
     checker: BotChecker,
     submitted: dict[str, BotCode],
+    failed: dict[str, str],
 ) -> tuple[str, ...]:
     resolved = []
     for text in specs:
@@ -90,7 +100,10 @@ def _resolve_specs(
             if found is not None:
                 text, code = found
                 submitted[parse_spec(text).name] = code
-                checker.check(text, submitted=submitted)
+                try:
+                    checker.check(text, submitted=submitted)
+                except BotStartError as exc:  # the author's bot, not the organiser's mistake: it forfeits
+                    failed[text] = exc.reason
                 resolved.append(text)
             else:
                 resolved.append(spec_text(checker.check(text)))

@@ -73,6 +73,7 @@ def iter_schedule(config: TournamentConfig) -> Iterator[GameSpec]:
                     isolate=config.isolate,
                     limits=config.limits,
                     submitted=_submitted_code(config, first, second),
+                    failed_start=tuple((bot, why) for bot, why in config.failed_start if bot in (first, second)),
                 )
 
 

@@ -25,7 +25,7 @@ from arena.formats.game_files import export_json, export_moves
 from arena.ratings.analysis import analyse_stored, describe
 from arena.records import RESULTS, Termination
 from arena.store import Store, StoredGame, StoredMove, rules_of
-from arena.text import plural, printable
+from arena.text import plural, printable, storable
 from arena.web.pages import StoreDep, page
 
 router = APIRouter()
@@ -197,8 +197,9 @@ def _json_escapes() -> dict[int, str]:
     """What :func:`printable` escapes but JSON may leave as it is inside a string
     (DEL, C1 controls, bidi controls), as the JSON escapes of the same characters:
     the JSON shown on a page is then both safe to show and the same document.
-    (Above U+206F printable() leaves every character as it is.)"""
-    return {code: f"\\u{code:04x}" for code in range(0x2070)
+    (Above U+206F printable() escapes only the surrogates, which a database written
+    before bots' text was made storable may still hold in a move's info.)"""
+    return {code: f"\\u{code:04x}" for code in (*range(0x2070), *range(0xD800, 0xE000))
             if code != ord("\n") and printable(chr(code)) != chr(code)}
 
 
@@ -244,8 +245,10 @@ def game_file(store: StoreDep, game_id: GameId,
             "tournament and key")
 def api_game(store: StoreDep, game_id: GameId) -> dict[str, Any]:
     game = store.games.get(game_id)
+    # storable: a database written before bots' text was made storable may hold a
+    # surrogate escaped in an info's JSON, which the response could not encode.
     return {"id": game.id, "tournament": game.tournament, "key": game.key,
-            **json.loads(export_text(game, store.games.moves(game_id)))}
+            **storable(json.loads(export_text(game, store.games.moves(game_id))))}
 
 
 # --- live pages ------------------------------------------------------------------------
