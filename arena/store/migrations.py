@@ -137,3 +137,11 @@ def _league(db: Database) -> None:
         pk="id", not_null={"at", "action", "subject"},
     )
     db.table("settings").create({"key": str, "value": str}, pk="key")
+
+
+@_migration("0006_tournament_seed_secret")
+def _tournament_seed_secret(db: Database) -> None:
+    # The secret private seeds are keyed by (NULL: a public seed). A column of its own,
+    # not a key of the stored configuration: the configuration is shown (the site, the
+    # JSON of arena tournaments), this column only read by the runners.
+    db.table("tournaments").add_column("seed_secret", bytes)
