@@ -21,6 +21,9 @@ from arena.bot import Bot, Choice, Option
 
 #: The referee's key for the side seeds, as written in arena/referee/referee.py.
 SIDE_KEY = b"connectk-arena side seeds"
+#: A league's pairings to try too (``older~newer``: its reference bots are listed on
+#: its site, and an author knows its own bot's name); the test fills them in.
+LEAGUE_PAIRINGS: list[str] = []
 
 
 def public_game_seed(tournament_seed, key):
@@ -36,12 +39,13 @@ def side_seed(game_seed, player):
 
 
 def candidate_keys(pairings, openings, matches):
-    """The keys a tournament gives its first games (``p0000-o0000-a``) and a match its
-    games (``match-000000``)."""
-    for pairing in range(pairings):
+    """The keys a tournament gives its first games (``p0000-o0000-a``), a league its
+    (``random~mine@v1-o0000-a``) and a match its games (``match-000000``)."""
+    names = [f"p{pairing:04d}" for pairing in range(pairings)] + LEAGUE_PAIRINGS
+    for name in names:
         for opening in range(openings):
             for colours in "ab":
-                yield f"p{pairing:04d}-o{opening:04d}-{colours}"
+                yield f"{name}-o{opening:04d}-{colours}"
     for number in range(matches):
         yield f"match-{number:06d}"
 
