@@ -66,7 +66,8 @@ def test_fresh_store_creates_the_tables_and_records_the_migration(db_path):
     store = Store(db_path)
     assert set(store.db.table_names()) >= TABLES
     rows = list(store.db.query("select migration_set, name from _sqlite_migrations"))
-    names = ("0001_initial", "0002_submissions", "0003_analyses", "0004_submission_class", "0005_league")
+    names = ("0001_initial", "0002_submissions", "0003_analyses", "0004_submission_class", "0005_league",
+             "0006_tournament_seed_secret")
     assert rows == [{"migration_set": "arena", "name": name} for name in names]
     store.close()
     assert Path(db_path).is_file()
@@ -81,7 +82,7 @@ def test_opening_again_applies_nothing_new(db_path):
     conn = sqlite3.connect(db_path)
     assert conn.execute("select * from _sqlite_migrations").fetchall() == before
     assert conn.execute("select sql from sqlite_master order by name").fetchall() == schema
-    assert len(before) == 5
+    assert len(before) == 6
     conn.close()
 
 
