@@ -176,7 +176,8 @@ def older(path: Path, stop_before: str) -> None:
     db.close()
 
 
-@pytest.mark.parametrize("stop_before", ["0002_submissions", "0004_submission_class", "0005_league"])
+@pytest.mark.parametrize("stop_before", ["0002_submissions", "0004_submission_class", "0005_league",
+                                         "0006_tournament_seed_secret"])
 def test_reading_an_older_schema_reads_it_without_migrating_the_file(tmp_path: Path, stop_before: str) -> None:
     path = tmp_path / "old.db"
     older(path, stop_before)

@@ -4,6 +4,7 @@ league runner that plays every new entrant against the field by itself."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -215,12 +216,10 @@ def test_kill_9_and_restart_store_the_games_of_an_uninterrupted_run(tmp_path):
     file = tmp_path / "league.toml"
     # Enough games (96, minimax searching deeper) that the kill lands in the middle.
     file.write_text('bots = ["greedy", "blocker", "minimax:depth=3", "neighbour"]\ngames = 16\nseed = 5\n')
-    paths = []
-    for run in ("whole", "killed"):
-        path = tmp_path / f"{run}.db"
-        with Store(path) as store:
-            create_league(store, "l", str(file))
-        paths.append(path)
+    paths = [tmp_path / "whole.db", tmp_path / "killed.db"]
+    with Store(paths[0]) as store:
+        create_league(store, "l", str(file))
+    shutil.copy(paths[0], paths[1])  # one league, with its secret: played twice
     command = [sys.executable, "-m", "arena", "league", "run", "l", "--until-complete", "--workers", "2"]
     subprocess.run([*command, "--db", str(paths[0])], check=True, capture_output=True, timeout=300)
     process = subprocess.Popen([*command, "--db", str(paths[1])], stdout=subprocess.DEVNULL,
@@ -241,15 +240,15 @@ def test_a_league_on_a_local_cluster_stores_the_games_of_a_local_run(tmp_path):
     cluster (deterministic bots): the same games, with the same keys and moves."""
     file = tmp_path / "league.toml"
     file.write_text('bots = ["greedy", "blocker", "minimax:depth=2"]\ngames = 4\nseed = 9\n')
-    paths = []
-    for where in ("local", "cluster"):
-        path = tmp_path / f"{where}.db"
+    paths = [tmp_path / "local.db", tmp_path / "cluster.db"]
+    with Store(paths[0]) as store:
+        create_league(store, "l", str(file))
+    shutil.copy(paths[0], paths[1])  # one league, with its secret: played both ways
+    for where, path in zip(("local", "cluster"), paths):
         with Store(path) as store:
-            league = create_league(store, "l", str(file))
-            outcome = run_league(store, league, workers=2, until_complete=True,
+            outcome = run_league(store, store.leagues.check("l"), workers=2, until_complete=True,
                                  cluster="local:2" if where == "cluster" else None)
             assert outcome.played == 12 and not outcome.interrupted
-        paths.append(path)
     assert _games(paths[1]) == _games(paths[0])
 
 

@@ -22,6 +22,9 @@ from arena.text import plural, printable
 @click.option("--games", "-n", type=click.IntRange(min=1), default=None,
               help="Games to play [default: 10; with --sprt, until the test decides, at most 100000].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed: the same seed gives the same games.")
+@click.option("--private-seeds", is_flag=True,
+              help="Key the seeds by a secret made for this match, so no bot can work out its opponent's "
+                   "seed (the games cannot be played again).")
 @click.option("--openings", "opening_plies", type=click.IntRange(min=0), default=2, show_default=True,
               help="Random plies before the bots take over (each opening is played with both colours).")
 @click.option("--sprt", "sprt_text",
@@ -37,6 +40,7 @@ def match_command(
     bot_b: str,
     games: int | None,
     seed: int,
+    private_seeds: bool,
     opening_plies: int,
     sprt_text: str | None,
     move_seconds: float | None,
@@ -58,6 +62,7 @@ def match_command(
     With --sprt the match stops as soon as a sequential probability ratio test
     decides between elo0 and elo1 (scored per pair of games on one opening).
     """
+    from arena.engine.openings import new_seed_secret
     from arena.ratings.sprt import Sprt, elo_with_interval, normalized_elo
     from arena.records import TimeControl
     from arena.terminal import progress as progress_bar
@@ -72,7 +77,9 @@ def match_command(
     clock = TimeControl(move_seconds, bank_seconds)
     if games is None:
         games = 10 if test is None else SPRT_MAX_GAMES
-    specs = match_specs(a, b, games, seed, rules, time_control=clock, opening_plies=opening_plies)
+    # A match stores nothing, so its secret is kept nowhere: its games are not played again.
+    secret = new_seed_secret() if private_seeds else None
+    specs = match_specs(a, b, games, seed, rules, time_control=clock, opening_plies=opening_plies, secret=secret)
     bar = progress_bar.ProgressBar.for_stderr()  # on a terminal only
     progress = bar.update if bar else None
     try:
@@ -111,7 +118,8 @@ def match_command(
         for bot, t in tallies.items()
     ]
     clock_text = f", {clock.describe()}" if move_seconds is not None else ""
-    click.echo(f"{plural(len(result.records), 'game')}, {rules.describe()}{clock_text}, seed {seed}")
+    seeds = "private seeds" if private_seeds else f"seed {seed}"
+    click.echo(f"{plural(len(result.records), 'game')}, {rules.describe()}{clock_text}, {seeds}")
     click.echo(tabulate(rows, headers=["bot", "games", "wins", "draws", "losses", "forfeits", "score %"]))
     for bot, t in tallies.items():
         for line in _forfeit_lines(bot, t.forfeits, t.reasons):

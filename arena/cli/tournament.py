@@ -40,6 +40,9 @@ def tournament_group() -> None:
 @click.option("--output-kb", type=int, help="Output limit of a sandboxed bot, KB (default 1024).")
 @click.option("--processes", type=int, help="Processes and threads a sandboxed bot may have at once (default 64).")
 @click.option("--seed", type=int, help="Tournament seed: the same seed gives the same games.")
+@click.option("--private-seeds", is_flag=True, default=None,
+              help="Key every seed by a secret kept in the database, so no bot can work out its opponent's "
+                   "seed from its own (the games replay only from this database).")
 @db_option(from_config=False)
 @click.option("--name", help="Tournament name (default: the file's name key, else the file's name, else "
               "tournament-HASH from the settings, so the same command resumes the same tournament).")
@@ -48,7 +51,7 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
                    games: int | None, opening_plies: int | None, openings_file: str | None,
                    move_seconds: float | None, bank_seconds: float | None, workers: int | None,
                    cluster: str | None, isolate: bool | None, memory_mb: int | None, output_kb: int | None,
-                   processes: int | None, seed: int | None,
+                   processes: int | None, seed: int | None, private_seeds: bool | None,
                    db: str | None, name: str | None, width: int | None, height: int | None, connect: int | None,
                    no_gravity: bool, scoring: str | None) -> None:
     """Play a tournament defined by CONFIG (a TOML file) and flags, then print standings.
@@ -61,8 +64,8 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
         "openings.plies": opening_plies, "openings.file": openings_file,
         "time.move_seconds": move_seconds, "time.bank_seconds": bank_seconds, "workers": workers,
         "cluster": cluster, "isolate": isolate, "limits.memory_mb": memory_mb, "limits.output_kb": output_kb,
-        "limits.processes": processes,
-        "seed": seed, "db": db, "name": name, "rules.width": width, "rules.height": height,
+        "limits.processes": processes, "seed": seed, "private_seeds": private_seeds,
+        "db": db, "name": name, "rules.width": width, "rules.height": height,
         "rules.connect": connect, "rules.gravity": False if no_gravity else None, "rules.scoring": scoring,
     }
     cfg = resolve_bots_in_database(load_config(config, overrides))

@@ -2,6 +2,13 @@
 
 An opening is a short sequence of random legal plies played before the bots take
 over. Both are drawn from seeds only, so a schedule can be rebuilt exactly.
+
+A seed anyone knows is one a bot can search for: told its own seed, a bot that
+tries the tournament seeds and game keys that give it finds its opponent's seed
+too. Private seeds mix a secret the bots never see (:func:`new_seed_secret`, kept
+with the tournament in its database) into every game seed and opening, through a
+keyed one-way hash: the same secret gives the same games (a resume), and without
+it a seed says nothing about any other.
 """
 
 from __future__ import annotations
@@ -9,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import random
+import secrets
 from collections.abc import Iterator
 
 from arena.engine.game import Board, Rules
@@ -22,10 +30,35 @@ class OpeningsError(ArenaError):
     """Openings the rules cannot give: too many plies to leave the game open."""
 
 
-def game_seed(tournament_seed: int, key: str) -> int:
-    """A seed per game that depends only on the tournament seed and the game key."""
-    digest = hashlib.sha256(f"{tournament_seed}:{key}".encode()).digest()
+#: Bytes of a tournament's seed secret: far beyond any search.
+SEED_SECRET_BYTES = 32
+
+
+def new_seed_secret() -> bytes:
+    """A new secret for private seeds, from the system's cryptographic source."""
+    return secrets.token_bytes(SEED_SECRET_BYTES)
+
+
+def game_seed(tournament_seed: int, key: str, secret: bytes | None = None) -> int:
+    """A seed per game (63 bits) that depends only on the tournament seed, the game key
+    and, with private seeds, the tournament's secret. Without a secret it is a plain
+    hash, the same on any machine; with one it is keyed by the secret, so that no one
+    who lacks it can compute it, or tell one game's seed from another's."""
+    text = f"{tournament_seed}:{key}".encode()
+    if secret is None:
+        digest = hashlib.sha256(text).digest()
+    else:
+        digest = hashlib.blake2b(text, digest_size=8, key=secret, person=b"game seed").digest()
     return int.from_bytes(digest[:8], "big") >> 1
+
+
+def openings_rng(label: str, seed: int, secret: bytes | None = None) -> random.Random:
+    """The generator a schedule draws its openings from: seeded by ``label`` and the
+    seed, and with private seeds by the secret too (through a keyed hash), so that the
+    openings still to come cannot be computed from the seed alone."""
+    if secret is None:
+        return random.Random(f"{label}:{seed}")
+    return random.Random(hashlib.blake2b(f"{label}:{seed}".encode(), key=secret, person=b"openings").digest())
 
 
 def random_openings(rules: Rules, plies: int, count: int, rng: random.Random) -> list[tuple[int, ...]]:

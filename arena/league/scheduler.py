@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arena.engine.openings import game_seed
+from arena.engine.openings import game_seed, new_seed_secret
 from arena.league.policy import LEAGUE_FORMAT, LeagueError, settings_of
 from arena.players.plugins import BotSpecError, installed_bots, load_entry, parse_spec
 from arena.records import BotCode, GameRecord, GameSpec
@@ -35,7 +35,7 @@ from arena.tournament.config import ConfigError, TournamentConfig, config_from_t
 from arena.tournament.execution import Executor, WorkerLost
 from arena.tournament.executors import make_executor
 from arena.tournament.runner import ArenaFailing, Faults, bot_identity, play_games
-from arena.tournament.schedule import openings
+from arena.tournament.schedule import openings, seed_secret
 from arena.tournament.stopping import signals_deferred, stop_signals
 
 ROUND_GAMES_PER_WORKER = 4  # games handed out per worker before the field is read again
@@ -62,12 +62,17 @@ def read_league_file(path: str | None) -> dict[str, Any]:
 
 
 def config_of(raw: dict[str, Any], name: str, source: str = "<league>") -> TournamentConfig:
-    """The league's game settings as a tournament configuration (its field changes)."""
+    """The league's game settings as a tournament configuration (its field changes).
+    A league always plays with private seeds (see :func:`run_league`): a league file
+    that asks for public ones is refused."""
     table = {key: value for key, value in raw.items() if key not in ("league", "name", "db", "format")}
     try:
         config = config_from_table(table, source, Path.cwd(), check_field=False)
     except ConfigError as exc:
         raise LeagueError(str(exc)) from None
+    if table.get("private_seeds") is False:
+        raise LeagueError(f"{source}: a league always plays with private seeds (with a public seed a bot can "
+                          "predict its seeded opponents); remove private_seeds = false")
     return dataclasses.replace(config, name=name, format=LEAGUE_FORMAT)
 
 
@@ -89,7 +94,8 @@ def create_league(store: Store, name: str, path: str | None) -> League:
         raise LeagueError(f"there is already a league or tournament named {name!r} in {store.path}: pick another")
     identity = {"format": LEAGUE_FORMAT, "rules": config.rules.as_dict(), "name": name}
     with store.transaction():
-        tournament_id = store.tournaments.start(name, LEAGUE_FORMAT, identity, raw, config.seed)
+        tournament_id = store.tournaments.start(name, LEAGUE_FORMAT, identity, raw, config.seed,
+                                                seed_secret=new_seed_secret())
         store.tournaments.set_status(tournament_id, "interrupted")  # not running until 'arena league run'
         league = store.leagues.create(name, raw, tournament_id, settings.public_code, settings.closed)
         for spec in config.bots:
@@ -119,6 +125,18 @@ def active_field(
                                                  class_name=submission.class_name)
         code[entry.spec] = known[entry.submission_id]
     return entries, code
+
+
+def league_seed_secret(store: Store, league: League) -> bytes:
+    """The secret of ``league``'s seeds, stored with its tournament row. A league created
+    before private seeds has none: it gets one now, and its games from here on are
+    seeded (and their openings drawn) with it; the games it stored keep theirs."""
+    secret = store.tournaments.seed_secret(league.tournament_id)
+    if secret is None:
+        store.tournaments.set_seed_secret(league.tournament_id, new_seed_secret())
+        secret = store.tournaments.seed_secret(league.tournament_id)
+        assert secret is not None
+    return secret
 
 
 class LeagueSchedule:
@@ -163,7 +181,7 @@ class LeagueSchedule:
         names = {parse_spec(first).name, parse_spec(second).name}
         return GameSpec(
             key=key, rules=self.config.rules, first=first, second=second, pairing=f"{a}~{b}",
-            opening=self.lines[game // 2], seed=game_seed(self.config.seed, key),
+            opening=self.lines[game // 2], seed=game_seed(self.config.seed, key, seed_secret(self.config)),
             time_control=self.config.time_control, isolate=self.config.isolate, limits=self.config.limits,
             submitted=tuple(sorted((name, c) for name, c in code.items() if name in names)),
         )
@@ -199,7 +217,10 @@ def run_league(
     """Keep ``league`` played until stopped (Ctrl-C, SIGTERM), or with ``until_complete``
     until every pairing of the active field is complete. Each finished game is stored
     at once; a stop stores what finished and leaves the rest for the next run."""
-    config = config_of(league.config, league.name)
+    # Always private seeds: the league's authors' bots meet each other and the reference
+    # bots, and with a public seed a bot could work out its opponent's seed from its own.
+    config = dataclasses.replace(config_of(league.config, league.name), private_seeds=True,
+                                 seed_secret=league_seed_secret(store, league))
     cluster = cluster or config.cluster  # --cluster, else the league file's, else ARENA_CLUSTER
     stored = store.games.keys(league.tournament_id)
     schedule = LeagueSchedule(config, stored)

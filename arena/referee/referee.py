@@ -211,7 +211,13 @@ def _clean_info(info: dict[str, Any]) -> dict[str, Any] | None:
 
 
 #: The key of the hash that gives each side its seed. It is no secret (a tournament
-#: must give the same games on any machine); what matters is that the hash is one-way.
+#: with a public seed must give the same games on any machine); what matters is that
+#: the hash is one-way. That alone does not hide the opponent's seed when the game's
+#: seed can be searched for (a small public tournament seed: a bot tries seeds and
+#: game keys until one gives its own side seed). With private seeds the game's seed
+#: is itself keyed by the tournament's secret (see arena.engine.openings.game_seed),
+#: 63 bits no bot can compute, so the secret reaches both side seeds through it; the
+#: secret never travels with a game, to a worker or a cluster's machine.
 _SEED_KEY = b"connectk-arena side seeds"
 
 

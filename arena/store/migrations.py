@@ -139,7 +139,15 @@ def _league(db: Database) -> None:
     db.table("settings").create({"key": str, "value": str}, pk="key")
 
 
-@_migration("0006_void_games")
+@_migration("0006_tournament_seed_secret")
+def _tournament_seed_secret(db: Database) -> None:
+    # The secret private seeds are keyed by (NULL: a public seed). A column of its own,
+    # not a key of the stored configuration: the configuration is shown (the site, the
+    # JSON of arena tournaments), this column only read by the runners.
+    db.table("tournaments").add_column("seed_secret", bytes)
+
+
+@_migration("0007_void_games")
 def _void_games(db: Database) -> None:
     # Games during which the arena failed (its spawner, control groups, a fork): kept
     # apart from the games table, so that no table of results can count them and a

@@ -7,10 +7,15 @@ import json
 import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import fields
 from typing import Any
 
 from arena.store.rows import BotIdentity, StoredTournament, StoreError
 from arena.store.sql import Repository, insert_row, now
+
+#: The columns of a tournament's row that may be shown: all but its seed secret, which
+#: only :meth:`Tournaments.seed_secret` reads, so that no view can print it by accident.
+_SHOWN = ", ".join(field.name for field in fields(StoredTournament))
 
 
 class Tournaments(Repository):
@@ -18,12 +23,25 @@ class Tournaments(Repository):
 
     def get(self, name: str) -> StoredTournament | None:
         """The tournament of that name, or None."""
-        rows = list(self.db.table("tournaments").rows_where("name = ?", [name]))
+        rows = list(self.db.table("tournaments").rows_where("name = ?", [name], select=_SHOWN))
         return StoredTournament(**rows[0]) if rows else None
 
     def all(self) -> list[StoredTournament]:
         """Every tournament, oldest first."""
-        return [StoredTournament(**row) for row in self.db.table("tournaments").rows_where(order_by="id")]
+        return [StoredTournament(**row) for row in self.db.table("tournaments").rows_where(order_by="id",
+                                                                                            select=_SHOWN)]
+
+    def seed_secret(self, tournament_id: int) -> bytes | None:
+        """The secret a tournament's private seeds are keyed by; None for a public seed.
+        For the runners only: nothing that shows a tournament reads it."""
+        row = self.db.execute("select seed_secret from tournaments where id = ?", [tournament_id]).fetchone()
+        return bytes(row[0]) if row and row[0] is not None else None
+
+    def set_seed_secret(self, tournament_id: int, secret: bytes) -> None:
+        """Give a tournament without one its secret (a league created before private seeds)."""
+        with self.db.atomic():  # kept only if none was there: two runs racing keep the first
+            self.db.execute("update tournaments set seed_secret = ? where id = ? and seed_secret is null",
+                            [secret, tournament_id])
 
     @contextmanager
     def running(self, name: str) -> Iterator[None]:
@@ -55,6 +73,7 @@ class Tournaments(Repository):
         config: dict[str, Any],
         seed: int,
         bots: Iterable[BotIdentity] = (),
+        seed_secret: bytes | None = None,
     ) -> int:
         """Create the tournament, or return the id of the stored one if it is the same.
 
@@ -62,14 +81,19 @@ class Tournaments(Repository):
         it would mix games of two different tournaments under one name. So is one
         whose stored games were played by other code under a spec in ``bots`` (a
         bot file edited, a plug-in's distribution upgraded); nothing is changed then.
+        ``seed_secret`` is stored with a new tournament only: a resumed one keeps its
+        own (read it with :meth:`seed_secret`), so its games keep their seeds.
         """
         identity_text = json.dumps(identity, sort_keys=True)
         existing = self.get(name)
         if existing is not None:
             if existing.identity != identity_text:
+                old = json.loads(existing.identity)
+                if bool(old.get("private_seeds")) != bool(identity.get("private_seeds")):
+                    raise StoreError(_private_seeds_clash(name, self.path, bool(old.get("private_seeds"))))
                 raise StoreError(
                     f"tournament {name!r} in {self.path} was run with other settings "
-                    f"({_first_difference(json.loads(existing.identity), identity)}); "
+                    f"({_first_difference(old, identity)}); "
                     "pick another --name or repeat the original settings to resume it"
                 )
             self._check_same_code(existing, bots)
@@ -78,7 +102,7 @@ class Tournaments(Repository):
         row = {
             "name": name, "format": fmt, "config": json.dumps(config, sort_keys=True),
             "identity": identity_text, "rules": json.dumps(identity["rules"]), "seed": seed,
-            "status": "running", "created_at": now(), "finished_at": None,
+            "status": "running", "created_at": now(), "finished_at": None, "seed_secret": seed_secret,
         }
         return insert_row(self.db.table("tournaments"), row)
 
@@ -125,6 +149,16 @@ class Tournaments(Repository):
         if row is None:
             raise StoreError(self._unknown(name))
         return row
+
+
+def _private_seeds_clash(name: str, path: str, was_private: bool) -> str:
+    """Why a tournament cannot be resumed with its seeds made public or private: its
+    stored games were played with the other kind, and the rest must be played alike."""
+    if was_private:
+        return (f"tournament {name!r} in {path} was started with private seeds: resume it with "
+                "--private-seeds (private_seeds = true), or pick another --name")
+    return (f"tournament {name!r} in {path} was started with a public seed: resume it without "
+            "--private-seeds (private_seeds = true), or pick another --name for a private-seed tournament")
 
 
 def _first_difference(old: dict[str, Any], new: dict[str, Any]) -> str:

@@ -57,6 +57,7 @@ class TournamentConfig:
     openings: OpeningsConfig = OpeningsConfig()
     time_control: TimeControl = TimeControl()
     seed: int = 1
+    private_seeds: bool = False  # seeds keyed by a secret kept in the database (see seed_secret)
     workers: int = 0  # 0: one per core
     isolate: bool = False  # installed bots too run sandboxed (bot files always are)
     limits: Limits = Limits()
@@ -69,6 +70,9 @@ class TournamentConfig:
     # each forfeits its games (see arena/tournament/entrants.py).
     failed_start: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     resolved: bool = False  # every bot found, built once, and (if untrusted) started in the sandbox
+    # With private_seeds: the tournament's secret, read from (or first written to) its
+    # database by the runner. Never part of the identity, the settings shown, or a repr.
+    seed_secret: bytes | None = field(default=None, compare=False, repr=False)
 
     @property
     def entrants(self) -> tuple[str, ...]:
@@ -88,6 +92,8 @@ class TournamentConfig:
                 "bank_seconds": self.time_control.bank_seconds,
             },
             "seed": self.seed,
+            # only when set: names given before private seeds existed stay the same
+            **({"private_seeds": True} if self.private_seeds else {}),
             "isolate": self.isolate,
             "limits": {"memory_mb": self.limits.memory_mb, "output_kb": self.limits.output_kb,
                        # only when set: names given before the limit existed stay the same
@@ -104,8 +110,8 @@ class TournamentConfig:
 
 _TOP_KEYS = {
     "name": str, "format": str, "bots": list, "challengers": list, "games": int,
-    "seed": int, "workers": int, "db": str, "cluster": str, "isolate": bool, "rules": dict, "openings": dict,
-    "time": dict, "limits": dict,
+    "seed": int, "private_seeds": bool, "workers": int, "db": str, "cluster": str, "isolate": bool, "rules": dict,
+    "openings": dict, "time": dict, "limits": dict,
 }
 _LIMITS_KEYS = {"memory_mb": int, "output_kb": int, "processes": int}
 _RULES_KEYS = {"width": int, "height": int, "connect": int, "gravity": bool, "scoring": str}
@@ -242,6 +248,7 @@ def _build(raw: dict[str, Any], source: str, base: Path, check_field: bool = Tru
         openings=openings,
         time_control=_time_control(raw.get("time", {}), fail),
         seed=raw.get("seed", 1),
+        private_seeds=raw.get("private_seeds", False),
         workers=workers,
         isolate=raw.get("isolate", False),
         limits=_limits(raw.get("limits", {}), fail),

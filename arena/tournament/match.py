@@ -3,7 +3,6 @@ sequential test needs to decide."""
 
 from __future__ import annotations
 
-import random
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -11,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.engine.game import Rules
-from arena.engine.openings import game_seed, random_openings
+from arena.engine.openings import game_seed, openings_rng, random_openings
 from arena.errors import ArenaFault
 from arena.ratings.sprt import CONTINUE, Outcomes, Sprt
 from arena.records import GameRecord, GameSpec, Termination, TimeControl
@@ -120,15 +119,18 @@ def match_specs(
     rules: Rules | None = None,
     time_control: TimeControl | None = None,
     opening_plies: int = 2,
+    secret: bytes | None = None,
 ) -> list[GameSpec]:
     """The games of a match: bot_a moves first in even games, bot_b in odd ones.
 
     Each pair of games starts from the same seeded random opening of
     ``opening_plies`` plies, so that deterministic bots do not replay one game.
+    With ``secret`` (private seeds: see :func:`~arena.engine.openings.new_seed_secret`)
+    the openings and game seeds are keyed by it, and no bot can work them out.
     """
     rules = rules or Rules()
     clock = time_control or TimeControl()
-    rng = random.Random(f"match-openings:{seed}")
+    rng = openings_rng("match-openings", seed, secret)
     openings = random_openings(rules, opening_plies, (games + 1) // 2, rng) if opening_plies else []
     specs = []
     for number in range(games):
@@ -142,7 +144,7 @@ def match_specs(
                 second=second,
                 pairing=MATCH_PAIRING,
                 opening=openings[number // 2] if openings else (),
-                seed=game_seed(seed, key),
+                seed=game_seed(seed, key, secret),
                 time_control=clock,
             )
         )

@@ -9,6 +9,7 @@ to the database. The executor
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 import sqlite3
 import time
@@ -16,10 +17,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from arena.engine.openings import new_seed_secret
 from arena.players.plugins import installed_bots, load_entry, parse_spec
 from arena.records import BotCode, GameRecord, GameSpec, Termination
 from arena.referee.referee import play_game
-from arena.store import BotIdentity, FinishedGame, Store
+from arena.store import BotIdentity, FinishedGame, Store, StoreError
 from arena.text import content_hash
 from arena.tournament.cluster import worker_needs
 from arena.tournament.config import TournamentConfig
@@ -83,8 +85,17 @@ def _run(
     submitted = dict(config.submitted)
     identities = {spec: bot_identity(spec, submitted) for spec in config.entrants}
     tournament_id = store.tournaments.start(
-        config.name, config.format, config.identity(), _as_given(config), config.seed, identities.values()
+        config.name, config.format, config.identity(), _as_given(config), config.seed, identities.values(),
+        seed_secret=new_seed_secret() if config.private_seeds else None,
     )
+    if config.private_seeds:
+        # The stored secret, not the one just made: a resumed tournament keeps its own,
+        # so the games still to play get the seeds an uninterrupted run gave them.
+        secret = store.tournaments.seed_secret(tournament_id)
+        if secret is None:
+            raise StoreError(f"tournament {config.name!r} in {store.path} has private seeds but its secret is "
+                             "missing from the database: it cannot be resumed; pick another --name")
+        config = dataclasses.replace(config, seed_secret=secret)
     bot_ids = {spec: store.bots.id_of(identity) for spec, identity in identities.items()}
     stored = store.games.keys(tournament_id)
     todo_count = total - len(stored)

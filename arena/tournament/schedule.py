@@ -8,13 +8,22 @@ still to play are the scheduled keys that are not stored yet.
 from __future__ import annotations
 
 import itertools
-import random
 from collections.abc import Iterator
 from itertools import combinations
 
-from arena.engine.openings import game_seed, iter_random_openings
+from arena.engine.openings import game_seed, iter_random_openings, openings_rng
 from arena.records import BotCode, GameSpec
 from arena.tournament.config import TournamentConfig
+
+
+def seed_secret(config: TournamentConfig) -> bytes | None:
+    """The secret the seeds are keyed by: None for a public seed. A configuration with
+    private seeds but no secret was never started (the runner reads the secret from
+    the database): scheduling it would quietly give public seeds, so it is refused."""
+    if config.private_seeds and config.seed_secret is None:
+        raise ValueError(f"tournament {config.name!r} has private seeds but no secret: "
+                         "the runner reads it from the tournament's database")
+    return config.seed_secret if config.private_seeds else None
 
 
 def pairings(config: TournamentConfig) -> list[tuple[str, str]]:
@@ -35,7 +44,7 @@ def iter_openings(config: TournamentConfig) -> Iterator[tuple[int, ...]]:
     does not hold half a million openings."""
     if config.opening_lines:
         return itertools.cycle(config.opening_lines)
-    rng = random.Random(f"openings:{config.seed}")
+    rng = openings_rng("openings", config.seed, seed_secret(config))
     return iter_random_openings(config.rules, config.openings.plies, rng)
 
 
@@ -52,6 +61,7 @@ def iter_schedule(config: TournamentConfig) -> Iterator[GameSpec]:
     """``schedule`` one game at a time: a long tournament need not be held in memory."""
     pairs = pairings(config)
     lines = iter_openings(config)
+    secret = seed_secret(config)
     opening: tuple[int, ...] = ()
     for game in range(config.games):
         if game % 2 == 0:
@@ -68,7 +78,7 @@ def iter_schedule(config: TournamentConfig) -> Iterator[GameSpec]:
                     second=second,
                     pairing=pairing,
                     opening=opening,
-                    seed=game_seed(config.seed, key),
+                    seed=game_seed(config.seed, key, secret),
                     time_control=config.time_control,
                     isolate=config.isolate,
                     limits=config.limits,
