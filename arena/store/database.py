@@ -27,7 +27,7 @@ from arena.store.games import Games
 from arena.store.leagues import Leagues
 from arena.store.migrations import MIGRATION_NAMES, migrations
 from arena.store.results import Results
-from arena.store.rows import StoreError
+from arena.store.rows import StoreError, StoreWriteFailed
 from arena.store.submissions import Submissions
 from arena.store.tournaments import Tournaments
 
@@ -147,13 +147,18 @@ class Store:
             with self.db.atomic():
                 yield
             return
-        conn.execute("begin immediate")
         try:
-            yield
-        except BaseException:
-            conn.rollback()
-            raise
-        conn.execute("commit")
+            conn.execute("begin immediate")
+            try:
+                yield
+            except BaseException:
+                conn.rollback()
+                raise
+            conn.execute("commit")
+        except sqlite3.OperationalError as exc:  # a full disk, a file gone read-only: said in the store's words
+            if conn.in_transaction:
+                conn.rollback()
+            raise StoreWriteFailed(f"{self.path} could not be written ({exc})") from None
 
 
 def _open_for_reading(path: str) -> Database:

@@ -26,6 +26,11 @@ class StoreError(ArenaError):
     """A database the arena cannot use, or a lookup that finds nothing."""
 
 
+class StoreWriteFailed(StoreError):
+    """The database could not be written (its disk full, its file gone or made
+    read-only): nothing of the failed write is in it; what was written before is."""
+
+
 @dataclass(frozen=True)
 class Submission:
     """A submitted bot: one version of its code, kept in the database."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import signal
-import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from arena.engine.openings import new_seed_secret
 from arena.players.plugins import installed_bots, load_entry, parse_spec
 from arena.records import BotCode, GameRecord, GameSpec, Termination
 from arena.referee.referee import play_game
-from arena.store import BotIdentity, FinishedGame, Store, StoreError
+from arena.store import BotIdentity, FinishedGame, Store, StoreError, StoreWriteFailed
 from arena.text import content_hash
 from arena.tournament.cluster import worker_needs
 from arena.tournament.config import TournamentConfig
@@ -131,7 +130,7 @@ def _run(
                 try:
                     outcome.played += store.games.record_finished(tournament_id, pending, bot_ids)
                     store.games.record_void(tournament_id, voided, bot_ids)
-                except sqlite3.OperationalError as exc:  # a full disk, a lost file: the games are played again
+                except StoreWriteFailed as exc:  # a full disk, a lost file: the games are played again
                     raise _StoreFailed(str(exc)) from None
                 pending.clear()
                 voided.clear()
@@ -180,8 +179,9 @@ def _run(
                 outcome.seconds = time.perf_counter() - started
                 status = "interrupted" if outcome.interrupted else "finished"
                 try:
-                    store.tournaments.set_status(tournament_id, status)
-                except sqlite3.OperationalError:
+                    with store.writing():
+                        store.tournaments.set_status(tournament_id, status)
+                except StoreWriteFailed:
                     pass  # said above: the database cannot be written
     return outcome
 
@@ -200,8 +200,8 @@ class _StoreFailed(Exception):
     """The database could not be written: stop; the games not stored are played on resume."""
 
     def __str__(self) -> str:
-        return (f"the database could not be written ({self.args[0]}): free some space or fix the file, then run "
-                "the same command again; the games not stored will be played again")
+        return (f"the database could not be written: {self.args[0]}; free some space or fix the file, then run "
+                "the same command again: the games not stored will be played again")
 
 
 class Faults:
