@@ -172,17 +172,15 @@ def test_an_arena_that_keeps_failing_stops_the_run_in_one_line(tmp_path: Path,
             return void(spec, "sandbox: could not start a bot process (the spawner failed: out of processes)")
         return real(spec)
 
-    monkeypatch.setattr(runner, "play_game", breaks_after_two)
     db = tmp_path / "arena.db"
     args = ["tournament", "run", "--bots", "random,greedy", "--games", "6", "--workers", "1", "--db", str(db),
             "--name", "faults"]
-    first = runner.play_game
     calls = {"n": 0}
 
-    def counting(spec: GameSpec) -> GameRecord:
+    def counting(spec: GameSpec) -> GameRecord:  # two games, then the arena fails for good
         calls["n"] += 1
         broken["on"] = calls["n"] > 2
-        return first(spec)
+        return breaks_after_two(spec)
 
     monkeypatch.setattr(runner, "play_game", counting)
     result = CliRunner().invoke(main, args)
