@@ -154,3 +154,14 @@ def test_a_cgroup_that_is_not_there_is_one_line_and_exit_2(tmp_path: Path) -> No
         "Error: --cgroup /no-such-arena-group: no such control group in the memory, pids or freezer hierarchy "
         "(nor in cgroup v2); make it as root first (see 'arena doctor')"]
     assert cgroups.check_delegated("/no-such-arena-group") is not None
+
+
+def test_an_arena_cgroup_that_is_not_there_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """The same mistake given in ARENA_CGROUP stops the command at once, in one line,
+    naming the variable (not later, as a refusal to run the bots)."""
+    ran = subprocess.run([sys.executable, "-m", "arena", "bots"], capture_output=True, text=True, timeout=60,
+                         cwd=tmp_path, env={**os.environ, "ARENA_CGROUP": "/no-such-arena-group"})
+    assert ran.returncode == 2
+    assert ran.stderr.strip().splitlines() == [
+        "Error: ARENA_CGROUP /no-such-arena-group: no such control group in the memory, pids or freezer hierarchy "
+        "(nor in cgroup v2); make it as root first (see 'arena doctor')"]

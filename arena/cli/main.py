@@ -225,13 +225,13 @@ class ArenaGroup(HelpGroup):
                    "Also ARENA_CGROUP (paths separated by ':'). See 'arena doctor'.")
 def main(weak_sandbox: bool, cgroups: tuple[str, ...]) -> None:
     """A bot arena for Connect Four and its relatives."""
-    if cgroups:
+    if cgroups or os.environ.get("ARENA_CGROUP"):  # checked at once, however it is given
         from arena.sandbox.cgroups import DELEGATED_VARIABLE, check_delegated
 
-        value = ":".join(cgroups)
+        value = ":".join(cgroups) if cgroups else os.environ[DELEGATED_VARIABLE]
         problem = check_delegated(value)
         if problem is not None:
-            raise ArenaUsageError(f"--cgroup {problem}")
+            raise ArenaUsageError(f"{'--cgroup' if cgroups else DELEGATED_VARIABLE} {problem}")
         # An environment variable, so that worker processes and their spawners see it too.
         os.environ[DELEGATED_VARIABLE] = value
     if weak_sandbox:
