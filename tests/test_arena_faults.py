@@ -86,8 +86,8 @@ def _normal(record: GameRecord) -> bool:
 @linux_only
 def test_bot_groups_removed_under_the_spawner_are_healed_by_a_new_spawner() -> None:
     """A second arena's clean-up once removed a live spawner's idle groups, and every
-    later bot start failed (ENODEV), charged to the bots. Now the spawner is replaced,
-    and every game is played normally."""
+    later bot start failed (ENODEV), charged to the bots. Now the spawner makes new
+    groups in their place, and every game is played normally."""
     assert _normal(play_game(spec(), (sandboxed_random(), sandboxed_random())))
     base = _spawner_groups("memory")
     if base is None:
@@ -103,7 +103,63 @@ def test_bot_groups_removed_under_the_spawner_are_healed_by_a_new_spawner() -> N
     assert removed
     records = [play_game(spec(str(n)), (sandboxed_random(), sandboxed_random())) for n in range(8)]
     assert all(_normal(r) for r in records), [(r.termination, r.reason) for r in records]
+    assert spawner.PROCESS_SPAWNER.get().pid == before  # healed in place
+
+
+@linux_only
+def test_a_spawner_whose_bot_processes_cannot_be_confined_is_replaced_without_harm_to_games_in_play() -> None:
+    """Bot processes that die before they are confined (here: their groups' memory
+    limit set far too low, as a broken group would) are the arena's failure: a new
+    spawner takes over, and the old one lives on for the bot processes it still runs,
+    so the game in play is not lost."""
+    assert _normal(play_game(spec(), (sandboxed_random(), sandboxed_random())))
+    base = _spawner_groups("memory")
+    if base is None or not (base / "spawner" / "memory.limit_in_bytes").exists():
+        pytest.skip("no cgroup v1 memory groups for bot processes here")
+    before = spawner.PROCESS_SPAWNER.get().pid
+    time.sleep(1.0)  # the last game's groups drain, and wait idle for the next spares
+    starved = 0
+    for group in base.glob("bot-*"):
+        if not (group / "cgroup.procs").read_text().split():  # idle: the next spares take it
+            try:
+                (group / "memory.force_empty").write_text("0")  # what the last bot left charged
+                (group / "memory.limit_in_bytes").write_text(str(16 * 1024))
+            except OSError:
+                continue  # still charged with more than that: not this one
+            starved += 1
+    if not starved:
+        pytest.skip("no idle bot group to starve")
+    records = [play_game(spec(str(n)), (sandboxed_random(), sandboxed_random())) for n in range(6)]
+    assert all(_normal(r) for r in records), [(r.termination, r.reason) for r in records]
     assert spawner.PROCESS_SPAWNER.get().pid != before
+
+
+@linux_only
+def test_a_retired_spawner_still_runs_the_bots_of_games_in_play() -> None:
+    """When one side's bot process cannot be confined, a new spawner takes over for
+    the processes to come; the other side's process, of the old spawner, plays on
+    (killing the old spawner would lose the game in play)."""
+    from arena.engine.game import Board
+
+    board = Board(Rules())
+    playing = sandboxed_random()
+    playing.new_game(Rules(), 0, 1)
+    old = spawner.PROCESS_SPAWNER.get().pid
+    try:
+        spawner.PROCESS_SPAWNER.retire()
+        assert spawner.PROCESS_SPAWNER.get().pid != old and process_alive(old)
+        assert board.is_legal(playing.choose_move(board).move)  # type: ignore[union-attr]
+        newcomer = sandboxed_random()
+        newcomer.new_game(Rules(), 1, 2)
+        assert board.is_legal(newcomer.choose_move(board).move)  # type: ignore[union-attr]
+        newcomer.close()
+    finally:
+        playing.close()
+    spawner.PROCESS_SPAWNER.close()  # lets the retired one go too
+    deadline = time.monotonic() + 5
+    while process_alive(old) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not process_alive(old)
 
 
 @linux_only

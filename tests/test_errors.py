@@ -32,6 +32,7 @@ from arena.store.submissions import Submissions
 NOT_USER_MISTAKES = {
     "arena.cli.main.ArenaUsageError": "the click form the boundary turns an ArenaError into",
     "arena.sandbox.spawner.SpawnerError": "the sandbox itself broke: an environment fault, not an input",
+    "arena.sandbox.spawner.NoSpare": "the spawner could not fork: an environment fault, not an input",
     "arena.bot.BotFailure": "a bot misbehaved in a game: a forfeit, not an input mistake",
     "arena.sandbox.proxy.BotTimeout": "a bot ran out of time: a forfeit, not an input mistake",
     "arena.tournament.execution.WorkerLost": "a worker process died",

@@ -280,8 +280,14 @@ class GroupPool:
         """A group for a new bot process (None without any controller)."""
         if not self.bases:
             return None
-        if self.free:
-            return self.free.pop()
+        while self.free:
+            group = self.free.pop()
+            if all(os.path.isdir(h.folder) for h in group.folders):
+                return group
+            # Removed under this spawner (an operator, another arena's clean-up): its
+            # process could not join it. Forget it; a new one is made below.
+            for h in group.folders:
+                _close_files_under(h.folder)
         self.made += 1
         name = f"bot-{self.made}"
         folders = []

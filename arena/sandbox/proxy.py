@@ -125,7 +125,11 @@ class SandboxedBot(ProtocolPlayer, Bot):
                 source = self.spawners.get()
                 _require_isolation(source.containment(self.limits.start_seconds))
                 spare = source.take(self.code.entry_point, self.limits.start_seconds)
-            except spawner.SpawnerError as exc:
+            except spawner.NoSpare as exc:  # alive, running other games' bots: kept for them
+                problem = f"the spawner failed: {exc}"
+                self.spawners.retire()
+                continue
+            except spawner.SpawnerError as exc:  # dead or hung: its bots are lost with it
                 problem = f"the spawner failed: {exc}"
                 self.spawners.replace()
                 continue
@@ -143,7 +147,9 @@ class SandboxedBot(ProtocolPlayer, Bot):
             except (ArenaFault, BotFailure, OSError) as exc:  # BotFailure: it left (no bot code had run)
                 problem = f"a bot process could not be confined: {exc}"
                 self.close()
-                self.spawners.replace()  # its groups or namespaces may be what broke
+                # Its groups or namespaces may be what broke: a new spawner for what comes
+                # next, the old one kept for the bot processes it runs (the other side's).
+                self.spawners.retire()
         raise ArenaFault(f"sandbox: could not start a bot process ({problem})")
 
     def _await_confinement(self) -> None:

@@ -34,6 +34,10 @@ class SpawnerError(Exception):
     """The spawner did not answer (it died, or hung)."""
 
 
+class NoSpare(SpawnerError):
+    """The spawner answered, but could not make a bot process (a fork or a folder failed)."""
+
+
 class Spare(NamedTuple):
     """A bot process forked ahead of need, confined, waiting for its job."""
 
@@ -193,7 +197,7 @@ class Spawner:
             self.report = answer[1]
         elif answer[0] == "no spare":
             self._asked -= 1
-            raise SpawnerError(str(answer[1]))
+            raise NoSpare(str(answer[1]))
         else:
             raise SpawnerError(f"unexpected answer {answer!r}")
 
@@ -232,6 +236,7 @@ class ProcessSpawner:
 
     def __init__(self) -> None:
         self._spawner: Spawner | None = None
+        self._retired: list[Spawner] = []  # replaced, still running the games they started
         self._watching_forks = False
 
     def get(self) -> Spawner:
@@ -251,12 +256,25 @@ class ProcessSpawner:
             current.close()
         return self.get()
 
+    def retire(self) -> Spawner:
+        """A new spawner for the bot processes to come, after one of this one's
+        could not be confined (its groups or namespaces may be broken). The old one
+        is not killed: it still runs the bot processes of games being played, and
+        is let go with :meth:`close` (or once too many are retired)."""
+        current, self._spawner = self._spawner, None
+        if current is not None and current.owner == os.getpid():
+            self._retired.append(current)
+            while len(self._retired) > MAX_RETIRED:
+                self._retired.pop(0).close()
+        return self.get()
+
     def close(self) -> None:
         """Let the spawner go (it kills its bot processes and exits); the next
         :meth:`get` starts a new one."""
         current, self._spawner = self._spawner, None
-        if current is not None:
-            current.close()
+        retired, self._retired = self._retired, []
+        for each in [*retired, *([current] if current is not None else [])]:
+            each.close()
 
     def _start(self) -> Spawner:
         if not self._watching_forks:
@@ -272,10 +290,11 @@ class ProcessSpawner:
         # Close the inherited socket and spares here, in the child: the spawner
         # must see its owner leave when the parent does.
         current, self._spawner = self._spawner, None
-        if current is not None:
+        retired, self._retired = self._retired, []
+        for each in [*retired, *([current] if current is not None else [])]:
             try:
-                current._socket.close()
-                for spare in current._stock:
+                each._socket.close()
+                for spare in each._stock:
                     os.close(spare.channel)
             except OSError:
                 pass
@@ -286,6 +305,9 @@ def _call_if_alive(method: weakref.WeakMethod[Callable[[], None]]) -> None:
     if bound is not None:
         bound()
 
+
+#: Retired spawners kept for the games they still run; beyond this many the oldest goes.
+MAX_RETIRED = 2
 
 #: This process's spawner, shared by every sandboxed bot that is given no other.
 PROCESS_SPAWNER = ProcessSpawner()
