@@ -157,7 +157,15 @@ class ServedInThread(ProtocolPlayer):
     def _connect(self) -> None:
         self.sock, self.theirs = socket.socketpair()
         server = Server(self.bot, Limits())
-        self.thread = threading.Thread(target=server.run, args=(Channel(self.theirs.fileno()),), daemon=True)
+        channel = Channel(self.theirs.fileno())
+
+        def serve() -> None:
+            try:
+                server.run(channel)
+            except BrokenPipeError:
+                pass  # the referee closed the channel first: the game is over, as in a bot process
+
+        self.thread = threading.Thread(target=serve, daemon=True)
         self.thread.start()
 
     def _send(self, data: bytes, seconds: float) -> None:
