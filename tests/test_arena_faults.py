@@ -28,6 +28,7 @@ from arena.sandbox import spawner
 from arena.sandbox.proxy import SandboxedBot
 from arena.store import Store
 from arena.tournament.config import load_config
+from arena.tournament.faults import VOID_IN_A_ROW
 from tests.conftest import process_alive
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="the sandbox is Linux's")
@@ -245,11 +246,11 @@ def test_an_arena_that_keeps_failing_stops_the_run_in_one_line(tmp_path: Path,
     assert len(lines) == 1 and "Traceback" not in result.output, result.output
     assert "the arena failed" in lines[0] and "out of processes" in lines[0]
     in_a_row = re.search(r"\((\d+) void games in a row; no bot was charged\)", lines[0])
-    assert in_a_row and int(in_a_row.group(1)) >= runner.VOID_IN_A_ROW  # (finished games come in batches)
+    assert in_a_row and int(in_a_row.group(1)) >= VOID_IN_A_ROW  # (finished games come in batches)
     with Store(db) as store:
         games = store.games.all(tournament="faults", limit=100)
         assert len(games) == 2 and not [g for g in games if g.termination == "forfeit"]
-        assert store.games.void_count() >= runner.VOID_IN_A_ROW
+        assert store.games.void_count() >= VOID_IN_A_ROW
     # The machine is fixed: the same command plays the rest, and nothing twice.
     broken["on"], calls["n"] = False, -100
     monkeypatch.setattr(runner, "play_game", real)

@@ -40,7 +40,7 @@ NOT_USER_MISTAKES = {
     "arena.sandbox.proxy.SandboxUnavailable": "the machine cannot isolate bots: checks turn it into one line",
     "bots.search_shared.SearchAborted": "the solver's internal time-out signal",
     "arena.errors.ArenaFault": "the arena failed during a game: the game is void, not anyone's mistake",
-    "arena.tournament.runner.ArenaFailing": "void games in a row: the run stops with the fault in one line",
+    "arena.tournament.faults.ArenaFailing": "void games in a row: the run stops with the fault in one line",
 }
 
 

@@ -34,7 +34,8 @@ from arena.tournament.cluster import worker_needs
 from arena.tournament.config import ConfigError, TournamentConfig, config_from_table
 from arena.tournament.execution import Executor, WorkerLost
 from arena.tournament.executors import make_executor
-from arena.tournament.runner import ArenaFailing, Faults, bot_identity, play_games
+from arena.tournament.faults import ArenaFailing, Faults
+from arena.tournament.runner import bot_identity, play_games
 from arena.tournament.schedule import openings, seed_secret
 from arena.tournament.stopping import signals_deferred, stop_signals
 

@@ -82,13 +82,11 @@ def _make_players(spec: GameSpec) -> tuple[Player, Player]:
     for player, text in enumerate(spec.bots):
         try:
             made.append(make_player(text, isolate=spec.isolate, limits=spec.limits, submitted=dict(spec.submitted)))
-        except ArenaFault:
-            for bot in made:
-                _close(bot)
-            raise
         except Exception as exc:
             for bot in made:
                 _close(bot)
+            if isinstance(exc, ArenaFault):
+                raise
             raise _Forfeit(player, f"bot could not be created: {describe_exception(exc)}") from None
     return made[0], made[1]
 

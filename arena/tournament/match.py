@@ -15,6 +15,7 @@ from arena.errors import ArenaFault
 from arena.ratings.sprt import CONTINUE, Outcomes, Sprt
 from arena.records import GameRecord, GameSpec, Termination, TimeControl
 from arena.referee.referee import play_game
+from arena.tournament.faults import Faults
 
 MATCH_PAIRING = "match"  # a match is one pairing; its game keys start with it
 #: The most games a match with a sequential test and no --games plays: far more
@@ -172,15 +173,14 @@ def play_match(
     specs = list(specs)
     result = MatchResult(bots)
     started = time.perf_counter()
-    todo, faults = specs, 0
+    todo, faults = specs, Faults()
     while todo:
         again = []
         for record in play(todo) if play is not None else map(play_game, todo):
+            _count(faults, record)
             if record.void:  # the arena failed, not a bot: counts for nobody, played again
                 again.append(record.spec)
-                faults = _count_fault(faults, record)
                 continue
-            faults = 0
             result.records.append(record)
             if progress is not None:
                 progress(len(result.records), len(specs), time.perf_counter() - started)
@@ -189,17 +189,11 @@ def play_match(
     return result
 
 
-#: Void games in a row after which a match stops: the arena is failing.
-VOID_IN_A_ROW = 3
-
-
-def _count_fault(in_a_row: int, record: GameRecord) -> int:
-    """One more void game in a row; :class:`ArenaFault` once there are too many."""
-    in_a_row += 1
-    if in_a_row >= VOID_IN_A_ROW:
-        raise ArenaFault(f"{record.reason} ({in_a_row} void games in a row; no bot was charged); "
-                         "see 'arena doctor'")
-    return in_a_row
+def _count(faults: Faults, record: GameRecord) -> None:
+    """Count a game; :class:`ArenaFault` (one line on the terminal) once too many are void in a row."""
+    faults.count(record)
+    if faults.too_many:
+        raise ArenaFault(faults.describe())
 
 
 def play_sprt(
@@ -218,10 +212,11 @@ def play_sprt(
     decision = CONTINUE
     started = time.perf_counter()
     for spec in specs:
-        record, faults = play_game(spec), 0
+        record, faults = play_game(spec), Faults()
+        _count(faults, record)
         while record.void:  # the arena failed, not a bot: played again
-            faults = _count_fault(faults, record)
             record = play_game(spec)
+            _count(faults, record)
         result.records.append(record)
         if progress is not None:
             progress(len(result.records), len(specs), time.perf_counter() - started)

@@ -27,6 +27,7 @@ from arena.tournament.config import TournamentConfig
 from arena.tournament.entrants import resolve_bots
 from arena.tournament.execution import Executor, WorkerLost
 from arena.tournament.executors import make_executor
+from arena.tournament.faults import ArenaFailing, Faults
 from arena.tournament.schedule import game_count, iter_schedule
 from arena.tournament.stopping import signals_deferred, stop_signals
 
@@ -186,14 +187,8 @@ def _run(
     return outcome
 
 
-#: Void games in a row after which a run stops: the arena is failing, not a game.
-VOID_IN_A_ROW = 3
 #: Rounds of playing void games again, after the first pass, before a run gives up.
 MAX_REPLAY_ROUNDS = 5
-
-
-class ArenaFailing(Exception):
-    """Games keep failing for a reason of the arena's own: stop, charging no bot."""
 
 
 class _StoreFailed(Exception):
@@ -202,35 +197,6 @@ class _StoreFailed(Exception):
     def __str__(self) -> str:
         return (f"the database could not be written: {self.args[0]}; free some space or fix the file, then run "
                 "the same command again: the games not stored will be played again")
-
-
-class Faults:
-    """Counts void games in a row, and remembers the last reason."""
-
-    def __init__(self) -> None:
-        self.in_a_row = 0
-        self.last = ""
-
-    def count(self, record: GameRecord | FinishedGame) -> None:
-        if record.termination == Termination.VOID:
-            self.void(record.reason or "")
-        else:
-            self.played()
-
-    def void(self, reason: str) -> None:
-        self.in_a_row += 1
-        self.last = reason
-
-    def played(self) -> None:
-        self.in_a_row = 0
-
-    @property
-    def too_many(self) -> bool:
-        return self.in_a_row >= VOID_IN_A_ROW
-
-    def describe(self) -> str:
-        return (f"{self.last or 'the arena failed'} ({self.in_a_row} void games in a row; no bot was charged); "
-                "see 'arena doctor', then run the same command again to play them")
 
 
 def play_games(specs: list[GameSpec]) -> Iterator[GameRecord]:

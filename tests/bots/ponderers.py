@@ -23,15 +23,21 @@ def _serving_module() -> types.ModuleType:
     return sys.modules["arena.protocol.server"]
 
 
-class _Spinning(types.ModuleType):
-    """``os`` for the serving loop, but ``read`` computes until a request is there."""
+class _Os(types.ModuleType):
+    """``os`` for the serving loop: the real module's, but for what a subclass replaces."""
 
-    def __init__(self, owner: SpinsWhileWaiting) -> None:
+    def __init__(self, owner: Bot) -> None:
         super().__init__("os")
         self._owner = owner
 
-    def __getattr__(self, name: str) -> object:  # everything else is the real module's
+    def __getattr__(self, name: str) -> object:  # everything not replaced is the real module's
         return getattr(os, name)
+
+
+class _Spinning(_Os):
+    """``os`` for the serving loop, but ``read`` computes until a request is there."""
+
+    _owner: SpinsWhileWaiting
 
     def read(self, fd: int, n: int) -> bytes:  # type: ignore[override]
         started = time.process_time()
@@ -59,17 +65,12 @@ class SpinsWhileWaiting(Bot):
         return Choice(board.legal_moves()[0], {"off_move_cpu": self.off_move, "waits": self.moves - 1})
 
 
-class _Forking(types.ModuleType):
+class _Forking(_Os):
     """``os`` for the serving loop: after each answer is written, start helpers
     that spin in sessions of their own; before the next answer, stop and reap them,
     adding up the processor time they had."""
 
-    def __init__(self, owner: ForksAfterAnswering) -> None:
-        super().__init__("os")
-        self._owner = owner
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(os, name)
+    _owner: ForksAfterAnswering
 
     def write(self, fd: int, data: bytes) -> int:  # type: ignore[override]
         written = os.write(fd, data)
