@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 
 import click
 
@@ -68,12 +69,17 @@ def add_member_command(name: str, user: str, db: str) -> None:
 @click.option("--workers", type=click.IntRange(min=0), default=0, help="Worker processes (default: one per core).")
 @click.option("--until-complete", is_flag=True, help="Stop once every pairing is played, instead of waiting.")
 @click.option("--cluster", help="Play on a Dask cluster: a scheduler's address, or local:N (default: ARENA_CLUSTER).")
+@click.option("--stop-on-failure", is_flag=True,
+              help="Stop when workers, the cluster, the arena or the disk fail, instead of waiting and playing on.")
 @db_option
-def run_command(name: str, workers: int, until_complete: bool, cluster: str | None, db: str) -> None:
+def run_command(name: str, workers: int, until_complete: bool, cluster: str | None, stop_on_failure: bool,
+                db: str) -> None:
     """Keep league NAME played: every active entrant against every other, newest first.
 
     It waits for new entrants when all is played; Ctrl-C stops it, and running it
-    again resumes with nothing lost or played twice.
+    again resumes with nothing lost or played twice. It outlives a lost worker or
+    scheduler, a failing sandbox and a full disk: each is one line on stderr, then
+    it waits and plays on (--stop-on-failure stops instead).
     """
     from arena.league.scheduler import run_league
 
@@ -82,9 +88,11 @@ def run_command(name: str, workers: int, until_complete: bool, cluster: str | No
     tty = sys.stderr.isatty()
 
     def report(text: str) -> None:
+        progress = "games played" in text
+        if not tty and not progress:  # a log (a service's journal, a file): each event with its time
+            text = f"{time.strftime('%Y-%m-%d %H:%M:%S')} {text}"
         try:
-            click.echo(("\r" + text + "\033[K") if tty and "games played" in text else text, err=True,
-                       nl=not (tty and "games played" in text))
+            click.echo(("\r" + text + "\033[K") if tty and progress else text, err=True, nl=not (tty and progress))
         except OSError:
             pass
 
@@ -93,7 +101,7 @@ def run_command(name: str, workers: int, until_complete: bool, cluster: str | No
 
         check_cluster(cluster, lambda message: ConfigError(f"--cluster: {message}"))
     outcome = run_league(store, league, workers=workers, report=report, until_complete=until_complete,
-                         cluster=cluster)
+                         cluster=cluster, heal=not stop_on_failure)
     if tty:
         click.echo("", err=True)
     if outcome.interrupted:

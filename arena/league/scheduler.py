@@ -29,8 +29,8 @@ from arena.engine.openings import game_seed, new_seed_secret
 from arena.league.policy import LEAGUE_FORMAT, LeagueError, settings_of
 from arena.players.plugins import BotSpecError, installed_bots, load_entry, parse_spec
 from arena.records import BotCode, GameRecord, GameSpec
-from arena.store import Entry, FinishedGame, League, Store
-from arena.tournament.cluster import worker_needs
+from arena.store import Entry, FinishedGame, League, Store, StoreWriteFailed
+from arena.tournament.cluster import ClusterError, worker_needs
 from arena.tournament.config import ConfigError, TournamentConfig, config_from_table
 from arena.tournament.execution import Executor, WorkerLost
 from arena.tournament.executors import make_executor
@@ -194,6 +194,8 @@ class LeagueOutcome:
     interrupted: bool = False
     problem: str | None = None
     signal: int | None = None
+    #: Failures the run recovered from (a worker, the cluster, the arena, the disk).
+    healed: int = 0
 
     @property
     def exit_code(self) -> int:
@@ -203,6 +205,35 @@ class LeagueOutcome:
 
 
 Report = Callable[[str], None]
+
+#: Seconds a healing league waits before it plays again, by failures in a row: the
+#: first retry is quick (a worker died), later ones give a scheduler, a disk or the
+#: machine time to come back without a busy loop.
+HEAL_DELAYS = (1.0, 2.0, 5.0, 15.0, 30.0, 60.0)
+
+
+class Healing:
+    """What a league does when something other than a game fails: says so in one
+    line, waits (longer each time in a row), and plays again. ``sleep`` is a
+    parameter so tests need not wait."""
+
+    def __init__(self, say: Report, name: str, delays: tuple[float, ...] | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.say = say
+        self.name = name
+        self.delays = HEAL_DELAYS if delays is None else delays
+        self.sleep = sleep
+        self.in_a_row = 0
+
+    def recover(self, what: str) -> None:
+        delay = self.delays[min(self.in_a_row, len(self.delays) - 1)]
+        self.in_a_row += 1
+        self.say(f"league {self.name!r}: {what}; playing again in {delay:g} s")
+        self.sleep(delay)
+
+    def going(self) -> None:
+        """A game was stored: the next failure is a first one again."""
+        self.in_a_row = 0
 
 
 def run_league(
@@ -214,10 +245,20 @@ def run_league(
     until_complete: bool = False,
     idle_seconds: float = IDLE_SECONDS,
     cluster: str | None = None,
+    heal: Healing | bool = False,
 ) -> LeagueOutcome:
     """Keep ``league`` played until stopped (Ctrl-C, SIGTERM), or with ``until_complete``
     until every pairing of the active field is complete. Each finished game is stored
-    at once; a stop stores what finished and leaves the rest for the next run."""
+    at once; a stop stores what finished and leaves the rest for the next run.
+
+    With ``heal`` (``arena league run`` always heals) the league outlives what fails
+    around its games: a worker or the cluster's scheduler lost, the arena failing
+    game after game (its spawners, its cgroups), the database that cannot be written
+    (a full disk, a lock held too long). Each is said in one line; the league waits,
+    makes its workers again where it made them, and plays on. Games that finished are
+    kept in memory until they are stored, never played twice; games in play when a
+    worker was lost are played again. Without ``heal`` such a failure stops the run
+    (``outcome.problem``)."""
     # Always private seeds: the league's authors' bots meet each other and the reference
     # bots, and with a public seed a bot could work out its opponent's seed from its own.
     config = dataclasses.replace(config_of(league.config, league.name), private_seeds=True,
@@ -230,64 +271,101 @@ def run_league(
     own_executor = executor is None
     pending: list[GameRecord] = []
     say = report or (lambda text: None)
+    healing = heal if isinstance(heal, Healing) else Healing(say, league.name) if heal else None
     known_code: dict[int, BotCode] = {}
 
     faults = Faults()
 
     def store_pending() -> None:
+        """Store what finished, all of it in one transaction: a batch that fails to
+        be stored stays pending, whole, to be stored again."""
         if not pending:
             return
         with signals_deferred():
-            for record in pending:
-                for spec in record.spec.bots:
-                    if spec not in bot_ids:
-                        bot_ids[spec] = store.bots.id_of(bot_identity(spec, dict(record.spec.submitted)))
-                faults.count(record)
-            # A void game (the arena failed) is kept apart; its key stays unplayed, so
-            # the schedule gives it again.
-            played = [record for record in pending if not record.void]
-            store.games.record_void(league.tournament_id, [FinishedGame.of(r) for r in pending if r.void], bot_ids)
-            outcome.played += store.games.record(league.tournament_id, played, bot_ids)
+            ids = dict(bot_ids)  # a bot's row added by a write that fails is rolled back with it
+            with store.writing():
+                for record in pending:
+                    for spec in record.spec.bots:
+                        if spec not in ids:
+                            ids[spec] = store.bots.id_of(bot_identity(spec, dict(record.spec.submitted)))
+                # A void game (the arena failed) is kept apart; its key stays unplayed, so
+                # the schedule gives it again.
+                played = [record for record in pending if not record.void]
+                store.games.record_void(league.tournament_id, [FinishedGame.of(r) for r in pending if r.void], ids)
+                count = store.games.record(league.tournament_id, played, ids)
+            bot_ids.update(ids)
+            outcome.played += count
             stored.update(record.spec.key for record in played)
+            for record in pending:
+                faults.count(record)
             pending.clear()
+        if count and healing is not None:
+            healing.going()
         if faults.too_many:
             raise ArenaFailing(faults.describe())
 
+    def play(executor: Executor) -> None:
+        """Play until the field is complete (``until_complete``) or forever."""
+        idle = False
+        while True:
+            store_pending()  # what a failed write left, before anything new is played
+            entries, code = active_field(store, league, known_code)
+            width = getattr(executor, "workers", 1)
+            batch = schedule.next_games(entries, code, width * ROUND_GAMES_PER_WORKER,
+                                        in_flight={record.spec.key for record in pending})
+            if not batch:
+                if until_complete:
+                    return
+                if not idle:
+                    say(f"league {league.name!r}: every pairing of its {len(entries)} active entrants is "
+                        "played; waiting for a new entrant")
+                    idle = True
+                time.sleep(idle_seconds)
+                continue
+            idle = False
+            chunks = [batch[i:i + ROUND_GAMES_PER_WORKER] for i in range(0, len(batch), ROUND_GAMES_PER_WORKER)]
+            for records in executor.map_unordered(play_games, iter(chunks)):
+                pending.extend(records)
+                store_pending()
+                if records:
+                    say(f"league {league.name!r}: {outcome.played} games played by this run")
+
+    def new_executor() -> Executor:
+        # The field changes as authors submit: a cluster's workers need the league's
+        # installed bots and a sandbox for the versions to come.
+        needs = worker_needs(config.bots, (), isolate=True) if cluster else None
+        return make_executor(workers, None, cluster, needs, say)
+
+    def give_up(failure: BaseException) -> None:
+        outcome.interrupted = True
+        outcome.problem = str(failure)
+
     with store.tournaments.running(league.name), stop_signals(outcome) as hold:
         store.tournaments.set_status(league.tournament_id, "running")
+        started = False
         try:
-            if executor is None:
-                # The field changes as authors submit: a cluster's workers need the league's
-                # installed bots and a sandbox for the versions to come.
-                needs = worker_needs(config.bots, (), isolate=True) if cluster else None
-                executor = make_executor(workers, None, cluster, needs, say)
-            width = getattr(executor, "workers", 1)
-            idle = False
             while True:
-                entries, code = active_field(store, league, known_code)
-                batch = schedule.next_games(entries, code, width * ROUND_GAMES_PER_WORKER)
-                if not batch:
-                    if until_complete:
+                try:
+                    if executor is None:
+                        executor = new_executor()
+                    started = True
+                    play(executor)
+                    break
+                except (WorkerLost, ArenaFailing, StoreWriteFailed, ClusterError) as failure:
+                    first_start = isinstance(failure, ClusterError) and not started
+                    if healing is None or not own_executor or first_start:
+                        give_up(failure)
                         break
-                    if not idle:
-                        say(f"league {league.name!r}: every pairing of its {len(entries)} active entrants is "
-                            "played; waiting for a new entrant")
-                        idle = True
-                    time.sleep(idle_seconds)
-                    continue
-                idle = False
-                chunks = [batch[i:i + ROUND_GAMES_PER_WORKER] for i in range(0, len(batch), ROUND_GAMES_PER_WORKER)]
-                for records in executor.map_unordered(play_games, iter(chunks)):
-                    pending.extend(records)
-                    store_pending()
-                    if records:
-                        say(f"league {league.name!r}: {outcome.played} games played by this run")
+                    if executor is not None:
+                        pending.extend(executor.drain())
+                        executor.close(cancel=True)
+                        executor = None
+                    faults.in_a_row = 0
+                    outcome.healed += 1
+                    healing.recover(_failure_line(failure))
         except KeyboardInterrupt:
             outcome.interrupted = True
-        except (WorkerLost, ArenaFailing) as lost:
-            outcome.interrupted = True
-            outcome.problem = str(lost)
-        except BaseException:  # a cluster that cannot play, a bug: what finished is kept
+        except BaseException:  # a bug: what finished is kept
             outcome.interrupted = True
             raise
         finally:
@@ -296,10 +374,26 @@ def run_league(
                 pending.extend(executor.drain())
             try:
                 store_pending()
-            except ArenaFailing:
+            except (ArenaFailing, StoreWriteFailed):
                 pass  # said already, or about to be: the run is stopping
             finally:
                 if own_executor and executor is not None:
                     executor.close(cancel=outcome.interrupted)
-                store.tournaments.set_status(league.tournament_id, "interrupted" if outcome.interrupted else "finished")
+                try:
+                    store.tournaments.set_status(league.tournament_id,
+                                                 "interrupted" if outcome.interrupted else "finished")
+                except StoreWriteFailed:
+                    pass  # the status is read from the lock, not only this row
     return outcome
+
+
+def _failure_line(failure: BaseException) -> str:
+    """One line for the log: what failed, in the league's words."""
+    text = " ".join(str(failure).split())
+    if isinstance(failure, StoreWriteFailed):
+        return f"the games that finished could not be stored ({text}); they are kept until they can be"
+    if isinstance(failure, ArenaFailing):
+        return f"the arena is failing ({text}); making its workers again"
+    if isinstance(failure, ClusterError):
+        return f"the cluster cannot be reached ({text})"
+    return f"workers lost ({text}); the games in play will be played again"
