@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -28,20 +27,11 @@ from arena.store import Store, StoreWriteFailed
 from arena.store.games import Games
 from arena.tournament.execution import WorkerLost
 from arena.tournament.executors import ProcessExecutor, SerialExecutor
+from tests.test_open_league import _games
 
 #: Deterministic bots, 3 pairings x 4 games: the same games however they are played.
 LEAGUE = 'bots = ["greedy", "blocker", "neighbour"]\ngames = 4\nseed = 11\n'
 GAMES = 12
-
-
-def _games(path: Path) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(path)
-    try:
-        return conn.execute("select g.key, b1.spec, b2.spec, g.moves, g.result from games g "
-                            "join bots b1 on b1.id = g.first_bot_id join bots b2 on b2.id = g.second_bot_id "
-                            "order by g.key").fetchall()
-    finally:
-        conn.close()
 
 
 @pytest.fixture
