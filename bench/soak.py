@@ -61,7 +61,7 @@ submissions_per_hour = 1000
 """
 #: Moves an uploaded bot may prefer: the games differ, and every bot is well-behaved.
 STYLES = ["moves[0]", "moves[-1]", "moves[len(moves) // 2]", "random.Random({n}).choice(moves)",
-          "min(moves, key=lambda m: abs(m - board.width // 2))"]
+          "min(moves, key=lambda m: (m * 7 + {n}) % 5)"]
 BOT = '''import random
 
 from arena.bot import Bot
