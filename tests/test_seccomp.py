@@ -174,7 +174,7 @@ def test_another_processes_limits_are_refused_its_own_are_not():
                     # Its own pid is another number than 0: the filter cannot tell it from another's.
                     error_of(lambda: resource.prlimit(os.getpid(), resource.RLIMIT_NOFILE))]
         finally:
-            os.kill(other, signal.SIGKILL)
+            os.kill(other, signal.SIGTERM)  # SIGKILL is refused
             os.waitpid(other, 0)
 
     assert confined(probe) == [True, 0, errno.EPERM, errno.EPERM, errno.EPERM]
@@ -224,7 +224,7 @@ def test_another_process_cannot_be_traced_read_or_named():
                     syscall("move_pages", other, 0, None, None, None, 0),
                     copy.raw]
         finally:
-            os.kill(other, signal.SIGKILL)
+            os.kill(other, signal.SIGTERM)  # SIGKILL is refused
             os.waitpid(other, 0)
 
     assert confined(probe) == [errno.EPERM] * 6 + [b"\0" * 8]
@@ -295,6 +295,110 @@ def test_timers_that_signal_are_refused():
     errors, armed = confined(probe)
     assert set(errors) == {errno.EPERM}
     assert armed == (0.0, 0.0)
+
+
+def test_sigkill_is_refused_by_every_call_that_sends_a_signal_others_go_through():
+    """A bot cannot make its own death look like a kill from outside the arena:
+    no SIGKILL to itself, its threads or its processes, queued or not, by pidfd,
+    at its parent's death, at a child's end or at a message. Unfiltered, the first
+    of them would end this process (a fork that is not the first of a PID namespace)."""
+
+    def probe():
+        tid = threading.get_native_id()
+        queued = ctypes.create_string_buffer(struct.pack("=iii", signal.SIGKILL, 0, -1), 128)  # SI_QUEUE
+        child = os.fork()
+        if child == 0:
+            time.sleep(60)
+            os._exit(0)
+        try:
+            refused = [error_of(lambda: os.kill(os.getpid(), signal.SIGKILL)),
+                       error_of(lambda: os.killpg(os.getpgid(0), signal.SIGKILL)),
+                       error_of(lambda: os.kill(child, signal.SIGKILL)),
+                       error_of(lambda: signal.pthread_kill(threading.get_ident(), signal.SIGKILL)),
+                       syscall("tkill", tid, signal.SIGKILL), syscall("tgkill", os.getpid(), tid, signal.SIGKILL),
+                       syscall("rt_sigqueueinfo", os.getpid(), signal.SIGKILL, queued),
+                       syscall("rt_tgsigqueueinfo", os.getpid(), tid, signal.SIGKILL, queued),
+                       syscall("pidfd_send_signal", -1, signal.SIGKILL, None, 0),  # unfiltered: EBADF
+                       syscall("prctl", 1, signal.SIGKILL, 0, 0, 0),  # PR_SET_PDEATHSIG
+                       syscall("mq_notify", -1, None)]  # unfiltered: EBADF
+            started = LIBC.syscall(ctypes.c_long(NUMBERS["clone"]), ctypes.c_long(signal.SIGKILL), None, None, None,
+                                   None)  # a child whose end sends SIGKILL to this process
+            if started == 0:
+                os._exit(0)
+            refused.append(ctypes.get_errno() if started == -1 else 0)
+            allowed = [error_of(lambda: os.kill(os.getpid(), 0)),
+                       syscall("prctl", 1, signal.SIGTERM, 0, 0, 0), syscall("prctl", 1, 0, 0, 0, 0),
+                       error_of(lambda: os.kill(child, signal.SIGTERM))]
+            return refused, allowed
+        finally:
+            os.kill(child, signal.SIGTERM)
+            os.waitpid(child, 0)
+
+    refused, allowed = confined(probe)
+    assert refused == [errno.EPERM] * 12
+    assert allowed == [0] * 4
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_the_program_reads_the_signal_where_each_call_has_it(machine):
+    arch, column, _ = seccomp._ARCHES[machine]
+    code = seccomp._program(machine)
+    table = {name: numbers[column] for calls in seccomp._GROUPS.values() for name, numbers in calls.items()}
+    for name, at in {"kill": 1, "tkill": 1, "rt_sigqueueinfo": 1, "pidfd_send_signal": 1, "tgkill": 2,
+                     "rt_tgsigqueueinfo": 2}.items():
+        for sig, answer in ((signal.SIGKILL, REFUSE), (signal.SIGTERM, ALLOW), (signal.SIGKILL | 1 << 32, REFUSE)):
+            arguments = [4321, 4321, 4321]
+            arguments[at] = sig  # a signal is an int: the kernel reads the low half
+            assert run_program(code, table[name], arch, *arguments) == answer, (name, sig)
+    assert run_program(code, table["prctl"], arch, 1, signal.SIGKILL) == REFUSE
+    assert run_program(code, table["prctl"], arch, 1, signal.SIGTERM) == ALLOW
+    assert run_program(code, table["prctl"], arch, 38, signal.SIGKILL) == ALLOW  # PR_SET_NO_NEW_PRIVS, 1 + 8
+    assert run_program(code, table["clone"], arch, 0x01200000 | signal.SIGKILL) == REFUSE
+    assert run_program(code, table["clone"], arch, 0x01200000 | signal.SIGCHLD) == ALLOW
+
+
+def test_the_processor_time_limit_is_locked_once_set():
+    """After the lock, RLIMIT_CPU and RLIMIT_RTTIME can be read, not set (a bot
+    that lowered its own would die of the kernel's SIGKILL under the arena's
+    limit); every other limit is its own to change, as before."""
+    lock = seccomp.prepare_lock()
+    assert lock is not None
+    rttime = 15
+
+    def probe():
+        if not seccomp.install(lock):
+            return "not installed"
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        lowered = ctypes.byref((ctypes.c_uint64 * 2)(1, 1))
+        direct = ctypes.c_long(seccomp._LIMIT_CALLS["setrlimit"][COLUMN])
+        return [LIBC.setrlimit(resource.RLIMIT_CPU, lowered) and ctypes.get_errno(),  # the C library's call
+                error_of(lambda: resource.prlimit(0, rttime, (1, 1))),
+                syscall("prlimit64", 0, resource.RLIMIT_CPU, lowered, None),
+                LIBC.syscall(direct, ctypes.c_long(resource.RLIMIT_CPU), lowered) and ctypes.get_errno(),
+                error_of(lambda: resource.getrlimit(resource.RLIMIT_CPU)),
+                error_of(lambda: resource.prlimit(0, resource.RLIMIT_CPU)),
+                error_of(lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (soft - 1, hard))),
+                resource.getrlimit(resource.RLIMIT_CPU)]
+
+    assert confined(probe) == [errno.EPERM] * 4 + [0, 0, 0, resource.getrlimit(resource.RLIMIT_CPU)]
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_the_lock_refuses_setting_locked_limits_only(machine):
+    arch, column, _ = seccomp._ARCHES[machine]
+    code = seccomp._lock_program(machine)
+    setrlimit, prlimit64 = (seccomp._LIMIT_CALLS[name][column] for name in ("setrlimit", "prlimit64"))
+    cpu, rttime, nofile, pointer = 0, 15, 7, 0x7FFC12345678
+    assert run_program(code, setrlimit, arch, cpu, pointer) == REFUSE
+    assert run_program(code, setrlimit, arch, rttime, pointer) == REFUSE
+    assert run_program(code, setrlimit, arch, nofile, pointer) == ALLOW
+    assert run_program(code, prlimit64, arch, 0, cpu, pointer, 0) == REFUSE
+    assert run_program(code, prlimit64, arch, 0, cpu, 1 << 40, 0) == REFUSE  # a pointer's high half alone
+    assert run_program(code, prlimit64, arch, 0, cpu, 0, pointer) == ALLOW  # a question
+    assert run_program(code, prlimit64, arch, 0, rttime, pointer, 0) == REFUSE
+    assert run_program(code, prlimit64, arch, 0, nofile, pointer, 0) == ALLOW
+    assert all(run_program(code, number, arch, cpu, pointer) == ALLOW
+               for number in range(512) if number not in (setrlimit, prlimit64))
 
 
 def test_personality_can_be_asked_not_changed():
@@ -447,6 +551,10 @@ def run_program(code: bytes, number: int, arch: int, *arguments: int) -> int:
             return k
         if op == 0x20:  # load a word of the call's data
             accumulator = struct.unpack_from("=I", data, k)[0]
+            at += 1
+            continue
+        if op == 0x54:  # and a constant
+            accumulator &= k
             at += 1
             continue
         taken = {0x15: accumulator == k, 0x25: accumulator > k, 0x35: accumulator >= k, 0x45: accumulator & k}[op]

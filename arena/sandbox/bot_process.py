@@ -47,6 +47,7 @@ class Confinement(NamedTuple):
     group: cgroups.BotGroup | None  # its control groups
     private_ipc: bool  # make an IPC namespace of its own
     filter: seccomp.Filter | None  # system calls it is refused (None: no filter on this machine)
+    lock: seccomp.Filter | None  # installed once its limits are set: they cannot be changed after
 
 
 def run_bot_process(confinement: Confinement) -> None:
@@ -78,6 +79,10 @@ def run_bot_process(confinement: Confinement) -> None:
             raise RuntimeError(f"sandbox: the first message was {type(job).TYPE}, not the job")
         limits = job.limits
         _limit(limits, inherited, joined)
+        # Before any of the bot's code: no lowering its own processor time limit, so
+        # that a SIGKILL under that limit can only come from outside the arena.
+        if confinement.lock is not None and not seccomp.install(confinement.lock):
+            raise RuntimeError("sandbox: the seccomp filter could not be installed")  # never run a bot unconfined
         # As the first process of its PID namespace it would ignore the kernel's
         # SIGXCPU (only SIGKILL, a second later, would end it): say why, and leave.
         _signal.signal(_signal.SIGXCPU, lambda signum, frame: _out_of_processor_time(channel, limits))

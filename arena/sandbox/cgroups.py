@@ -521,9 +521,58 @@ def open_files(group: BotGroup) -> None:
             limit_name, usage_name = _memory_files(h.version)
             _opened_file(os.path.join(h.folder, limit_name), os.O_WRONLY)
             _opened_file(os.path.join(h.folder, usage_name), os.O_RDONLY)
+            for name in _memory_event_files(h.version):  # for the spawner, not the bot process
+                _opened_file(os.path.join(h.folder, name), os.O_RDONLY)
         elif h.controller == "pids":
             _opened_file(os.path.join(h.folder, "pids.max"), os.O_WRONLY)
             _opened_file(os.path.join(h.folder, "pids.current"), os.O_RDONLY)
+
+
+def _memory_event_files(version: int) -> tuple[str, ...]:
+    """The files that count a memory group's events: v2's memory.events, v1's
+    memory.failcnt and memory.oom_control."""
+    return ("memory.events",) if version == 2 else ("memory.failcnt", "memory.oom_control")
+
+
+def memory_events(group: BotGroup) -> tuple[int, int] | None:
+    """(times the group's memory reached its limit, processes the out-of-memory
+    killer killed in it) so far, both counted since the group was made; None where
+    the group has no memory controller or its counters cannot be read. v2 counts
+    both (``oom`` and ``oom_kill`` in memory.events); v1 the first as
+    ``memory.failcnt`` and the second as ``oom_kill`` in memory.oom_control (since
+    Linux 4.13; before, the first stands for both). Called by the spawner, with
+    the files :func:`open_files` opened."""
+    for h in group.folders:
+        if h.controller != "memory":
+            continue
+        try:
+            counts = [_counters(os.pread(_opened_file(os.path.join(h.folder, name), os.O_RDONLY), 4096, 0))
+                      for name in _memory_event_files(h.version)]
+            if h.version == 2:
+                return counts[0]["oom"], counts[0]["oom_kill"]
+            reached = counts[0][""]
+            return reached, counts[1].get("oom_kill", reached)
+        except (OSError, ValueError, KeyError):
+            return None
+    return None
+
+
+def over_memory(before: tuple[int, int] | None, after: tuple[int, int] | None) -> bool | None:
+    """Whether, between two readings of :func:`memory_events`, the group reached its
+    limit and the out-of-memory killer killed in it: a kill by the group's own limit.
+    The machine's own out-of-memory killer counts its kills in the victim's group
+    too, but not a limit reached. None where either reading is missing."""
+    if before is None or after is None:
+        return None
+    return after[0] > before[0] and after[1] > before[1]
+
+
+def _counters(text: bytes) -> dict[str, int]:
+    """A control file's "name value" lines by name; a file of one number under ""."""
+    fields = text.split()
+    if len(fields) == 1:
+        return {"": int(fields[0])}
+    return {name.decode(): int(value) for name, value in zip(fields[::2], fields[1::2], strict=False)}
 
 
 def _memory_files(version: int) -> tuple[str, str]:

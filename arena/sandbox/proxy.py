@@ -36,7 +36,7 @@ from arena.protocol import messages
 from arena.protocol.player import ProtocolPlayer
 from arena.records import BotCode, Limits, TimeControl
 from arena.sandbox import cgroups, process_control, spawner
-from arena.sandbox.wire import CONFINED, wait_readable
+from arena.sandbox.wire import CONFINED, Ending, wait_readable
 
 
 class BotTimeout(BotFailure):
@@ -228,23 +228,55 @@ class SandboxedBot(ProtocolPlayer, Bot):
 
     def _death_reason(self) -> str:
         """Why the bot process left, from its spawner. If the spawner itself is
-        gone, so are its bot processes, killed with it: :class:`ArenaFault`."""
+        gone, so are its bot processes, killed with it: :class:`ArenaFault`; so is
+        a process killed from outside the arena (see :meth:`_killed`)."""
         assert self._pid is not None and self._source is not None
         try:
-            status = self._source.exit_status(self._pid, 3.0)  # a loaded machine: the spawner is slow
+            ending = self._source.ending(self._pid, 3.0)  # a loaded machine: the spawner is slow
         except spawner.SpawnerError as exc:
             raise ArenaFault(f"sandbox: the spawner of the bot's process died ({exc})") from None
-        self._ended = status is not None
-        if status is None:
+        self._ended = ending is not None
+        if ending is None:
             return "exited: closed its connection to the arena"
-        if os.WIFSIGNALED(status):
-            sig = os.WTERMSIG(status)
+        if os.WIFSIGNALED(ending.status):
+            sig = os.WTERMSIG(ending.status)
+            if sig == signal.SIGKILL:
+                return self._killed(ending)
             name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
-            hint = " (over its memory limit?)" if sig in (signal.SIGKILL, signal.SIGSEGV) else ""
+            hint = " (over its memory limit?)" if sig == signal.SIGSEGV else ""
             return f"exited: killed by {name}{hint}"
-        return f"exited with code {os.WEXITSTATUS(status)}"
+        return f"exited with code {os.WEXITSTATUS(ending.status)}"
+
+    def _killed(self, ending: Ending) -> str:
+        """Why a bot process died of SIGKILL. The bot cannot send it to itself
+        (the seccomp filter), nor lower its processor time limit (the kernel's
+        SIGKILL at the hard limit); the arena kills a bot process only once it
+        is done with it (:meth:`close`), and never asks why it died then. So a
+        SIGKILL is the bot's fault over its processor time (the hard limit, a
+        second after SIGXCPU, which the bot ignored: see :data:`CPU_COUNTED`)
+        or when its memory group's limit killed it; otherwise it came from
+        outside the arena (an operator, the machine's out-of-memory killer):
+        :class:`ArenaFault`, the game is void. Where the group's counters cannot
+        be read (no memory controller) or there is no filter, nothing tells
+        those apart: charged to the bot, as before."""
+        assert self._source is not None
+        if ending.cpu_seconds >= (self.limits.cpu_seconds + 1) * CPU_COUNTED:
+            return "exited: over its CPU time limit"
+        if ending.over_memory:
+            return "exited: killed over its memory limit"
+        if ending.over_memory is None or not (self._source.report or {}).get("seccomp"):
+            return "exited: killed by SIGKILL (over its memory limit?)"
+        raise ArenaFault("sandbox: the bot's process was killed from outside the arena (SIGKILL)")
 
 
+# The share of its hard processor time limit a process killed at that limit has
+# used at least, as its spawner measures it. The kernel counts the limit in
+# clock ticks, each charged whole to the task it interrupts; the spawner gets
+# the exact run time (wait4's user and system time): on a shared virtual machine
+# the kernel killed at a 2 s limit processes that had run 1.73 s. Half leaves
+# room to spare: a bot killed from outside after more than half its processor
+# time for the game (a backstop, far above what moves take) is charged with it.
+CPU_COUNTED = 0.5
 
 WEAK_SANDBOX_VARIABLE = "ARENA_WEAK_SANDBOX"  # set (to 1) by ``arena --weak-sandbox``
 

@@ -14,7 +14,7 @@ architecture's numbers (the 32-bit ABIs) kills the process.
 it in a bot process, for good, with two prctl calls and nothing else. The
 program is classic BPF packed with ``struct`` and loaded through ctypes, not
 libseccomp: there is no system library to install, the filter is a binary search
-of some 130 instructions, and it is built once in the spawner, where every
+of some 160 instructions, and it is built once in the spawner, where every
 module loaded is copied into every bot process. ``DENIED`` names the refused calls,
 grouped by what each group stops; docs/seccomp.md has the same table.
 """
@@ -159,6 +159,22 @@ _PAGE_CACHE: _Numbers = {
     "madvise": (28, 233), "preadv2": (327, 286),
 }
 
+# SIGKILL sent by the bot itself, to its own process or to any of its processes: a
+# bot's process dead of SIGKILL that the arena did not kill, that was not over its
+# memory or processor time, was killed from outside the arena (an operator, the
+# machine's out-of-memory killer), and its game is void, charged to no bot. So no
+# bot may kill its own process that way, by a signal to a process or a thread, by
+# a queued signal or through a pidfd; nor have it sent when its parent dies
+# (prctl's PR_SET_PDEATHSIG), when a child ends (clone's exit signal, refused
+# there) or when a message queue gets a message (mq_notify, refused outright:
+# its signal is in memory, which a filter cannot read). Every other signal, and
+# every prctl option but PR_SET_PDEATHSIG with SIGKILL, goes through; a bot ends
+# its children with SIGTERM.
+_SIGKILL: _Numbers = {
+    "kill": (62, 129), "tkill": (200, 130), "tgkill": (234, 131), "rt_sigqueueinfo": (129, 138),
+    "rt_tgsigqueueinfo": (297, 240), "pidfd_send_signal": (424, 424), "prctl": (157, 167), "mq_notify": (244, 184),
+}
+
 _GROUPS: dict[str, _Numbers] = {
     "kernel keyrings": _KEYRINGS,
     "other processes": _OTHER_PROCESSES,
@@ -175,6 +191,7 @@ _GROUPS: dict[str, _Numbers] = {
     "signal timers": _TIMERS,
     "file locks and leases": _FILE_LOCKS,
     "the page cache": _PAGE_CACHE,
+    "killing itself": _SIGKILL,
 }
 
 DENIED: dict[str, tuple[str, ...]] = {reason: tuple(calls) for reason, calls in _GROUPS.items()}
@@ -186,12 +203,19 @@ ONLY_WHEN: dict[str, str] = {
     "prlimit64": "naming another process (pid 0 is the caller)",
     "migrate_pages": "naming another process (pid 0 is the caller)",
     "move_pages": "naming another process (pid 0 is the caller)",
-    "clone": "with a CLONE_NEW* flag",
+    "clone": "with a CLONE_NEW* flag or SIGKILL as the child's exit signal",
     "personality": "with anything but 0 (Linux) or 0xffffffff (the query)",
     "fcntl": "with any command but F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_DUPFD_CLOEXEC, "
              "F_SETPIPE_SZ, F_GETPIPE_SZ, F_ADD_SEALS and F_GET_SEALS",
     "madvise": "with MADV_COLD, MADV_PAGEOUT or MADV_COLLAPSE",
     "preadv2": "with RWF_NOWAIT",
+    "kill": "with SIGKILL",
+    "tkill": "with SIGKILL",
+    "tgkill": "with SIGKILL",
+    "rt_sigqueueinfo": "with SIGKILL",
+    "rt_tgsigqueueinfo": "with SIGKILL",
+    "pidfd_send_signal": "with SIGKILL",
+    "prctl": "with PR_SET_PDEATHSIG and SIGKILL",
 }
 
 # Architecture: AUDIT_ARCH_* (what seccomp_data.arch holds), the column of the
@@ -209,7 +233,8 @@ _RET = 0x06  # BPF_RET | BPF_K
 # Offsets in seccomp_data of the call's number, its architecture and the low
 # half of some of its arguments (args[i] at 16 + 8 * i); both architectures are
 # little-endian.
-_NR, _ARCH, _ARG0_LOW, _ARG1_LOW, _ARG2_LOW, _ARG5_LOW = 0, 4, 16, 24, 32, 56
+_NR, _ARCH, _ARG0_LOW, _ARG1_LOW, _ARG2_LOW, _ARG2_HIGH, _ARG5_LOW = 0, 4, 16, 24, 32, 36, 56
+_AND = 0x54  # BPF_ALU | BPF_AND | BPF_K
 _ALLOW = 0x7FFF0000
 _KILL_PROCESS = 0x80000000
 _ERRNO = 0x00050000
@@ -249,7 +274,22 @@ def prepare() -> Filter | None:
     with no table here, a 32-bit Python, a kernel without seccomp filters."""
     if _unsupported() is not None:
         return None
-    return _build(os.uname().machine)
+    return _build(os.uname().machine, _program)
+
+
+def prepare_lock() -> Filter | None:
+    """A second, small filter, built with the first: a bot process installs it
+    once the arena has set its resource limits from its job, after the first
+    filter and before any of the bot's code runs. It refuses setting RLIMIT_CPU
+    and RLIMIT_RTTIME (reading them goes through): their hard limits end a process
+    with the kernel's SIGKILL, and a bot that lowered its own would die of a
+    SIGKILL under its processor time limit, which looks like a kill from outside
+    the arena. (Calls of other architectures need no check here: the first
+    filter kills the process for them, and the strictest answer of all a
+    process's filters is the one that holds.)"""
+    if _unsupported() is not None:
+        return None
+    return _build(os.uname().machine, _lock_program)
 
 
 def install(program: Filter) -> bool:
@@ -300,8 +340,9 @@ def _unsupported() -> str | None:
     return None
 
 
-def _build(machine: str) -> Filter | None:
-    """The filter for ``machine``'s table, or None where there is none."""
+def _build(machine: str, program: Callable[[str], bytes] | None = None) -> Filter | None:
+    """The filter ``program`` (the main one unless given) makes for ``machine``,
+    or None where there is no table."""
     if machine not in _ARCHES:
         return None
     c = landlock.libc()
@@ -312,7 +353,7 @@ def _build(machine: str) -> Filter | None:
     prctl = c["prctl"]
     prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
     prctl.restype = ctypes.c_int
-    return Filter(machine, _program(machine), prctl)
+    return Filter(machine, (program or _program)(machine), prctl)
 
 
 # An instruction before assembly: (code, k, if true, if false). A jump's target
@@ -329,6 +370,30 @@ def _program(machine: str) -> bytes:
     if machine == "x86_64":
         ops.append((_JSET, _X32_SYSCALL_BIT, "kill", 0))
     return _assemble(ops + _search(_segments(column), lower_bound_known=False))
+
+
+# The resource limits whose hard limit is a SIGKILL: RLIMIT_CPU and RLIMIT_RTTIME.
+_LOCKED_LIMITS = (0, 15)
+_LIMIT_CALLS = {"setrlimit": (160, 164), "prlimit64": (302, 261)}
+
+
+def _lock_program(machine: str) -> bytes:
+    """setrlimit with a locked resource (its first argument) is refused; so is
+    prlimit64 with one (its second) and a new limit (a pointer, its third, not
+    NULL: both halves 0)."""
+    column = _ARCHES[machine][1]
+    cpu, realtime = _LOCKED_LIMITS
+    setrlimit, prlimit64 = (_LIMIT_CALLS[name][column] for name in ("setrlimit", "prlimit64"))
+    ops: list[_Op] = [
+        (_LOAD, _NR, 0, 0),
+        (_JEQ, setrlimit, 0, 3),
+        _ARGUMENT, (_JEQ, cpu, "refuse", 0), (_JEQ, realtime, "refuse", "allow"),
+        (_JEQ, prlimit64, 0, "allow"),
+        _SECOND_ARGUMENT, (_JEQ, cpu, 1, 0), (_JEQ, realtime, 0, "allow"),
+        (_LOAD, _ARG2_LOW, 0, 0), (_JEQ, 0, 0, "refuse"),
+        (_LOAD, _ARG2_HIGH, 0, 0), (_JEQ, 0, "allow", "refuse"),
+    ]
+    return _assemble(ops)
 
 
 def _segments(column: int) -> list[tuple[int, int, list[_Op] | None]]:
@@ -381,13 +446,16 @@ def _assemble(ops: list[_Op]) -> bytes:
 
 
 # How the calls refused only in part decide, one argument loaded: its low half,
-# all the kernel reads of a pid, a personality, clone's flags (the first
-# argument), fcntl's command (the second), madvise's advice (the third) or
-# preadv2's flags (the sixth: the offset takes two): each an int in the kernel's
-# own prototype.
+# all the kernel reads of a pid, a personality, clone's flags or prctl's option
+# (the first argument), fcntl's command or the signal of kill, tkill,
+# rt_sigqueueinfo and pidfd_send_signal (the second), madvise's advice or the
+# signal of tgkill and rt_tgsigqueueinfo (the third) or preadv2's flags (the
+# sixth: the offset takes two): each an int in the kernel's own prototype.
 _ARGUMENT: _Op = (_LOAD, _ARG0_LOW, 0, 0)
-_FCNTL_COMMAND: _Op = (_LOAD, _ARG1_LOW, 0, 0)
-_MADVISE_ADVICE: _Op = (_LOAD, _ARG2_LOW, 0, 0)
+_SECOND_ARGUMENT: _Op = (_LOAD, _ARG1_LOW, 0, 0)
+_THIRD_ARGUMENT: _Op = (_LOAD, _ARG2_LOW, 0, 0)
+_FCNTL_COMMAND = _SECOND_ARGUMENT
+_MADVISE_ADVICE = _THIRD_ARGUMENT
 _PREADV2_FLAGS: _Op = (_LOAD, _ARG5_LOW, 0, 0)
 
 # fcntl commands that act on the descriptor or on a pipe or memfd of the
@@ -410,12 +478,22 @@ _MADVISE_REFUSED = (20, 21, 25)
 # preadv2's RWF_NOWAIT: fail at once where the data is not in the page cache,
 # which tells, with no timing, whether a page was read since it was evicted.
 _RWF_NOWAIT = 0x00000008
+_SIGKILL_NUMBER = 9
+_PR_SET_PDEATHSIG = 1
+_CSIGNAL = 0xFF  # the low byte of clone's flags: the signal the parent gets when the child ends
+
+
+def _refuse_sigkill(signal_argument: _Op) -> list[_Op]:
+    return [signal_argument, (_JEQ, _SIGKILL_NUMBER, "refuse", "allow")]
+
 _RULES: dict[str, Callable[[], list[_Op]]] = {
     # pid 0 is the caller.
     "prlimit64": lambda: [_ARGUMENT, (_JEQ, 0, "allow", "refuse")],
     "migrate_pages": lambda: [_ARGUMENT, (_JEQ, 0, "allow", "refuse")],
     "move_pages": lambda: [_ARGUMENT, (_JEQ, 0, "allow", "refuse")],
-    "clone": lambda: [_ARGUMENT, (_JSET, _CLONE_NEW, "refuse", "allow")],
+    "clone": lambda: [
+        _ARGUMENT, (_JSET, _CLONE_NEW, "refuse", 0), (_AND, _CSIGNAL, 0, 0), (_JEQ, _SIGKILL_NUMBER, "refuse", "allow"),
+    ],
     # 0 is Linux; 0xffffffff asks, changing nothing.
     "personality": lambda: [_ARGUMENT, (_JEQ, 0, "allow", 0), (_JEQ, 0xFFFFFFFF, "allow", "refuse")],
     "clone3": lambda: [(_RET, _ERRNO | _ENOSYS, 0, 0)],
@@ -431,4 +509,11 @@ _RULES: dict[str, Callable[[], list[_Op]]] = {
         (_JEQ, _MADVISE_REFUSED[-1], "refuse", "allow"),
     ],
     "preadv2": lambda: [_PREADV2_FLAGS, (_JSET, _RWF_NOWAIT, "refuse", "allow")],
+    "kill": lambda: _refuse_sigkill(_SECOND_ARGUMENT),
+    "tkill": lambda: _refuse_sigkill(_SECOND_ARGUMENT),
+    "rt_sigqueueinfo": lambda: _refuse_sigkill(_SECOND_ARGUMENT),
+    "pidfd_send_signal": lambda: _refuse_sigkill(_SECOND_ARGUMENT),
+    "tgkill": lambda: _refuse_sigkill(_THIRD_ARGUMENT),
+    "rt_tgsigqueueinfo": lambda: _refuse_sigkill(_THIRD_ARGUMENT),
+    "prctl": lambda: [_ARGUMENT, (_JEQ, _PR_SET_PDEATHSIG, 0, "allow"), *_refuse_sigkill(_SECOND_ARGUMENT)],
 }

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from arena.sandbox import cgroups, process_control
-from arena.sandbox.wire import encode, take_message
+from arena.sandbox.wire import Ending, encode, take_message
 
 
 class SpawnerError(Exception):
@@ -78,7 +78,7 @@ class Spawner:
         self._asked = 0  # spares asked for, not yet received
         self._generation = 0  # spares forked before the last preload lack installed bots
         self._preloaded: set[str] = set()  # installed bots the spawner has loaded
-        self._statuses: dict[int, int | None] = {}  # answers to status requests, by pid
+        self._statuses: dict[int, Ending | None] = {}  # answers to status requests, by pid
         self.report: dict[str, Any] | None = None  # what holds in its bot processes: its first message
 
     def containment(self, seconds: float = 10.0) -> dict[str, Any]:
@@ -117,9 +117,10 @@ class Spawner:
         except OSError as exc:
             raise SpawnerError(f"the spawner is gone ({exc})") from None
 
-    def exit_status(self, pid: int, seconds: float) -> int | None:
-        """How bot process ``pid`` ended (a wait status), waiting up to ``seconds``;
-        None if it is still running or is not known."""
+    def ending(self, pid: int, seconds: float) -> Ending | None:
+        """How bot process ``pid`` ended (its wait status, the processor time it
+        used, whether its memory limit killed it), waiting up to ``seconds``; None
+        if it is still running or is not known."""
         try:
             self._socket.sendall(encode(("status", pid, seconds)))
             deadline = time.monotonic() + seconds + 5.0

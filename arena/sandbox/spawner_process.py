@@ -8,7 +8,8 @@ why it exists). It serves, in order:
   (:mod:`arena.sandbox.bot_process`); the requester gets the process id and its end of
   a new socket to it. Forks wait until no request has come for a moment, so
   they do not slow the start of the game that asked for them;
-- ``status``: how a bot process ended (its wait status), for a forfeit reason;
+- ``status``: how a bot process ended (its wait status, the processor time it
+  used, whether its memory group's limit killed it), for a forfeit reason;
 - ``preload``: load the installed bots, so bot processes forked later have them.
 
 The requester kills bot processes itself, at once, when their game ends; the
@@ -37,7 +38,7 @@ from typing import Any, NamedTuple
 from arena.protocol.server import load_installed
 from arena.sandbox import cgroups, landlock, namespaces, process_control, seccomp
 from arena.sandbox.bot_process import Confinement, run_bot_process
-from arena.sandbox.wire import encode, read_message
+from arena.sandbox.wire import Ending, encode, read_message
 
 SWEEP_SECONDS = 0.25  # how long an orphan of a bot process may live, at most
 BASE_PREFIX = "arena-bots-"
@@ -57,6 +58,7 @@ class _Prepared(NamedTuple):
     theirs: socket.socket  # the bot process's end of its channel
     ours: socket.socket  # the requester's
     group: cgroups.BotGroup | None
+    memory: tuple[int, int] | None  # its group's memory events before the bot process (groups are used again)
 
 
 def main() -> None:
@@ -103,8 +105,9 @@ class _Spawner:
         # whatever a spawner killed outright leaves behind, the next one removes.
         self.base = _new_folder(_root(), f"{BASE_PREFIX}{os.getpid()}-", 0o711)
         self._lock = _hold_lock(self.base)
-        self.running: dict[int, tuple[str, cgroups.BotGroup | None]] = {}  # bot process -> folder, groups
-        self.ended: OrderedDict[int, int] = OrderedDict()  # bot process -> wait status
+        # bot process -> folder, groups, their memory events before it
+        self.running: dict[int, tuple[str, cgroups.BotGroup | None, tuple[int, int] | None]] = {}
+        self.ended: OrderedDict[int, Ending] = OrderedDict()  # bot process -> how it ended
         self.user = process_control.unprivileged_user()
         self.landlock = landlock.abi_version() >= 1
         # Closed by the kernel when this process dies, however it dies: a bot
@@ -127,6 +130,7 @@ class _Spawner:
         self.file_system = namespaces.enter_spawner_filesystem(
             readable, [os.path.dirname(self.base), *(os.path.dirname(h.folder) for h in self.groups.bases)])
         self.filter = seccomp.prepare()  # built once here; each bot process only installs it
+        self.lock = seccomp.prepare_lock() if self.filter is not None else None  # and this, once limited
         # What holds here, for the requester (and ``arena doctor``).
         self.report = {
             "missing": missing,
@@ -165,7 +169,7 @@ class _Spawner:
             self.spares_asked += 1
         elif request[0] == "status":
             self.fork_spares()  # answers go in the order of the requests
-            self.control.sendall(encode(("status", request[1], self.exit_status(request[1], request[2]))))
+            self.control.sendall(encode(("status", request[1], self.ending(request[1], request[2]))))
         elif request[0] == "preload":
             self.fork_spares()
             try:
@@ -215,19 +219,21 @@ class _Spawner:
             _remove(folder)
             raise OSError("the Landlock ruleset could not be built")  # never run a bot unconfined
         ours, theirs = socket.socketpair()
-        return _Prepared(folder, ruleset, theirs, ours, self.groups.take())
+        group = self.groups.take()
+        return _Prepared(folder, ruleset, theirs, ours, group,
+                         cgroups.memory_events(group) if group is not None else None)
 
     def fork_bot_process(self, prepared: _Prepared) -> int:
         pid = self.namespaces.fork()
         if pid == 0:  # the bot process: never returns
             run_bot_process(Confinement(
                 prepared.folder, self.user, prepared.ruleset, prepared.theirs.fileno(), self.lifeline,
-                prepared.group, private_ipc=self.namespaces.missing is None, filter=self.filter,
+                prepared.group, private_ipc=self.namespaces.missing is None, filter=self.filter, lock=self.lock,
             ))
         prepared.theirs.close()
         if prepared.ruleset is not None:
             os.close(prepared.ruleset)
-        self.running[pid] = (prepared.folder, prepared.group)
+        self.running[pid] = (prepared.folder, prepared.group, prepared.memory)
         return pid
 
     def abandon(self, prepared: _Prepared) -> None:
@@ -243,36 +249,38 @@ class _Spawner:
     # --- collecting bot processes and their orphans --------------------------------------
 
     def collect(self) -> None:
-        """Reap every child that has ended; remember the statuses of bot processes."""
+        """Reap every child that has ended; remember how bot processes ended."""
         while True:
             try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
+                pid, status, usage = os.wait4(-1, os.WNOHANG)
             except ChildProcessError:
                 return
             if pid == 0:
                 return
-            self._ended(pid, status)
+            self._ended(pid, status, usage)
 
-    def _ended(self, pid: int, status: int) -> None:
+    def _ended(self, pid: int, status: int, usage: Any) -> None:
         if pid not in self.running:
             return  # an orphan we killed
-        folder, group = self.running.pop(pid)
+        folder, group, memory = self.running.pop(pid)
         _remove(folder)
+        # Read before the group is given back: the next bot process may have it.
+        over_memory = cgroups.over_memory(memory, cgroups.memory_events(group)) if group is not None else None
         if group is not None:
             self.groups.give_back(group)  # once all its processes are gone
-        self.ended[pid] = status
+        self.ended[pid] = Ending(status, usage.ru_utime + usage.ru_stime, over_memory)
         while len(self.ended) > KEPT_STATUSES:
             self.ended.popitem(last=False)
 
-    def exit_status(self, pid: int, seconds: float) -> int | None:
+    def ending(self, pid: int, seconds: float) -> Ending | None:
         deadline = time.monotonic() + seconds
         while pid not in self.ended:
             try:
-                done, status = os.waitpid(pid, os.WNOHANG)
+                done, status, usage = os.wait4(pid, os.WNOHANG)
             except ChildProcessError:
                 return None
             if done:
-                self._ended(pid, status)
+                self._ended(pid, status, usage)
                 break
             if time.monotonic() > deadline:
                 return None
@@ -289,7 +297,7 @@ class _Spawner:
         self.collect()
 
     def shut_down(self) -> None:
-        for pid, (_, group) in list(self.running.items()):
+        for pid, (_, group, _) in list(self.running.items()):
             if group is not None:
                 cgroups.kill_all(group)  # thawed first: a frozen process would not die
             process_control.kill_group(pid)

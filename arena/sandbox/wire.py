@@ -14,7 +14,7 @@ import pickle
 import select
 import struct
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 OUTPUT_NAME = "output.txt"  # what the bot printed, in its working directory
 # The first line a bot process sends, before its job and so before any of the bot's
@@ -28,6 +28,16 @@ _HEADER = struct.Struct("!I")
 # polls: a bot process waiting for its next turn sleeps, leaving the processor
 # to the game.)
 POLL_SECONDS = 0.0002
+
+
+class Ending(NamedTuple):
+    """How a bot process ended, as its spawner saw it when it reaped it."""
+
+    status: int  # its wait status
+    cpu_seconds: float  # processor time it used (user and system), with its children's that it reaped
+    # Whether its memory group reached its limit and the out-of-memory killer
+    # killed in it, while it ran; None where the group's counters cannot be read.
+    over_memory: bool | None
 
 
 # --- messages: a length, then a pickle (only ever between the arena's own processes) ---

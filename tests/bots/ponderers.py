@@ -114,7 +114,7 @@ class ForksAfterAnswering(Bot):
     def reap_helpers(self) -> None:
         for pid in self.helpers:
             try:
-                os.kill(pid, signal.SIGKILL)
+                os.kill(pid, signal.SIGTERM)  # a bot may not send SIGKILL
                 _, _, usage = os.wait4(pid, 0)
                 self.off_move += usage.ru_utime + usage.ru_stime
             except OSError:
