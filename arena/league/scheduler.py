@@ -31,7 +31,7 @@ from arena.players.plugins import BotSpecError, installed_bots, load_entry, pars
 from arena.records import BotCode, GameRecord, GameSpec
 from arena.store import Entry, FinishedGame, League, Store
 from arena.tournament.cluster import worker_needs
-from arena.tournament.config import ConfigError, TournamentConfig, config_from_table
+from arena.tournament.config import NO_CLUSTER, ConfigError, TournamentConfig, config_from_table
 from arena.tournament.execution import Executor, WorkerLost
 from arena.tournament.executors import make_executor
 from arena.tournament.faults import ArenaFailing, Faults
@@ -222,7 +222,8 @@ def run_league(
     # bots, and with a public seed a bot could work out its opponent's seed from its own.
     config = dataclasses.replace(config_of(league.config, league.name), private_seeds=True,
                                  seed_secret=league_seed_secret(store, league))
-    cluster = cluster or config.cluster  # --cluster, else the league file's, else ARENA_CLUSTER
+    # --cluster (none: here), else the league file's, else ARENA_CLUSTER, else DASK_SCHEDULER_ADDRESS
+    cluster = None if cluster == NO_CLUSTER else cluster or config.cluster
     stored = store.games.keys(league.tournament_id)
     schedule = LeagueSchedule(config, stored)
     outcome = LeagueOutcome()
@@ -261,9 +262,9 @@ def run_league(
                 # installed bots and a sandbox for the versions to come.
                 needs = worker_needs(config.bots, (), isolate=True) if cluster else None
                 executor = make_executor(workers, None, cluster, needs, say)
-            width = getattr(executor, "workers", 1)
             idle = False
             while True:
+                width = getattr(executor, "workers", 1)  # a cluster's workers come and go
                 entries, code = active_field(store, league, known_code)
                 batch = schedule.next_games(entries, code, width * ROUND_GAMES_PER_WORKER)
                 if not batch:
