@@ -31,6 +31,7 @@ from arena.tournament.cluster import (
     WorkerNeeds,
     arena_version,
     check_worker,
+    examine_worker,
     worker_needs,
 )
 from arena.tournament.config import ConfigError, load_config
@@ -40,6 +41,7 @@ from arena.tournament.schedule import schedule
 from tests.test_runner import SLEEPY, _stored, snapshot
 
 BIN = Path(sys.executable).parent
+ROOT = Path(__file__).resolve().parent.parent  # the arena under test, on every worker's path
 FIELD = ["minimax:depth=2", "greedy", "random", f"{SLEEPY}:stream=1"]
 
 
@@ -140,7 +142,7 @@ def _scheduler(tmp_path: Path) -> tuple[subprocess.Popen, str]:
 def _worker(address: str, name: str, cwd: Path, pythonpath: Path | None = None, wrap: tuple[str, ...] = (),
             threads: int = 1) -> subprocess.Popen:
     """``dask worker ADDRESS`` in ``cwd`` with the plug-ins of ``pythonpath``, started by ``wrap``."""
-    env = {**os.environ, "PYTHONPATH": str(pythonpath or "")}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*([str(pythonpath)] if pythonpath else []), str(ROOT)])}
     command = [*wrap, str(BIN / "dask"), "worker", address, "--name", name, "--nthreads", str(threads), "--no-nanny",
                "--host", "127.0.0.1", "--no-dashboard"]
     return subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -186,7 +188,8 @@ def test_workers_without_the_plugins_or_the_sandbox_are_named_and_get_no_games(t
             process.wait()
     assert not outcome.interrupted and outcome.played == 6
     assert set(executor.played) == {named["good"]}
-    assert len(notes) == 3 and all("\n" not in line for line in notes), notes
+    assert len(notes) == 4 and all("\n" not in line for line in notes), notes
+    assert notes[-1] == f"playing on the Dask cluster at {address}: 1 worker checked, 2 refused"
     good, bare, opened = (next(line for line in notes if named[name] in line) for name in ("good", "bare",
                                                                                           "old-and-open"))
     assert good == (f"worker {named['good']} (good) has 2 threads, and a game holds the interpreter: its games "
@@ -202,7 +205,8 @@ def test_workers_without_the_plugins_or_the_sandbox_are_named_and_get_no_games(t
 def test_a_worker_is_checked_for_the_arena_version_the_plugins_and_the_sandbox(monkeypatch):
     here = worker_needs(["minimax:depth=2", "greedy"])
     assert here == WorkerNeeds(arena_version(), (("greedy", f"connectk-arena {arena_version()}"),
-                                                 ("minimax", f"connectk-arena {arena_version()}")), sandbox=False)
+                                                 ("minimax", f"connectk-arena {arena_version()}")), sandbox=False,
+                               warm_up=("minimax:depth=2", "greedy"))
     assert check_worker(here) == []
     assert worker_needs([f"{SLEEPY}:stream=1", "greedy"]).sandbox  # a bot file: untrusted
     assert worker_needs(["mybot@v1", "greedy"], submitted=[("mybot@v1", None)]).sandbox  # type: ignore[list-item]
@@ -218,8 +222,18 @@ def test_a_worker_is_checked_for_the_arena_version_the_plugins_and_the_sandbox(m
     problems = check_worker(WorkerNeeds(arena_version(), sandbox=True))
     assert problems == ["it cannot isolate untrusted bots: no PID namespace (EPERM) (see 'arena doctor' there; "
                         "a worker started with ARENA_WEAK_SANDBOX=1 runs them with weaker containment)"]
-    monkeypatch.setenv("ARENA_WEAK_SANDBOX", "1")  # its owner accepted weaker containment
-    assert check_worker(WorkerNeeds(arena_version(), sandbox=True)) == []
+    monkeypatch.setenv("ARENA_WEAK_SANDBOX", "1")  # its owner accepted weaker containment, this side did not
+    assert check_worker(WorkerNeeds(arena_version(), sandbox=True)) == [
+        "it runs untrusted bots with weaker containment (no PID namespace (EPERM); it was started with "
+        "ARENA_WEAK_SANDBOX=1): accept that here with 'arena --weak-sandbox ...', or give it a sandbox that "
+        "isolates them (see 'arena doctor' there)"]
+    accepted = examine_worker(WorkerNeeds(arena_version(), sandbox=True, weak_sandbox=True))
+    assert accepted.problems == () and accepted.notes == (
+        "plays untrusted bots with weaker containment (no PID namespace (EPERM)), as it and this side accept "
+        "(ARENA_WEAK_SANDBOX=1 there, --weak-sandbox here)",)
+    assert worker_needs([f"{SLEEPY}:stream=1"]).weak_sandbox  # this side says --weak-sandbox (so does the variable)
+    monkeypatch.setenv("ARENA_WEAK_SANDBOX", "0")
+    assert not worker_needs([f"{SLEEPY}:stream=1"]).weak_sandbox
 
 
 # --- bounded work in flight -------------------------------------------------------------------------
@@ -360,6 +374,7 @@ def test_the_scheduler_going_away_is_one_line_and_running_again_resumes(tmp_path
     stored = _stored(db)
     assert run.returncode == 1, err.decode()
     assert err.decode().splitlines() == [
+        f"playing on the Dask cluster at {address}: 1 worker checked",
         f"Stopped: lost the connection to the cluster's scheduler at {address}: {stored} of 36 games stored in "
         "orphaned.db; run the same command again to resume."]
     assert 2 <= stored < 36

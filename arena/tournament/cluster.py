@@ -47,6 +47,7 @@ from arena.engine.game import Rules
 from arena.errors import ArenaError
 from arena.players.plugins import INSTALLED_BOTS, BotSpecError, file_code, load_entry, make_bot, parse_spec
 from arena.records import BotCode, GameSpec
+from arena.text import plural
 from arena.tournament.config import SCHEDULER_FILE, cluster_origin, local_cluster_workers
 from arena.tournament.execution import DRAIN_SECONDS, HEARTBEAT_SECONDS, WorkerLost
 
@@ -252,6 +253,7 @@ class ClusterExecutor:
         self.needs = needs
         self.played: Counter[str] = Counter()  # games played, by worker
         self.refused: dict[str, str] = {}  # worker -> the line that said why
+        self.left: dict[str, str] = {}  # worker that left during its check -> a line saying so
         self._notify = notify or (lambda line: None)
         self._quiet = contextlib.ExitStack()  # distributed's log lines, while we run: the arena says what matters
         self._local: Any = None  # the LocalCluster of local:N
@@ -360,8 +362,9 @@ class ClusterExecutor:
             waited = now - started
             if waited >= (CHECK_WAIT_SECONDS if self._checks else WORKER_WAIT_SECONDS):
                 break
-        if self.refused:
-            lines = "; ".join(self.refused[worker] for worker in sorted(self.refused))
+        if self.refused or self.left:
+            said = {**self.left, **self.refused}
+            lines = "; ".join(said[worker] for worker in sorted(said))
             raise ClusterError(f"no worker of the cluster at {self.address} can play these games: {lines}")
         if self._checks:
             raise ClusterError(f"no worker of the cluster at {self.address} passed its check within "
@@ -380,14 +383,18 @@ class ClusterExecutor:
             raise self._lost(exc) from None
         self._present = set(workers)
         self._good &= workers.keys()
-        for address in list(self.refused):
+        for address in list(self._refused_at):
             if address not in workers or now - self._refused_at[address] >= RECHECK_SECONDS:
                 del self._refused_at[address]  # its line stays until a check says otherwise
-                if address not in workers:
-                    del self.refused[address]
+        for address in list(self.refused):
+            if address not in workers:
+                del self.refused[address]
         for future, address in list(self._checks.items()):
-            if address not in workers:  # left before its check ran
+            if address not in workers:  # left before its check ran, or while it ran
                 del self._checks[future]
+                if future not in self._probes:  # it had the arena, and left with the check proper
+                    self.left[address] = (f"worker {self._names.get(address, address)} left during its check "
+                                          f"(does its arena differ from this one, {self.needs.arena}?)")
                 self._probes.discard(future)
                 future.cancel()
         known = self._good | set(self._refused_at) | set(self._checks.values())
@@ -471,10 +478,13 @@ class ClusterExecutor:
             origin = cluster_origin(self.cluster)
             where = f"the Dask cluster at {self.address}" + (f" (from {origin})" if origin else "")
         refused = f", {len(self.refused)} refused" if self.refused else ""
-        line = f"playing on {where}: {len(self._good)} workers checked{refused}"
+        line = f"playing on {where}: {plural(len(self._good), 'worker')} checked{refused}"
         try:
             services = self._client.scheduler_info().get("services", {})
-            link = self._client.dashboard_link if "dashboard" in services else None
+            # The dashboard's pages need bokeh where the scheduler runs (the arena's
+            # "dashboard" extra): without it, its address serves none.
+            with_bokeh = self._client.run_on_scheduler(importlib.util.find_spec, "bokeh") is not None
+            link = self._client.dashboard_link if "dashboard" in services and with_bokeh else None
         except Exception:  # the link is a nicety: whatever the cluster says of it
             link = None
         if link:
