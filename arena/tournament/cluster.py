@@ -378,9 +378,11 @@ class ClusterExecutor:
         """Check the workers that joined, and again those refused a while ago; forget those that left."""
         self._polled = now = time.monotonic()
         try:
-            workers = self._client.scheduler_info(n_workers=-1)["workers"]
+            workers = self._client.scheduler_info(n_workers=-1).get("workers")
         except _connection_errors() as exc:
             raise self._lost(exc) from None
+        if workers is None or self._client.status != "running":  # the scheduler is gone: nothing known
+            raise self._lost(None)
         self._present = set(workers)
         self._good &= workers.keys()
         for address in list(self._refused_at):
@@ -436,8 +438,7 @@ class ClusterExecutor:
                     self._checks[checked] = address
                     checked.add_done_callback(self._finished.put)
                     return
-                self._refuse(address, f"worker {self._names.get(address, address)} has no arena installed: "
-                             f"{_install_arena(self.needs.arena)} there")
+                self._refuse_without_arena(address)
                 return
             name = self._names.get(address, address)
             for note in result.notes:
@@ -457,10 +458,17 @@ class ClusterExecutor:
             why = "; ".join(result.problems)
         elif future.status == "error":
             error = future.exception()
+            if probe and isinstance(error, ImportError):  # no arena there, as find_spec says it
+                self._refuse_without_arena(address)
+                return
             why = f"the arena cannot run there ({type(error).__name__}: {_first_line(error)})"
         else:
             raise self._lost(None)  # a check we did not cancel: the scheduler is gone
         self._refuse(address, f"worker {self._names.get(address, address)} gets no games: {why}")
+
+    def _refuse_without_arena(self, address: str) -> None:
+        self._refuse(address, f"worker {self._names.get(address, address)} has no arena installed: "
+                     f"{_install_arena(self.needs.arena)} there")
 
     def _refuse(self, address: str, line: str) -> None:
         """``address`` gets no games, for the reason ``line`` says (once: a check
