@@ -646,3 +646,35 @@ def test_a_lost_scheduler_is_cluster_lost_closing_is_quick_and_a_new_executor_pl
         for process in (worker, scheduler):
             process.kill()
             process.wait()
+
+
+# --- a league's rounds grow with the workers ------------------------------------------------------------
+
+
+def test_a_leagues_rounds_grow_with_the_workers_that_join(tmp_path):
+    from arena.league.scheduler import ROUND_GAMES_PER_WORKER, create_league, run_league
+
+    class Growing(SerialExecutor):
+        """A cluster that gains a worker after each round."""
+
+        def __init__(self) -> None:
+            self.workers_now, self.rounds = 1, []
+
+        @property
+        def workers(self) -> int:
+            return self.workers_now
+
+        def map_unordered(self, fn, chunks):
+            chunks = list(chunks)
+            self.rounds.append(sum(len(chunk) for chunk in chunks))
+            self.workers_now += 1
+            return super().map_unordered(fn, chunks)
+
+    file = tmp_path / "league.toml"
+    file.write_text('bots = ["random:stream=1", "random:stream=2", "random:stream=3", "greedy"]\ngames = 6\n')
+    with Store(tmp_path / "l.db") as store:
+        create_league(store, "l", str(file))
+        executor = Growing()
+        outcome = run_league(store, store.leagues.check("l"), executor=executor, until_complete=True)
+    assert outcome.played == 36
+    assert executor.rounds[:2] == [ROUND_GAMES_PER_WORKER, 2 * ROUND_GAMES_PER_WORKER]
