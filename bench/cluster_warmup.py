@@ -35,9 +35,10 @@ def first_game(address: str, cache: Path, folder: Path) -> tuple[float, float]:
     """Seconds from a new worker's start to its admission, and to its first game's record."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
     started = time.perf_counter()
-    worker = subprocess.Popen([BIN / "dask", "worker", address, "--nthreads", "1", "--no-nanny", "--host",
-                               "127.0.0.1", "--no-dashboard"], cwd=folder, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(folder / "worker.log", "a") as log:
+        worker = subprocess.Popen([BIN / "dask", "worker", address, "--nthreads", "1", "--no-nanny", "--host",
+                                   "127.0.0.1", "--no-dashboard"], cwd=folder, env=env,
+                                  stdout=subprocess.DEVNULL, stderr=log)
     try:
         executor = ClusterExecutor(address, worker_needs(BOTS))
         admitted = time.perf_counter() - started
@@ -71,6 +72,7 @@ def main() -> None:
                 admitted, played = first_game(address, cache, folder)
                 print(f"{label}: admitted after {admitted:.1f} s, first game's record after {played:.1f} s")
         finally:
+            print((folder / "worker.log").read_text()[-3000:], file=sys.stderr) if "--log" in sys.argv else None
             scheduler.kill()
             scheduler.wait()
 
