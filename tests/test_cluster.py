@@ -11,7 +11,9 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -31,6 +33,7 @@ from arena.tournament.cluster import (
     WorkerNeeds,
     arena_version,
     check_worker,
+    examine_worker,
     worker_needs,
 )
 from arena.tournament.config import ConfigError, load_config
@@ -40,6 +43,7 @@ from arena.tournament.schedule import schedule
 from tests.test_runner import SLEEPY, _stored, snapshot
 
 BIN = Path(sys.executable).parent
+ROOT = Path(__file__).resolve().parent.parent  # the arena under test, on every worker's path
 FIELD = ["minimax:depth=2", "greedy", "random", f"{SLEEPY}:stream=1"]
 
 
@@ -122,11 +126,13 @@ def _plugin(folder: Path, version: str) -> Path:
     return folder
 
 
-def _scheduler(tmp_path: Path) -> tuple[subprocess.Popen, str]:
+def _scheduler(tmp_path: Path, port: int = 0, options: tuple[str, ...] = ()) -> tuple[subprocess.Popen, str]:
     """``dask scheduler`` on 127.0.0.1, as the README starts one; its address."""
     file = tmp_path / "scheduler.json"
-    process = subprocess.Popen([BIN / "dask", "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                                "--scheduler-file", file], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    file.unlink(missing_ok=True)
+    process = subprocess.Popen([BIN / "dask", "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                                "--no-dashboard", "--scheduler-file", file, *options],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -138,11 +144,12 @@ def _scheduler(tmp_path: Path) -> tuple[subprocess.Popen, str]:
 
 
 def _worker(address: str, name: str, cwd: Path, pythonpath: Path | None = None, wrap: tuple[str, ...] = (),
-            threads: int = 1) -> subprocess.Popen:
+            threads: int = 1, options: tuple[str, ...] = (), env: dict[str, str] | None = None) -> subprocess.Popen:
     """``dask worker ADDRESS`` in ``cwd`` with the plug-ins of ``pythonpath``, started by ``wrap``."""
-    env = {**os.environ, "PYTHONPATH": str(pythonpath or "")}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*([str(pythonpath)] if pythonpath else []), str(ROOT)]),
+           **(env or {})}
     command = [*wrap, str(BIN / "dask"), "worker", address, "--name", name, "--nthreads", str(threads), "--no-nanny",
-               "--host", "127.0.0.1", "--no-dashboard"]
+               "--host", "127.0.0.1", "--no-dashboard", *options]
     return subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -186,7 +193,8 @@ def test_workers_without_the_plugins_or_the_sandbox_are_named_and_get_no_games(t
             process.wait()
     assert not outcome.interrupted and outcome.played == 6
     assert set(executor.played) == {named["good"]}
-    assert len(notes) == 3 and all("\n" not in line for line in notes), notes
+    assert len(notes) == 4 and all("\n" not in line for line in notes), notes
+    assert notes[-1] == f"playing on the Dask cluster at {address}: 1 worker checked, 2 refused"
     good, bare, opened = (next(line for line in notes if named[name] in line) for name in ("good", "bare",
                                                                                           "old-and-open"))
     assert good == (f"worker {named['good']} (good) has 2 threads, and a game holds the interpreter: its games "
@@ -202,7 +210,8 @@ def test_workers_without_the_plugins_or_the_sandbox_are_named_and_get_no_games(t
 def test_a_worker_is_checked_for_the_arena_version_the_plugins_and_the_sandbox(monkeypatch):
     here = worker_needs(["minimax:depth=2", "greedy"])
     assert here == WorkerNeeds(arena_version(), (("greedy", f"connectk-arena {arena_version()}"),
-                                                 ("minimax", f"connectk-arena {arena_version()}")), sandbox=False)
+                                                 ("minimax", f"connectk-arena {arena_version()}")), sandbox=False,
+                               warm_up=("minimax:depth=2", "greedy"))
     assert check_worker(here) == []
     assert worker_needs([f"{SLEEPY}:stream=1", "greedy"]).sandbox  # a bot file: untrusted
     assert worker_needs(["mybot@v1", "greedy"], submitted=[("mybot@v1", None)]).sandbox  # type: ignore[list-item]
@@ -218,8 +227,18 @@ def test_a_worker_is_checked_for_the_arena_version_the_plugins_and_the_sandbox(m
     problems = check_worker(WorkerNeeds(arena_version(), sandbox=True))
     assert problems == ["it cannot isolate untrusted bots: no PID namespace (EPERM) (see 'arena doctor' there; "
                         "a worker started with ARENA_WEAK_SANDBOX=1 runs them with weaker containment)"]
-    monkeypatch.setenv("ARENA_WEAK_SANDBOX", "1")  # its owner accepted weaker containment
-    assert check_worker(WorkerNeeds(arena_version(), sandbox=True)) == []
+    monkeypatch.setenv("ARENA_WEAK_SANDBOX", "1")  # its owner accepted weaker containment, this side did not
+    assert check_worker(WorkerNeeds(arena_version(), sandbox=True)) == [
+        "it runs untrusted bots with weaker containment (no PID namespace (EPERM); it was started with "
+        "ARENA_WEAK_SANDBOX=1): accept that here with 'arena --weak-sandbox ...', or give it a sandbox that "
+        "isolates them (see 'arena doctor' there)"]
+    accepted = examine_worker(WorkerNeeds(arena_version(), sandbox=True, weak_sandbox=True))
+    assert accepted.problems == () and accepted.notes == (
+        "plays untrusted bots with weaker containment (no PID namespace (EPERM)), as it and this side accept "
+        "(ARENA_WEAK_SANDBOX=1 there, --weak-sandbox here)",)
+    assert worker_needs([f"{SLEEPY}:stream=1"]).weak_sandbox  # this side says --weak-sandbox (so does the variable)
+    monkeypatch.setenv("ARENA_WEAK_SANDBOX", "0")
+    assert not worker_needs([f"{SLEEPY}:stream=1"]).weak_sandbox
 
 
 # --- bounded work in flight -------------------------------------------------------------------------
@@ -360,6 +379,7 @@ def test_the_scheduler_going_away_is_one_line_and_running_again_resumes(tmp_path
     stored = _stored(db)
     assert run.returncode == 1, err.decode()
     assert err.decode().splitlines() == [
+        f"playing on the Dask cluster at {address}: 1 worker checked",
         f"Stopped: lost the connection to the cluster's scheduler at {address}: {stored} of 36 games stored in "
         "orphaned.db; run the same command again to resume."]
     assert 2 <= stored < 36
@@ -370,3 +390,291 @@ def test_the_scheduler_going_away_is_one_line_and_running_again_resumes(tmp_path
     out, err = again.communicate(timeout=300)
     assert again.returncode == 0, err.decode()
     assert f"{stored} were already stored" in out.decode() and _stored(db) == 36
+
+
+# --- which cluster: DASK_SCHEDULER_ADDRESS, scheduler files, --local ------------------------------------
+
+
+def test_dask_scheduler_address_is_the_last_place_a_cluster_is_looked_for_and_none_plays_here(tmp_path, monkeypatch):
+    monkeypatch.delenv("ARENA_CLUSTER", raising=False)
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", "tcp://dask.lan:8786")
+    field = {"bots": ["random", "greedy"]}
+    assert load_config(None, field).cluster == "tcp://dask.lan:8786"
+    monkeypatch.setenv("ARENA_CLUSTER", "tcp://arena.lan:8786")
+    assert load_config(None, field).cluster == "tcp://arena.lan:8786"
+    file = tmp_path / "t.toml"
+    file.write_text('bots = ["random", "greedy"]\ncluster = "tcp://file.lan:8786"\n')
+    assert load_config(str(file)).cluster == "tcp://file.lan:8786"
+    for setting in (load_config(str(file), {"cluster": "none"}), load_config(None, {**field, "cluster": "none"})):
+        assert setting.cluster is None  # --local, --cluster none: here, whatever is configured
+    file.write_text('bots = ["random", "greedy"]\ncluster = "none"\n')
+    assert load_config(str(file)).cluster is None
+    monkeypatch.delenv("ARENA_CLUSTER")
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", "http://nope")
+    with pytest.raises(ConfigError, match="got 'http://nope'"):
+        load_config(None, field)
+
+
+def test_the_cluster_flags_one_at_a_time_and_never_with_workers(cli, tmp_path, monkeypatch):
+    from arena.cli.cluster import chosen_cluster
+
+    assert chosen_cluster(None, None, True, None) == "none"
+    assert chosen_cluster(None, "s.json", False, None) == f"scheduler-file:{tmp_path / 's.json'}"
+    assert chosen_cluster("tcp://a:1", None, False, 0) == "tcp://a:1"
+    assert chosen_cluster("none", None, False, 4) == "none"  # --workers 4 here
+    for args, says in (
+        (("--cluster", "local:2", "--workers", "3"),
+         "--workers 3 sets the worker processes of this machine, and --cluster plays on a Dask cluster"),
+        (("--scheduler-file", "s.json", "--workers", "3"), "and --scheduler-file plays on a Dask cluster"),
+        (("--cluster", "tcp://a:1", "--local"), "--cluster and --local each say where the games are played"),
+    ):
+        for command in (("tournament", "run", "--bots", "random,greedy"), ("league", "run", "nowhere")):
+            result = cli(*command, *args)
+            assert result.exit_code == 2 and result.output.count("\n") == 1, result.output
+            assert says in result.output, result.output
+
+
+def test_local_plays_here_whatever_cluster_is_configured(cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("ARENA_CLUSTER", "tcp://127.0.0.1:9")  # no scheduler: the run would fail there
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", "tcp://127.0.0.1:9")
+    (tmp_path / "t.toml").write_text('bots = ["random", "greedy"]\ngames = 2\ncluster = "tcp://127.0.0.1:9"\n')
+    for name, flag in (("a", ("--local",)), ("b", ("--cluster", "none"))):
+        result = cli("tournament", "run", "t.toml", "--workers", "1", "--name", name, *flag)
+        assert result.exit_code == 0 and "2 games played" in result.output, result.output
+
+
+def test_a_scheduler_file_names_the_cluster_and_the_line_says_which_cluster_plays(tmp_path, monkeypatch):
+    scheduler, address = _scheduler(tmp_path)
+    worker = _worker(address, "w", tmp_path)
+    try:
+        notes: list[str] = []
+        monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", f"scheduler-file:{tmp_path / 'scheduler.json'}")
+        monkeypatch.delenv("ARENA_CLUSTER", raising=False)
+        chosen = load_config(None, {"bots": ["random", "greedy"]}).cluster
+        assert chosen == f"scheduler-file:{tmp_path / 'scheduler.json'}"
+        executor = ClusterExecutor(chosen, worker_needs(["random"]), notes.append)
+        executor.close()
+        assert executor.address == address
+        assert notes == [f"playing on the Dask cluster at {address} (from DASK_SCHEDULER_ADDRESS): 1 worker checked"]
+    finally:
+        for process in (worker, scheduler):
+            process.kill()
+            process.wait()
+    monkeypatch.setattr(cluster, "CONNECT_SECONDS", 0.5)
+    with pytest.raises(ClusterError, match=r"cannot read the Dask scheduler file .*missing.json: it does not exist"):
+        ClusterExecutor(f"scheduler-file:{tmp_path / 'missing.json'}", worker_needs(["random"]))
+
+
+def test_the_dashboard_link_is_given_only_where_the_scheduler_can_serve_it():
+    class Client:
+        dashboard_link = "http://10.0.0.1:8787/status"
+
+        def __init__(self, bokeh: bool) -> None:
+            self.bokeh = bokeh
+
+        def scheduler_info(self) -> dict:
+            return {"services": {"dashboard": 8787}}  # distributed lists it with or without bokeh
+
+        def run_on_scheduler(self, fn, name):
+            assert name == "bokeh"
+            return object() if self.bokeh else None
+
+    executor = ClusterExecutor.__new__(ClusterExecutor)
+    executor.cluster = executor.address = "tcp://10.0.0.1:8786"
+    executor._local, executor._good, executor.refused = None, {"w"}, {}
+    executor._client = Client(bokeh=True)
+    assert executor._describe() == ("playing on the Dask cluster at tcp://10.0.0.1:8786: 1 worker checked; "
+                                    "dashboard http://10.0.0.1:8787/status")
+    executor._client = Client(bokeh=False)
+    assert executor._describe() == "playing on the Dask cluster at tcp://10.0.0.1:8786: 1 worker checked"
+
+
+# --- workers without the arena, refused at once, checked again ------------------------------------------------
+
+
+HIDE_ARENA = '''
+import os, sys
+
+
+class HideArena:
+    """The arena is not importable while the file HIDE_ARENA names exists."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("arena", "bots") and os.path.exists(os.environ["HIDE_ARENA"]):
+            raise ModuleNotFoundError(f"No module named {name!r}")
+        return None
+
+
+sys.meta_path.insert(0, HideArena())
+'''
+
+
+def test_a_worker_without_the_arena_is_named_at_once_stays_up_and_plays_once_it_has_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(cluster, "WORKER_WAIT_SECONDS", 3600.0)  # a refusal must not wait for this
+    monkeypatch.setattr(cluster, "RECHECK_SECONDS", 0.5)
+    hider = tmp_path / "hider"
+    hider.mkdir()
+    (hider / "sitecustomize.py").write_text(HIDE_ARENA)
+    flag = tmp_path / "hidden"
+    flag.touch()
+    scheduler, address = _scheduler(tmp_path)
+    bare = _worker(address, "bare", tmp_path, hider, env={"HIDE_ARENA": str(flag)})
+    try:
+        from distributed import Client
+
+        with Client(address, timeout=30) as client:
+            client.wait_for_workers(1, timeout=120)
+            (worker,) = client.scheduler_info()["workers"]
+            with pytest.raises(ClusterError) as refused:
+                ClusterExecutor(address, worker_needs(["greedy"]))
+            assert str(refused.value) == (
+                f"no worker of the cluster at {address} can play these games: worker {worker} (bare) has no arena "
+                f"installed: {cluster._install_arena(arena_version())} there")
+            assert list(client.scheduler_info()["workers"]) == [worker]  # not shut down by a task it cannot read
+            good = _worker(address, "good", tmp_path)
+            try:
+                client.wait_for_workers(2, timeout=120)
+                notes: list[str] = []
+                executor = ClusterExecutor(address, worker_needs(["greedy"]), notes.append)
+                try:
+                    assert executor.admitted == set(client.scheduler_info()["workers"]) - {worker}
+                    assert notes[0].startswith(f"worker {worker} (bare) has no arena installed")
+                    flag.unlink()  # its owner installs the arena: checked again, it joins
+                    deadline = time.monotonic() + 120
+                    while executor.workers < 2 and time.monotonic() < deadline:
+                        time.sleep(0.1)
+                    assert worker in executor.admitted
+                    assert notes[-1] == f"worker {worker} (bare) passes its check now and gets games"
+                finally:
+                    executor.close()
+            finally:
+                good.kill()
+                good.wait()
+    finally:
+        for process in (bare, scheduler):
+            process.kill()
+            process.wait()
+
+
+# --- TLS ------------------------------------------------------------------------------------------------------
+
+
+def test_a_tls_cluster_without_dask_tls_settings_is_one_line(cli, monkeypatch):
+    import dask
+
+    with dask.config.set({"distributed.comm.tls.ca-file": None, "distributed.comm.tls.client.cert": None}):
+        with pytest.raises(ClusterError) as raised:
+            ClusterExecutor("tls://127.0.0.1:9", worker_needs(["greedy"]))
+        assert str(raised.value).startswith("the cluster at tls://127.0.0.1:9 speaks TLS, and Dask has no TLS "
+                                            "settings here: set DASK_DISTRIBUTED__COMM__TLS__CA_FILE")
+        result = cli("tournament", "run", "--bots", "random,greedy", "--cluster", "tls://127.0.0.1:9")
+    assert result.exit_code == 2 and result.output.count("\n") == 1 and "docs/cluster.md" in result.output
+
+
+def _certificate(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key (openssl), or skip."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    made = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+                           "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert],
+                          capture_output=True)
+    if made.returncode:
+        pytest.skip(f"openssl cannot make a certificate here: {made.stderr.decode()[:200]}")
+    return cert, key
+
+
+def test_a_tls_cluster_plays_with_dasks_own_tls_settings(tmp_path, monkeypatch):
+    import dask
+
+    if not shutil.which("openssl"):
+        pytest.skip("no openssl to make a certificate")
+    cert, key = _certificate(tmp_path)
+    tls = ("--tls-ca-file", str(cert), "--tls-cert", str(cert), "--tls-key", str(key))
+    scheduler, address = _scheduler(tmp_path, options=("--protocol", "tls", *tls))
+    worker = _worker(address, "w", tmp_path, options=tls)
+    try:
+        assert address.startswith("tls://")
+        settings = {"distributed.comm.tls.ca-file": str(cert), "distributed.comm.tls.client.cert": str(cert),
+                    "distributed.comm.tls.client.key": str(key)}
+        with dask.config.set(settings):
+            db = str(tmp_path / "tls.db")
+            outcome = run_tournament(config(db, bots=["random", "greedy"], games=2, cluster=address), Store(db))
+    finally:
+        for process in (worker, scheduler):
+            process.kill()
+            process.wait()
+    assert outcome.played == 2 and not outcome.interrupted
+
+
+# --- the scheduler lost, and back ---------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_a_lost_scheduler_is_cluster_lost_closing_is_quick_and_a_new_executor_plays_on_its_successor(tmp_path):
+    from arena.tournament.execution import WorkerLost
+    from arena.tournament.executors import make_executor
+
+    port = _free_port()
+    scheduler, address = _scheduler(tmp_path, port)
+    worker = _worker(address, "w", tmp_path)
+    games = schedule(config(":memory:", bots=["random:stream=1", "random:stream=2"], games=2))
+    try:
+        executor = make_executor(0, None, address, worker_needs(["random"]))
+        assert sum(len(r) for r in executor.map_unordered(play_games, [games[:1]])) == 1
+        scheduler.kill()  # the league waits for entrants meanwhile
+        scheduler.wait()
+        with pytest.raises(cluster.ClusterLost) as lost:
+            for _ in executor.map_unordered(play_games, [games[1:]]):
+                pass
+        assert isinstance(lost.value, WorkerLost) and "\n" not in str(lost.value)
+        assert str(lost.value).startswith(f"lost the connection to the cluster's scheduler at {address}")
+        executor.close(cancel=True)  # quiet, and bounded by CLOSE_SECONDS
+        scheduler, _ = _scheduler(tmp_path, port)  # restarted on the same port, with a worker (Dask's workers
+        worker.kill()  # leave with their scheduler; 'dask worker' under a supervisor, or a nanny, starts them again)
+        worker.wait()
+        worker = _worker(address, "w2", tmp_path)
+        again = make_executor(0, None, address, worker_needs(["random"]))
+        try:
+            assert sum(len(r) for r in again.map_unordered(play_games, [games[1:]])) == 1
+        finally:
+            again.close()
+    finally:
+        for process in (worker, scheduler):
+            process.kill()
+            process.wait()
+
+
+# --- a league's rounds grow with the workers ------------------------------------------------------------
+
+
+def test_a_leagues_rounds_grow_with_the_workers_that_join(tmp_path):
+    from arena.league.scheduler import ROUND_GAMES_PER_WORKER, create_league, run_league
+
+    class Growing(SerialExecutor):
+        """A cluster that gains a worker after each round."""
+
+        def __init__(self) -> None:
+            self.workers_now, self.rounds = 1, []
+
+        @property
+        def workers(self) -> int:
+            return self.workers_now
+
+        def map_unordered(self, fn, chunks):
+            chunks = list(chunks)
+            self.rounds.append(sum(len(chunk) for chunk in chunks))
+            self.workers_now += 1
+            return super().map_unordered(fn, chunks)
+
+    file = tmp_path / "league.toml"
+    file.write_text('bots = ["random:stream=1", "random:stream=2", "random:stream=3", "greedy"]\ngames = 6\n')
+    with Store(tmp_path / "l.db") as store:
+        create_league(store, "l", str(file))
+        executor = Growing()
+        outcome = run_league(store, store.leagues.check("l"), executor=executor, until_complete=True)
+    assert outcome.played == 36
+    assert executor.rounds[:2] == [ROUND_GAMES_PER_WORKER, 2 * ROUND_GAMES_PER_WORKER]

@@ -36,6 +36,7 @@ NOT_USER_MISTAKES = {
     "arena.bot.BotFailure": "a bot misbehaved in a game: a forfeit, not an input mistake",
     "arena.sandbox.proxy.BotTimeout": "a bot ran out of time: a forfeit, not an input mistake",
     "arena.tournament.execution.WorkerLost": "a worker process died",
+    "arena.tournament.cluster.ClusterLost": "the cluster's scheduler went away: the run stops, a league reconnects",
     "arena.sandbox.namespaces.NamespaceError": "the kernel refused a namespace: the spawner reports it, never raised",
     "arena.sandbox.proxy.SandboxUnavailable": "the machine cannot isolate bots: checks turn it into one line",
     "bots.search_shared.SearchAborted": "the solver's internal time-out signal",

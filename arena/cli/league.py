@@ -7,6 +7,7 @@ import time
 
 import click
 
+from arena.cli.cluster import cluster_options
 from arena.cli.main import db_option, main, open_store
 from arena.text import plural, printable
 
@@ -68,7 +69,7 @@ def add_member_command(name: str, user: str, db: str) -> None:
 @click.argument("name")
 @click.option("--workers", type=click.IntRange(min=0), default=0, help="Worker processes (default: one per core).")
 @click.option("--until-complete", is_flag=True, help="Stop once every pairing is played, instead of waiting.")
-@click.option("--cluster", help="Play on a Dask cluster: a scheduler's address, or local:N (default: ARENA_CLUSTER).")
+@cluster_options
 @click.option("--stop-on-failure", is_flag=True,
               help="Stop when workers, the cluster, the arena or the disk fail, instead of waiting and playing on.")
 @db_option
@@ -96,10 +97,6 @@ def run_command(name: str, workers: int, until_complete: bool, cluster: str | No
         except OSError:
             pass
 
-    if cluster is not None:
-        from arena.tournament.config import ConfigError, check_cluster
-
-        check_cluster(cluster, lambda message: ConfigError(f"--cluster: {message}"))
     outcome = run_league(store, league, workers=workers, report=report, until_complete=until_complete,
                          cluster=cluster, heal=not stop_on_failure)
     if tty:

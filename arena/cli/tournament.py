@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from arena.cli.cluster import cluster_options
 from arena.cli.main import db_option, main, open_store, rules_options
 from arena.ratings.selection import SelectionError, select
 from arena.ratings.standings import Standings, league_standings, render_standings
@@ -33,8 +34,7 @@ def tournament_group() -> None:
 @click.option("--move-seconds", type=float, help="Time limit per move.")
 @click.option("--bank-seconds", type=float, help="Extra time a bot may draw on over the game.")
 @click.option("--workers", type=int, help="Worker processes (default: one per core).")
-@click.option("--cluster", help="Play the games on a Dask cluster: its scheduler's address (tcp://host:8786), or "
-              "local:N for N worker processes here (default: the file's cluster, else ARENA_CLUSTER).")
+@cluster_options
 @click.option("--isolate", is_flag=True, default=None, help="Run installed bots sandboxed too (bot files always are).")
 @click.option("--memory-mb", type=int, help="Memory limit of a sandboxed bot, MB (default 1024).")
 @click.option("--output-kb", type=int, help="Output limit of a sandboxed bot, KB (default 1024).")

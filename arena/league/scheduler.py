@@ -31,7 +31,7 @@ from arena.players.plugins import BotSpecError, installed_bots, load_entry, pars
 from arena.records import BotCode, GameRecord, GameSpec
 from arena.store import Entry, FinishedGame, League, Store, StoreWriteFailed
 from arena.tournament.cluster import ClusterError, worker_needs
-from arena.tournament.config import ConfigError, TournamentConfig, config_from_table
+from arena.tournament.config import NO_CLUSTER, ConfigError, TournamentConfig, config_from_table
 from arena.tournament.execution import Executor, WorkerLost
 from arena.tournament.executors import make_executor
 from arena.tournament.faults import ArenaFailing, Faults
@@ -263,7 +263,8 @@ def run_league(
     # bots, and with a public seed a bot could work out its opponent's seed from its own.
     config = dataclasses.replace(config_of(league.config, league.name), private_seeds=True,
                                  seed_secret=league_seed_secret(store, league))
-    cluster = cluster or config.cluster  # --cluster, else the league file's, else ARENA_CLUSTER
+    # --cluster (none: here), else the league file's, else ARENA_CLUSTER, else DASK_SCHEDULER_ADDRESS
+    cluster = None if cluster == NO_CLUSTER else cluster or config.cluster
     stored = store.games.keys(league.tournament_id)
     schedule = LeagueSchedule(config, stored)
     outcome = LeagueOutcome()
@@ -310,7 +311,7 @@ def run_league(
         while True:
             store_pending()  # what a failed write left, before anything new is played
             entries, code = active_field(store, league, known_code)
-            width = getattr(executor, "workers", 1)
+            width = getattr(executor, "workers", 1)  # a cluster's workers come and go
             batch = schedule.next_games(entries, code, width * ROUND_GAMES_PER_WORKER,
                                         in_flight={record.spec.key for record in pending})
             if not batch:

@@ -62,7 +62,7 @@ class TournamentConfig:
     isolate: bool = False  # installed bots too run sandboxed (bot files always are)
     limits: Limits = Limits()
     db: str = DEFAULT_DB
-    cluster: str | None = None  # where the games are played: local:N or a Dask scheduler's address; None: here
+    cluster: str | None = None  # where the games are played: local:N, a scheduler's address or file; None: here
     origin: str = "<command line>"  # the file the definition came from (or none), for messages
     opening_lines: tuple[tuple[int, ...], ...] = field(default=(), compare=False)
     submitted: tuple[tuple[str, BotCode], ...] = field(default=(), compare=False)  # submitted bots' code, by name
@@ -235,9 +235,7 @@ def _build(raw: dict[str, Any], source: str, base: Path, check_field: bool = Tru
         raise fail(f"openings.plies must be between 0 and {rules.cells // 2}, got {openings.plies}")
     lines = _opening_lines(openings.file, rules, base, fail) if openings.file else ()
     name = raw.get("name") or (Path(source).stem if source != "<command line>" else "")
-    cluster = raw.get("cluster") or os.environ.get(CLUSTER_VARIABLE) or None
-    if cluster is not None:
-        check_cluster(cluster, fail)
+    cluster = configured_cluster(raw.get("cluster"), fail)
     return TournamentConfig(
         name=name,
         bots=bots,
@@ -262,6 +260,14 @@ def _build(raw: dict[str, Any], source: str, base: Path, check_field: bool = Tru
 #: Where the games are played when neither a file nor --cluster says: a scheduler's
 #: address, or local:N (see :func:`check_cluster`).
 CLUSTER_VARIABLE = "ARENA_CLUSTER"
+#: Dask's own setting of a scheduler's address (its ``scheduler-address`` config):
+#: the last place a cluster is looked for.
+DASK_ADDRESS_VARIABLE = "DASK_SCHEDULER_ADDRESS"
+#: A cluster given by the file a Dask scheduler writes its address to (``dask
+#: scheduler --scheduler-file PATH``, dask-jobqueue, dask-mpi): ``scheduler-file:PATH``.
+SCHEDULER_FILE = "scheduler-file:"
+#: The cluster setting that plays here, whatever cluster is configured elsewhere.
+NO_CLUSTER = "none"
 _LOCAL_CLUSTER = re.compile(r"local:(\d+)")
 # A Dask scheduler's address: an optional protocol, a host name or IP (IPv6 in
 # brackets), an optional port. Only its form is checked here: whether a scheduler
@@ -276,16 +282,45 @@ def local_cluster_workers(cluster: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def configured_cluster(setting: str | None, fail: Callable[[str], ConfigError]) -> str | None:
+    """Where the games are played: ``setting`` (--cluster, else the file's cluster),
+    else ARENA_CLUSTER, else DASK_SCHEDULER_ADDRESS; None (here) when none is set or
+    the first one set is ``none``."""
+    for value in (setting, os.environ.get(CLUSTER_VARIABLE), os.environ.get(DASK_ADDRESS_VARIABLE)):
+        if value:
+            if value == NO_CLUSTER:
+                return None
+            check_cluster(value, fail)
+            return value
+    return None
+
+
+def cluster_origin(cluster: str) -> str:
+    """Which setting of the environment gave ``cluster``, for the line that says
+    where the games are played ("" when neither variable holds it)."""
+    for variable in (CLUSTER_VARIABLE, DASK_ADDRESS_VARIABLE):
+        if os.environ.get(variable) == cluster:
+            return variable
+    return ""
+
+
 def check_cluster(cluster: str, fail: Callable[[str], ConfigError]) -> None:
-    """``cluster`` is ``local:N`` with N at least 1, or has the form of a scheduler's address."""
+    """``cluster`` is ``local:N`` with N at least 1, ``scheduler-file:PATH``, ``none``,
+    or has the form of a scheduler's address."""
+    if cluster == NO_CLUSTER:
+        return
+    if cluster.startswith(SCHEDULER_FILE):
+        if not cluster[len(SCHEDULER_FILE):].strip():
+            raise fail(f"cluster scheduler-file:PATH needs the path of a Dask scheduler file, got {cluster!r}")
+        return
     workers = local_cluster_workers(cluster)
     if workers is not None:
         if workers < 1:
             raise fail(f"cluster local:N needs at least one worker process, got {cluster!r}")
         return
     if cluster == "local" or cluster.startswith("local:") or not _SCHEDULER_ADDRESS.fullmatch(cluster):
-        raise fail(f"cluster must be local:N (N worker processes on this machine) or a Dask scheduler's address "
-                   f"such as tcp://scheduler.lan:8786, got {cluster!r}")
+        raise fail(f"cluster must be local:N (N worker processes on this machine), a Dask scheduler's address "
+                   f"such as tcp://scheduler.lan:8786, scheduler-file:PATH or none, got {cluster!r}")
 
 
 def _bot_specs(items: list[Any], key: str, fail: Callable[[str], ConfigError]) -> tuple[str, ...]:

@@ -139,7 +139,8 @@ def _run(
     with stop_signals(outcome) as hold:
         try:
             if todo_count and executor is None:
-                needs = worker_needs(config.entrants, config.submitted, config.isolate) if config.cluster else None
+                needs = (worker_needs(config.entrants, config.submitted, config.isolate, config.rules)
+                         if config.cluster else None)
                 executor = make_executor(config.workers, todo_count, config.cluster, needs, notify)
             todo: Iterable[GameSpec] = (spec for spec in iter_schedule(config) if spec.key not in stored)
             rounds = 0
