@@ -24,11 +24,11 @@ from itsdangerous import TimestampSigner
 
 from arena.cli.main import main
 from arena.league import accounts
-from arena.league.accounts import add_user, disable_user, renew_token
+from arena.league.accounts import add_user, disable_user, renew_token, set_password
 from arena.league.policy import submit_to_league
 from arena.league.scheduler import create_league
 from arena.store import Store
-from arena.web.accounts import SESSION_SECONDS, SIGN_IN_FAILURES
+from arena.web.accounts import SESSION_SECONDS
 from arena.web.app import create_app
 from tests.site_process import ARENA, free_port, serving
 from tests.test_cli import dump
@@ -72,8 +72,9 @@ class Secrets:
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory) -> tuple[Path, Secrets]:
-    """A league with its installed bots, four accounts (an admin among them) and alice's
-    bot lefty@v1: copied for each test that changes it."""
+    """A league with its installed bots, four accounts (an admin among them, each with a
+    password of its own in place of the one issued) and alice's bot lefty@v1: copied
+    for each test that changes it."""
     folder = tmp_path_factory.mktemp("open-league")
     (folder / "league.toml").write_text(LEAGUE)
     path = folder / "league.db"
@@ -81,7 +82,9 @@ def template(tmp_path_factory) -> tuple[Path, Secrets]:
     with Store(path) as store:
         league = create_league(store, "class", str(folder / "league.toml"))
         for name in ("alice", "bob", "admin", "carol"):
-            _, passwords[name], tokens[name] = add_user(store, name, admin=name == "admin")
+            user, _, tokens[name] = add_user(store, name, admin=name == "admin")
+            passwords[name] = f"{name}'s own password"
+            set_password(store, user, passwords[name])
         revoked, tokens["alice"] = tokens["alice"], renew_token(store, "alice")
         entered = submit_to_league(store, league, store.accounts.user("alice"), "lefty", bot())
     return path, Secrets(passwords, tokens, revoked, entered.entry.id, entered.submission.id)
