@@ -338,6 +338,7 @@ def test_submissions_per_hour_are_limited_and_the_limit_is_429(site):
     response = client.post("/api/bots", headers=token, data={"name": "counter"},
                            files={"file": ("c.py", bot("Counter", suffix=" #6"))})
     assert response.status_code == 429 and "at most 5 per author per hour" in response.json()["error"]
+    assert int(response.headers["retry-after"]) > 0
     assert dump(site.db) == before
 
 
@@ -677,7 +678,7 @@ def test_head_is_refused_where_get_is_and_errors_of_every_kind_say_nosniff(site)
     assert crash.status_code == 500 and crash.headers["x-content-type-options"] == "nosniff"
 
 
-def test_every_429_and_503_says_when_to_come_back(site):
+def test_every_429_and_503_says_when_to_come_back():
     from starlette.applications import Starlette
     from starlette.responses import PlainTextResponse
     from starlette.routing import Route
@@ -694,14 +695,6 @@ def test_every_429_and_503_says_when_to_come_back(site):
     assert client.get("/many").headers["retry-after"] == str(RETRY_SECONDS)
     assert client.get("/own").headers["retry-after"] == "7"
     assert "retry-after" not in client.get("/fine").headers
-    # The site's own: too many uploads in the hour.
-    for i in range(5):
-        assert site.client().post("/api/bots", headers={"Authorization": f"Bearer {site.secrets.tokens['bob']}"},
-                                  data={"name": f"many{i}"},
-                                  files={"file": ("m.py", bot(f"Many{i}"))}).status_code == 201
-    many = site.client().post("/api/bots", headers={"Authorization": f"Bearer {site.secrets.tokens['bob']}"},
-                              data={"name": "many9"}, files={"file": ("m.py", bot("Many9"))})
-    assert many.status_code == 429 and int(many.headers["retry-after"]) > 0
 
 
 @pytest.mark.parametrize("path", ["/games/99999", "/api/games/99999", "/leagues/nope", "/api/leagues/nope",
