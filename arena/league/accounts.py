@@ -174,9 +174,11 @@ def attempt_sign_in(store: Store, name: str, password: str, address: str, now: f
         return SignInAttempt(None, max(1, math.ceil(until - now)))
     found = sign_in(store, name, password)
     if found is None:
-        failures += 1
-        store.accounts.record_sign_in_failure(name, failures, max(until, now + delay_after(failures)), now,
-                                              now - FORGET_FAILURES)
+        with store.writing():  # read again under the write lock: tries in parallel (several servers) all count
+            failures, until = store.accounts.sign_in_failures(name)
+            failures += 1
+            store.accounts.record_sign_in_failure(name, failures, max(until, now + delay_after(failures)), now,
+                                                  now - FORGET_FAILURES)
         return SignInAttempt(None)
     if failures:
         store.accounts.clear_sign_in_failures(name)
