@@ -18,7 +18,18 @@ class ArenaError(ValueError):
     The message is one line that names the offending value and says what to do
     instead. It stays a ``ValueError`` so code that caught the library's errors
     as ``ValueError`` keeps working.
+
+    Where the message's advice is a command to type (``list them with 'arena
+    games'``), ``site`` says the same for a visitor of the league site, who types no
+    commands; the site shows it in place of the message.
     """
+
+    site: str | None = None
+
+    def __init__(self, *args: object, site: str | None = None) -> None:
+        super().__init__(*args)
+        if site is not None:
+            self.site = site
 
 
 class ArenaFault(Exception):

@@ -26,6 +26,13 @@ def content_hash(content: str | bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def source_text(data: bytes) -> str:
+    """A bot's source file as text: UTF-8, without the byte-order mark some editors
+    write first (Python skips it in a file it reads, but not in a string it compiles).
+    UnicodeDecodeError if the file is not UTF-8."""
+    return data.decode("utf-8").removeprefix("\ufeff")
+
+
 def plural(count: int, noun: str, nouns: str | None = None) -> str:
     """``count`` and the noun it counts, singular for one: "1 game", "2 games",
     "1 ply", "3 plies" (``nouns`` for a plural that is not ``noun`` + "s")."""

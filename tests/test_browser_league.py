@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from arena.league.accounts import add_user
+from arena.league.accounts import add_user, set_password
 from arena.league.scheduler import create_league
 from arena.store import Store
 from tests.site_process import ARENA, chromium, require_browser, serving, wait_for
@@ -53,7 +53,9 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Path]:
     db = folder / "league.db"
     with Store(db) as store:
         create_league(store, "class", str(folder / "league.toml"))
-        password = add_user(store, "alice")[1]
+        user = add_user(store, "alice")[0]
+        password = "alice's own password"  # in place of the issued one, which would ask for a new one first
+        set_password(store, user, password)
     (folder / "lefty.py").write_text(BOT)
     (folder / "broken.py").write_text("this is not python(\n")
     return db, password, folder

@@ -29,7 +29,8 @@ READING = [("bots",), ("games",), ("show",), ("replay",), ("export",), ("standin
 WRITING = [("submit",), ("analyse",), ("import",), ("tournament", "run"), ("play",),
            # the site stores accounts and uploads, and upgrades an older database once at start
            ("serve",), ("users", "add"), ("users", "disable"), ("users", "enable"), ("users", "token"),
-           ("users", "password"), ("league", "create"), ("league", "add-member"), ("league", "run")]
+           ("users", "password"), ("users", "unlock"), ("league", "create"), ("league", "add-member"),
+           ("league", "run")]
 
 
 def test_the_cases_cover_every_command_with_db() -> None:

@@ -127,6 +127,7 @@ ARGUMENTS: dict[tuple[str, ...], list[str]] = {
     ("users", "enable"): ["ann"],
     ("users", "token"): ["ann"],
     ("users", "password"): ["ann"],
+    ("users", "unlock"): ["ann"],
     ("league", "create"): ["cup"],
     ("league", "list"): [],
     ("league", "add-member"): ["cup", "ann"],

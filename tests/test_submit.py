@@ -173,3 +173,28 @@ def test_the_checks_refuse_a_bot_that_does_not_answer_in_time(write_bot):
     report = check_code(BotCode(label="sleepy.py", text=source), seconds=0.5)
     assert not report.passed and "answers on the empty board" in report.first_failure()
     assert "time" in report.first_failure()
+
+
+def test_a_bot_file_with_a_byte_order_mark_is_submitted_and_played(cli, tmp_path):
+    """Editors on Windows write UTF-8 with a byte-order mark first: the arena reads it as
+    Python does, and the mark is no part of the code (nor of its hash)."""
+    from arena.players.plugins import file_code, file_identity, parse_spec
+    from arena.text import content_hash
+
+    source = FIRST.format(index=0)
+    path = tmp_path / "marked.py"
+    path.write_bytes(b"\xef\xbb\xbf" + source.encode())
+    assert cli("check", str(path)).exit_code == 0
+    result = cli("submit", str(path), "--db", "league.db")
+    assert result.exit_code == 0, result.output
+    with Store(tmp_path / "league.db", read_only=True) as store:
+        stored = store.submissions.get("marked")
+    assert stored.source == source and stored.content_hash == content_hash(source)
+    assert file_code(parse_spec(str(path))).text == source
+    assert file_identity(str(path))[1] == content_hash(source)
+    played = cli("tournament", "run", "--bots", f"{path},random", "--games", "2", "--name", "file",
+                 "--db", "league.db", "--workers", "1")
+    assert played.exit_code == 0, played.output
+    with Store(tmp_path / "league.db", read_only=True) as store:
+        games = store.games.all(tournament="file")
+    assert len(games) == 2 and all(g.termination in ("win", "draw") for g in games)

@@ -24,11 +24,11 @@ from itsdangerous import TimestampSigner
 
 from arena.cli.main import main
 from arena.league import accounts
-from arena.league.accounts import add_user, disable_user, renew_token
+from arena.league.accounts import add_user, disable_user, renew_token, set_password
 from arena.league.policy import submit_to_league
 from arena.league.scheduler import create_league
 from arena.store import Store
-from arena.web.accounts import SESSION_SECONDS, SIGN_IN_FAILURES
+from arena.web.accounts import SESSION_SECONDS
 from arena.web.app import create_app
 from tests.site_process import ARENA, free_port, serving
 from tests.test_cli import dump
@@ -72,8 +72,9 @@ class Secrets:
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory) -> tuple[Path, Secrets]:
-    """A league with its installed bots, four accounts (an admin among them) and alice's
-    bot lefty@v1: copied for each test that changes it."""
+    """A league with its installed bots, four accounts (an admin among them, each with a
+    password of its own in place of the one issued) and alice's bot lefty@v1: copied
+    for each test that changes it."""
     folder = tmp_path_factory.mktemp("open-league")
     (folder / "league.toml").write_text(LEAGUE)
     path = folder / "league.db"
@@ -81,7 +82,9 @@ def template(tmp_path_factory) -> tuple[Path, Secrets]:
     with Store(path) as store:
         league = create_league(store, "class", str(folder / "league.toml"))
         for name in ("alice", "bob", "admin", "carol"):
-            _, passwords[name], tokens[name] = add_user(store, name, admin=name == "admin")
+            user, _, tokens[name] = add_user(store, name, admin=name == "admin")
+            passwords[name] = f"{name}'s own password"
+            set_password(store, user, passwords[name])
         revoked, tokens["alice"] = tokens["alice"], renew_token(store, "alice")
         entered = submit_to_league(store, league, store.accounts.user("alice"), "lefty", bot())
     return path, Secrets(passwords, tokens, revoked, entered.entry.id, entered.submission.id)
@@ -335,6 +338,7 @@ def test_submissions_per_hour_are_limited_and_the_limit_is_429(site):
     response = client.post("/api/bots", headers=token, data={"name": "counter"},
                            files={"file": ("c.py", bot("Counter", suffix=" #6"))})
     assert response.status_code == 429 and "at most 5 per author per hour" in response.json()["error"]
+    assert int(response.headers["retry-after"]) > 0
     assert dump(site.db) == before
 
 
@@ -477,25 +481,283 @@ def test_a_disabled_account_cannot_sign_in_and_an_admin_cannot_disable_themselve
     assert admin.post("/users/nobody/disable", data={"csrf": form_token(admin)}).status_code == 404
 
 
-def test_sign_in_is_throttled_per_account_and_per_address(site, monkeypatch):
-    clock = [1000.0]
-    monkeypatch.setattr(accounts.time, "monotonic", lambda: clock[0])
+def attempt(site: Site, name: str, password: str, address: str):
+    client = site.client(address)
+    return client.post("/signin", data={"name": name, "password": password, "csrf": form_token(client)})
 
-    def attempt(name: str, password: str, address: str) -> int:
-        client = site.client(address)
-        return client.post("/signin", data={"name": name, "password": password,
-                                            "csrf": form_token(client)}).status_code
 
-    for i in range(SIGN_IN_FAILURES):
-        assert attempt("alice", f"guess {i}", f"10.0.0.{i}") == 401  # five addresses, one account
+def test_wrong_passwords_delay_only_their_own_account_and_only_from_new_addresses(site):
+    clock = [1_000_000.0]
+    site.app.state.clock = lambda: clock[0]
     right = site.secrets.passwords["alice"]
-    assert attempt("alice", right, "10.0.1.1") == 429  # the account waits, even with its password
-    for i in range(SIGN_IN_FAILURES):
-        assert attempt(f"nobody{i}", "guess", "10.9.9.9") == 401  # one address, five names
-    assert attempt("bob", site.secrets.passwords["bob"], "10.9.9.9") == 429  # that address waits
-    assert attempt("bob", site.secrets.passwords["bob"], "10.0.1.2") == 303  # bob elsewhere does not
-    clock[0] += 15 * 60 + 1
-    assert attempt("alice", right, "10.0.1.1") == 303  # the window has passed
+    assert attempt(site, "alice", right, "10.0.0.1").status_code == 303  # alice's own address, from now on
+    waits = []
+    for i in range(10):
+        assert attempt(site, "alice", f"guess {i}", "10.6.6.6").status_code == 401
+        delayed = attempt(site, "alice", f"guess {i}", "10.6.6.6")
+        assert delayed.status_code == 429 and "try again in" in delayed.text
+        waits.append(int(delayed.headers["retry-after"]))
+        clock[0] += waits[-1]
+    assert waits == [1, 2, 4, 8, 16, 32, 64, 128, 256, 300]  # doubling, up to five minutes
+    attempt(site, "alice", "one more", "10.6.6.6")
+    # The right password from an address alice never signed in from waits too, unchecked.
+    refused = attempt(site, "alice", right, "10.7.7.7")
+    assert refused.status_code == 429 and refused.headers["retry-after"] == "300"
+    assert "5 minutes" in refused.text
+    # Another account is never held up by alice's failures, not even from that address.
+    assert attempt(site, "bob", site.secrets.passwords["bob"], "10.6.6.6").status_code == 303
+    # The state is in the database: a restarted server (another process) agrees.
+    again = create_app(str(site.db))
+    again.state.clock = lambda: clock[0]
+    assert attempt(Site(site.db, again, site.secrets), "alice", right, "10.7.7.7").status_code == 429
+    # From where alice signed in before, the right password is never delayed, and ends the delay.
+    assert attempt(site, "alice", right, "10.0.0.1").status_code == 303
+    assert attempt(site, "alice", right, "10.7.7.7").status_code == 303
+    # Addresses are stored only as keyed hashes.
+    stored = str(dump(site.db))
+    assert "10.0.0.1" not in stored and "10.6.6.6" not in stored and "10.7.7.7" not in stored
+
+
+def test_a_delay_ends_in_its_time_or_when_the_organiser_unlocks_the_account(site):
+    clock = [1_000_000.0]
+    site.app.state.clock = lambda: clock[0]
+    right = site.secrets.passwords["bob"]
+    for i in range(4):
+        clock[0] += 2 ** i  # the wait after the wrong password before
+        assert attempt(site, "bob", f"guess {i}", "10.6.6.6").status_code == 401
+    assert attempt(site, "bob", right, "10.7.7.7").status_code == 429
+    clock[0] += 8
+    assert attempt(site, "bob", right, "10.7.7.7").status_code == 303  # waited long enough
+    for i in range(4):
+        clock[0] += 2 ** i  # the wait after the wrong password before
+        assert attempt(site, "bob", f"guess {i}", "10.6.6.6").status_code == 401
+    assert attempt(site, "bob", right, "10.8.8.8").status_code == 429
+    result = CliRunner().invoke(main, ["users", "unlock", "bob", "--db", str(site.db)])
+    assert result.exit_code == 0 and "user bob unlocked" in result.output
+    assert attempt(site, "bob", right, "10.8.8.8").status_code == 303
+    with Store(site.db, read_only=True) as store:
+        assert ("unlock user", "bob") in [(row["action"], row["subject"]) for row in store.accounts.audit_log()]
+    nobody = CliRunner().invoke(main, ["users", "unlock", "nobody", "--db", str(site.db)])
+    assert nobody.exit_code == 2 and "no user named 'nobody'" in nobody.output
+
+
+def test_names_that_do_not_exist_are_delayed_alike(site):
+    """Whether a name is delayed tells no one whether an account of that name exists."""
+    clock = [1_000_000.0]
+    site.app.state.clock = lambda: clock[0]
+    for name in ("alice", "nosuchname"):
+        assert attempt(site, name, "guess", "10.6.6.6").status_code == 401
+        assert attempt(site, name, "guess", "10.6.6.6").status_code == 429
+
+
+def test_changing_the_password_is_delayed_after_wrong_current_passwords(site):
+    clock = [1_000_000.0]
+    site.app.state.clock = lambda: clock[0]
+    alice = site.signed_in("alice", "10.0.0.1")
+    for i in range(3):
+        attempt(site, "alice", f"guess {i}", "10.6.6.6")
+    mine = alice.post("/account/password", data={"csrf": form_token(alice), "current": site.secrets.passwords["alice"],
+                                                  "new": "brand new pass", "again": "brand new pass"})
+    assert mine.status_code == 200  # from alice's own address
+    thief = TestClient(site.app, follow_redirects=False, client=("10.6.6.6", 50000), cookies=alice.cookies)
+    stolen = thief.post("/account/password", data={"csrf": form_token(thief), "current": "guess",
+                                                   "new": "taken over!", "again": "taken over!"})
+    assert stolen.status_code == 401
+    delayed = thief.post("/account/password", data={"csrf": form_token(thief), "current": "brand new pass",
+                                                    "new": "taken over!", "again": "taken over!"})
+    assert delayed.status_code == 429 and delayed.headers["retry-after"] == "1"
+
+
+def test_an_issued_password_works_once_and_must_be_replaced_before_anything_else(site):
+    with Store(site.db) as store:
+        issued = accounts.reset_password(store, "alice")
+    client = site.client()
+    token = csrf_of(client.get("/signin").text)
+    signed = client.post("/signin", data={"name": "alice", "password": issued, "csrf": token, "next": "/upload"})
+    assert signed.status_code == 303 and signed.headers["location"] == "/account/new-password?next=/upload"
+    for path in ("/my", "/upload", "/account", f"/submissions/{site.secrets.submission}/code"):
+        response = client.get(path)
+        assert response.status_code == 303, path
+        assert response.headers["location"].startswith("/account/new-password"), path
+    before = dump(site.db)
+    for refused in (upload(client, "newbot", bot("Newbot")),
+                    client.post("/account/token", data={"csrf": form_token(client)}),
+                    client.post(f"/entries/{site.secrets.entry}/retire", data={"csrf": form_token(client)})):
+        assert refused.status_code == 403 and "works only once" in refused.text
+    assert dump(site.db) == before
+    assert "/retire" not in client.get("/leagues/class").text  # the league page offers nothing to do
+    page = client.get("/account/new-password")
+    assert page.status_code == 200 and "Choose your password" in page.text
+    form = {"csrf": form_token(client), "next": "/upload"}
+    assert client.post("/account/new-password", data={**form, "new": "mine at last", "again": "other"}
+                       ).status_code == 422
+    same = client.post("/account/new-password", data={**form, "new": issued, "again": issued})
+    assert same.status_code == 422 and "choose another" in same.text
+    done = client.post("/account/new-password", data={**form, "new": "mine at last", "again": "mine at last"})
+    assert done.status_code == 303 and done.headers["location"] == "/upload"
+    assert client.get("/upload").status_code == 200
+    assert client.get("/account/new-password").status_code == 303  # nothing left to choose
+    assert attempt(site, "alice", issued, "testclient").status_code == 401  # the issued password is spent
+    assert attempt(site, "alice", "mine at last", "testclient").status_code == 303
+
+
+def test_an_api_token_works_while_the_issued_password_waits(site):
+    with Store(site.db) as store:
+        accounts.reset_password(store, "alice")
+    retired = site.client().post(f"/api/entries/{site.secrets.entry}/retire",
+                                 headers={"Authorization": f"Bearer {site.secrets.tokens['alice']}"})
+    assert retired.status_code == 200
+
+
+@pytest.mark.parametrize("command", [["users", "add", "dave"], ["users", "password", "alice"]])
+def test_the_organiser_is_told_that_an_issued_password_works_once(site, command):
+    result = CliRunner().invoke(main, [*command, "--db", str(site.db)])
+    assert result.exit_code == 0 and "The password works once" in result.output
+    with Store(site.db, read_only=True) as store:
+        assert store.accounts.user(command[2]).must_change_password
+
+
+def session_cookie(client: TestClient, **headers: str) -> str:
+    """The Set-Cookie of the sign-in page (which starts a session for its form token), in lower case."""
+    response = client.get("/signin", headers=headers)
+    assert response.status_code == 200
+    return response.headers["set-cookie"].lower()
+
+
+def test_the_session_cookie_is_secure_when_asked_or_over_https(site):
+    from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+    assert "secure" not in session_cookie(site.client())  # plain HTTP, as on a laptop
+    over_https = TestClient(site.app, follow_redirects=False, base_url="https://league.example")
+    assert "; secure" in session_cookie(over_https)
+    told = TestClient(create_app(str(site.db), secure_cookies=True), follow_redirects=False)
+    assert "; secure" in session_cookie(told)  # arena serve --secure-cookies
+    # arena serve --behind-proxy: uvicorn trusts the proxy on this machine for the request's scheme, no one else.
+    proxied = ProxyHeadersMiddleware(site.app, trusted_hosts="127.0.0.1")
+    proxy = TestClient(proxied, follow_redirects=False, client=("127.0.0.1", 40000))
+    assert "; secure" in session_cookie(proxy, **{"X-Forwarded-Proto": "https"})
+    assert "secure" not in session_cookie(proxy, **{"X-Forwarded-Proto": "http"})
+    stranger = TestClient(proxied, follow_redirects=False, client=("10.1.1.1", 40000))
+    assert "secure" not in session_cookie(stranger, **{"X-Forwarded-Proto": "https"})
+    # Signed in over HTTPS, the session's cookie stays Secure.
+    token = csrf_of(over_https.get("/signin").text)
+    signed = over_https.post("/signin", data={"name": "alice", "password": site.secrets.passwords["alice"],
+                                              "csrf": token})
+    assert signed.status_code == 303 and "; secure" in signed.headers["set-cookie"].lower()
+    assert "--secure-cookies" in CliRunner().invoke(main, ["serve", "--help"]).output
+
+
+GET_ROUTES = ["/", "/standings?all=true", "/leagues", "/leagues/class", "/api/leagues", "/api/leagues/class",
+              "/signin", "/docs", "/static/site.css", "/api/standings?all=true", "/games", "/api/games",
+              "/my", "/games/99999", "/api/games/99999", "/no/such/page"]
+
+
+@pytest.mark.parametrize("path", GET_ROUTES)
+def test_every_get_route_answers_head_and_every_answer_says_nosniff(site, path):
+    client = site.client()
+    got, head = client.get(path), client.head(path)
+    assert head.status_code == got.status_code != 405, path
+    assert head.content == b""
+    assert head.headers.get("content-type") == got.headers.get("content-type")
+    for response in (got, head):
+        assert response.headers["x-content-type-options"] == "nosniff", path
+
+
+def test_head_is_refused_where_get_is_and_errors_of_every_kind_say_nosniff(site):
+    client = site.client()
+    assert client.head("/signout").status_code == 405  # a form's address only
+    bad = client.post("/api/bots", headers={"Authorization": "Bearer nope"})
+    assert bad.status_code == 401 and bad.headers["x-content-type-options"] == "nosniff"
+    assert client.get("/games?page=x").headers["x-content-type-options"] == "nosniff"  # 422
+
+    def boom() -> None:
+        raise RuntimeError("a bug")
+
+    site.app.add_api_route("/boom", boom)
+    crash = TestClient(site.app, raise_server_exceptions=False).get("/boom")
+    assert crash.status_code == 500 and crash.headers["x-content-type-options"] == "nosniff"
+
+
+def test_every_429_and_503_says_when_to_come_back():
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
+    from arena.web.http import RETRY_SECONDS, HttpRules
+
+    def status(code: int, own: str | None = None):
+        return lambda request: PlainTextResponse("later", code, headers={"Retry-After": own} if own else None)
+
+    app = HttpRules(Starlette(routes=[Route("/busy", status(503)), Route("/many", status(429)),
+                                      Route("/own", status(429, "7")), Route("/fine", status(200))]))
+    client = TestClient(app)
+    assert client.get("/busy").headers["retry-after"] == str(RETRY_SECONDS)
+    assert client.get("/many").headers["retry-after"] == str(RETRY_SECONDS)
+    assert client.get("/own").headers["retry-after"] == "7"
+    assert "retry-after" not in client.get("/fine").headers
+
+
+@pytest.mark.parametrize("path", ["/games/99999", "/api/games/99999", "/leagues/nope", "/api/leagues/nope",
+                                  "/standings?tournament=nope", "/api/standings?tournament=nope"])
+def test_the_sites_errors_name_no_command_nor_the_servers_files(site, path):
+    response = site.client().get(path)
+    assert response.status_code == 404
+    text = response.json()["error"] if path.startswith("/api/") else response.text
+    assert "'arena " not in text and "arena games" not in text and str(site.db) not in text, text
+    assert "no " in text
+
+
+def test_an_empty_site_says_so_in_its_own_words(tmp_path):
+    db = tmp_path / "empty.db"
+    Store(db).close()
+    client = TestClient(create_app(str(db)))
+    for path in ("/standings", "/api/standings", "/crosstable"):
+        response = client.get(path)
+        text = response.text
+        assert response.status_code == 404 and "no tournaments here yet" in text, path
+        assert "arena tournament run" not in text and str(db) not in text, path
+    with Store(db) as store, pytest.raises(Exception, match="run 'arena tournament run' first"):
+        from arena.ratings.selection import select
+        select(store, None, False)  # the command line keeps its advice
+
+
+# --- the same code twice, and files with a byte-order mark --------------------------------------
+
+
+def test_the_same_code_twice_in_one_league_is_refused_naming_the_entrant(site):
+    bob = site.signed_in("bob")
+    before = dump(site.db)
+    for author, name in (("bob", "copycat"), ("alice", "lefty-again")):
+        response = site.client().post("/api/bots", headers={"Authorization": f"Bearer {site.secrets.tokens[author]}"},
+                                      data={"name": name}, files={"file": ("copy.py", bot())})
+        assert response.status_code == 422, response.text
+        assert "already in league 'class'" in response.json()["error"]
+        assert "lefty@v1 by alice" in response.json()["error"]
+    page = upload(bob, "copycat", bot())
+    assert page.status_code == 422 and "lefty@v1 by alice" in page.text
+    assert dump(site.db) == before
+    # A retired entrant's code is still taken.
+    site.client().post(f"/api/entries/{site.secrets.entry}/retire",
+                       headers={"Authorization": f"Bearer {site.secrets.tokens['alice']}"})
+    again = site.client().post("/api/bots", headers={"Authorization": f"Bearer {site.secrets.tokens['bob']}"},
+                               data={"name": "copycat"}, files={"file": ("copy.py", bot())})
+    assert again.status_code == 422 and "retired" in again.json()["error"]
+
+
+def test_a_bot_file_with_a_byte_order_mark_is_taken_and_hashed_without_it(site, tmp_path):
+    from arena.text import content_hash
+
+    source = bot("Bommy", index=-1)
+    response = site.client().post("/api/bots", headers={"Authorization": f"Bearer {site.secrets.tokens['bob']}"},
+                                  data={"name": "bommy"}, files={"file": ("bommy.py", b"\xef\xbb\xbf" + source)})
+    assert response.status_code == 201, response.text
+    assert response.json()["sha256"] == content_hash(source.decode())
+    with Store(site.db, read_only=True) as store:
+        assert store.submissions.get("bommy").source == source.decode()
+    # The same code without the mark is the same code.
+    plain = site.client().post("/api/bots", headers={"Authorization": f"Bearer {site.secrets.tokens['bob']}"},
+                               data={"name": "bommy2"}, files={"file": ("bommy.py", source)})
+    assert plain.status_code == 422 and "bommy@v1 by bob" in plain.json()["error"]
 
 
 def test_passwords_are_never_logged_nor_echoed(site, caplog):

@@ -15,8 +15,12 @@ from arena.cli.main import ArenaUsageError, db_option, main, open_store
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: every one).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port to listen on.")
 @click.option("--behind-proxy", is_flag=True,
-              help="An HTTPS proxy on this machine forwards the visitors: trust its X-Forwarded-For.")
-def serve_command(db: str, host: str, port: int, behind_proxy: bool) -> None:
+              help="An HTTPS proxy on this machine forwards the visitors: trust its X-Forwarded-For and "
+                   "X-Forwarded-Proto (a request it says came over HTTPS gets a Secure session cookie).")
+@click.option("--secure-cookies", is_flag=True,
+              help="The session cookie goes over HTTPS only (Secure), whatever a request says: for a site "
+                   "visitors reach only over HTTPS.")
+def serve_command(db: str, host: str, port: int, behind_proxy: bool, secure_cookies: bool) -> None:
     """Serve the league site: standings, crosstables, bots, matchups, games with replays, a JSON API.
 
     It reads the database while tournaments write to it; Ctrl-C stops it.
@@ -32,11 +36,11 @@ def serve_command(db: str, host: str, port: int, behind_proxy: bool) -> None:
 
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"Serving the league in {db} at http://{shown}:{listener.getsockname()[1]}/ (Ctrl-C stops it)")
-    # The visitor's address (which the sign-in throttle counts by) is the connection's
-    # own unless a proxy on this machine is declared: otherwise anyone who can connect
-    # from this machine could name any address in X-Forwarded-For.
-    config = uvicorn.Config(create_app(db), log_level="warning", lifespan="off", proxy_headers=behind_proxy,
-                            forwarded_allow_ips="127.0.0.1" if behind_proxy else "")
+    # The visitor's address (by which sign-in delays know the addresses an account has
+    # used) and scheme are the connection's own unless a proxy on this machine is
+    # declared: otherwise anyone who can connect could name any address in X-Forwarded-For.
+    config = uvicorn.Config(create_app(db, secure_cookies), log_level="warning", lifespan="off",
+                            proxy_headers=behind_proxy, forwarded_allow_ips="127.0.0.1" if behind_proxy else "")
     server = uvicorn.Server(config)
     try:
         server.run(sockets=[listener])

@@ -1,4 +1,4 @@
-"""Accounts of the open league: ``arena users add|list|disable|enable|token|password``."""
+"""Accounts of the open league: ``arena users add|list|disable|enable|token|password|unlock``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,11 @@ from arena.text import printable
 
 @main.group("users")
 def users_group() -> None:
-    """Accounts of the open league: add, list, disable, new token or password."""
+    """Accounts of the open league: add, list, disable, new token or password, unlock."""
+
+
+ONE_TIME = ("The password works once: signing in with it on the site asks for a new password of the user's own "
+            "before anything else. The API token works as it is.")
 
 
 @users_group.command("add")
@@ -27,6 +31,7 @@ def add_command(name: str, admin: bool, db: str) -> None:
     click.echo(f"password: {password}")
     click.echo(f"API token: {token}")
     click.echo("Give both to the user now: they are stored only as hashes and cannot be shown again.")
+    click.echo(ONE_TIME)
 
 
 @users_group.command("list")
@@ -76,7 +81,19 @@ def token_command(name: str, db: str) -> None:
 @click.argument("name")
 @db_option
 def password_command(name: str, db: str) -> None:
-    """A new one-time password for NAME (a forgotten password)."""
+    """A new one-time password for NAME (a forgotten password); the API token is unchanged."""
     from arena.league.accounts import reset_password
 
     click.echo(f"password: {reset_password(open_store(db, write=True), name)}")
+    click.echo(ONE_TIME)
+
+
+@users_group.command("unlock")
+@click.argument("name")
+@db_option
+def unlock_command(name: str, db: str) -> None:
+    """End the wait after wrong passwords for NAME: signing in from anywhere is not delayed."""
+    from arena.league.accounts import unlock
+
+    had = unlock(open_store(db, write=True), name)
+    click.echo(f"user {name} unlocked" if had else f"user {name} had no wrong passwords to forget")

@@ -15,6 +15,7 @@ from arena.errors import ArenaError
 from arena.players.plugins import BotSpec, BotSpecError, installed_bots, parse_spec, spec_text
 from arena.records import BotCode
 from arena.store import Store, Submission
+from arena.text import source_text
 
 NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 VERSIONED = re.compile(r"(?P<name>[a-z][a-z0-9_-]{0,39})(?:@v(?P<version>\d+))?")
@@ -52,7 +53,7 @@ def submit_file(store: Store, path: str, name: str | None = None) -> tuple[Submi
     if name in installed_bots():
         raise SubmissionError(f"{name!r} is the name of an installed bot: pick another with --name")
     try:
-        source = file.read_text(encoding="utf-8")
+        source = source_text(file.read_bytes())
     except (OSError, UnicodeDecodeError) as exc:
         raise SubmissionError(f"bot file {path!r} cannot be read: {exc}") from None
     report = check_code(BotCode(label=path, text=source, class_name=spec.class_name))

@@ -5,16 +5,27 @@ winner, with its library's maintained parameters); API tokens are long random
 strings kept only as their SHA-256 (a token is already high-entropy, so a fast hash
 is enough, and it can be looked up). Neither is ever stored or logged in clear: the
 organiser sees each once, when it is made.
+
+A password the organiser issues (:func:`add_user`, :func:`reset_password`) works once:
+the account signed in with it must choose its own (:func:`set_password`) before it
+does anything else on the site. Wrong passwords slow down further tries on their
+account, from addresses it has not signed in from before, by a delay that doubles
+with each failure in a row (:func:`attempt_sign_in`); the state lives in the
+database, so every server process and a restart agree, and addresses are kept only
+as keyed hashes.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
+import math
 import re
 import secrets
 import threading
 import time
 from collections import defaultdict, deque
+from dataclasses import dataclass
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -51,9 +62,11 @@ def add_user(store: Store, name: str, admin: bool = False) -> tuple[User, str, s
         raise AccountError(f"bad user name {name!r}: use 1-40 lower-case letters, digits, '.', '-' or '_', "
                            "starting with a letter")
     password, token = new_password(), new_token()
-    user = store.accounts.add_user(name, _hasher.hash(password), hash_token(token), admin)
-    store.accounts.audit("add user", name, detail="admin" if admin else "")
-    return user, password, token
+    with store.transaction():
+        user = store.accounts.add_user(name, _hasher.hash(password), hash_token(token), admin)
+        store.accounts.update_user(user.id, must_change_password=1)
+        store.accounts.audit("add user", name, detail="admin" if admin else "")
+    return check_user(store, name), password, token
 
 
 def check_user(store: Store, name: str) -> User:
@@ -74,17 +87,22 @@ def renew_token(store: Store, name: str) -> str:
 
 
 def reset_password(store: Store, name: str) -> str:
+    """A new one-time password for ``name`` (a forgotten password): it signs in once,
+    and the account must then choose its own. Its API token is unchanged."""
     user = check_user(store, name)
     password = new_password()
-    store.accounts.update_user(user.id, password_hash=_hasher.hash(password))
+    store.accounts.update_user(user.id, password_hash=_hasher.hash(password), must_change_password=1)
     store.accounts.audit("new password", name)
     return password
 
 
 def set_password(store: Store, user: User, password: str) -> None:
+    """``user``'s own new password (which ends the need to change an issued one)."""
     if len(password) < 8:
         raise AccountError("a password needs at least 8 characters")
-    store.accounts.update_user(user.id, password_hash=_hasher.hash(password))
+    if _verify(user.password_hash, password):
+        raise AccountError("the new password is the one the account has now: choose another")
+    store.accounts.update_user(user.id, password_hash=_hasher.hash(password), must_change_password=0)
     store.accounts.audit("password changed", user.name, user.id)
 
 
@@ -99,14 +117,82 @@ def sign_in(store: Store, name: str, password: str) -> User | None:
     """The account if the password is its own and it is not disabled, else None
     (the same for every kind of failure: nothing tells which part was wrong)."""
     user = store.accounts.user(name)
-    ok: bool
-    try:
-        ok = _hasher.verify(user.password_hash if user else _DUMMY_HASH, password)
-    except (VerificationError, InvalidHashError):
-        ok = False
+    ok = _verify(user.password_hash if user else _DUMMY_HASH, password)
     if not ok or user is None or user.disabled:
         return None
     return user
+
+
+def _verify(password_hash: str, password: str) -> bool:
+    try:
+        return _hasher.verify(password_hash, password)
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+# --- delays after wrong passwords ----------------------------------------------------------------
+
+FIRST_DELAY = 1.0  # seconds a try from an unknown address waits after one wrong password
+MOST_DELAY = 300.0  # the delay doubles with each wrong password in a row, up to this
+FORGET_FAILURES = 24 * 3600.0  # a name's failures are forgotten this long after its last one
+
+
+@dataclass(frozen=True)
+class SignInAttempt:
+    """What became of a sign-in: the account (its password was right), or none, and
+    how many seconds to wait when the try was delayed (its password was not even checked)."""
+
+    user: User | None
+    retry_after: int = 0
+
+
+def delay_after(failures: int) -> float:
+    """The wait after ``failures`` wrong passwords in a row: 1, 2, 4, ... seconds, at most :data:`MOST_DELAY`."""
+    return 0.0 if failures < 1 else min(FIRST_DELAY * 2.0 ** min(failures - 1, 30), MOST_DELAY)
+
+
+def address_hash(store: Store, address: str) -> str:
+    """A visitor's address as stored: an HMAC under a key this database keeps (a plain
+    hash of an IPv4 address is reversed by trying them all)."""
+    key = store.accounts.setting("address_key", lambda: secrets.token_hex(32))
+    return hmac.new(key.encode(), address.encode(), hashlib.sha256).hexdigest()
+
+
+def attempt_sign_in(store: Store, name: str, password: str, address: str, now: float) -> SignInAttempt:
+    """Sign ``name`` in from ``address`` at ``now`` (seconds since the epoch).
+
+    From an address the account has signed in from before, the password is always
+    checked. From any other, while the name's wrong passwords delay it, the try is
+    refused unchecked with the seconds to wait. A wrong password (or a disabled
+    account, or no such name: the same for all) lengthens the name's delay; the right
+    one forgets the failures and remembers the address."""
+    user = store.accounts.user(name)
+    digest = address_hash(store, address)
+    known = user is not None and store.accounts.known_address(user.id, digest)
+    failures, until = store.accounts.sign_in_failures(name)
+    if not known and now < until:
+        return SignInAttempt(None, max(1, math.ceil(until - now)))
+    found = sign_in(store, name, password)
+    if found is None:
+        with store.writing():  # read again under the write lock: tries in parallel (several servers) all count
+            failures, until = store.accounts.sign_in_failures(name)
+            failures += 1
+            store.accounts.record_sign_in_failure(name, failures, max(until, now + delay_after(failures)), now,
+                                                  now - FORGET_FAILURES)
+        return SignInAttempt(None)
+    if failures:
+        store.accounts.clear_sign_in_failures(name)
+    store.accounts.remember_address(found.id, digest)
+    return SignInAttempt(found)
+
+
+def unlock(store: Store, name: str, by: User | None = None) -> bool:
+    """End the delay of account ``name``'s wrong passwords (audited; ``by``: the admin
+    who did it on the site); whether it had one."""
+    check_user(store, name)
+    had = store.accounts.clear_sign_in_failures(name)
+    store.accounts.audit("unlock user", name, by.id if by else None)
+    return had
 
 
 def user_of_token(store: Store, token: str) -> User | None:
@@ -118,8 +204,8 @@ def user_of_token(store: Store, token: str) -> User | None:
 
 
 class Throttle:
-    """At most ``limit`` events per key within ``window`` seconds (failed sign-ins per
-    account and per address). Kept in the server's memory: it guards one server."""
+    """At most ``limit`` events per key within ``window`` seconds (the site's uploads
+    that failed their checks). Kept in the server's memory: it guards one server."""
 
     def __init__(self, limit: int, window: float) -> None:
         self.limit = limit

@@ -21,6 +21,7 @@ from arena.errors import ArenaError, ArenaFault
 from arena.players.plugins import installed_bots
 from arena.records import BotCode
 from arena.store import Entry, League, Store, Submission, User
+from arena.text import content_hash, source_text
 
 LEAGUE_FORMAT = "league"  # the format of the tournament row a league's games are stored under
 #: The [league] table of a league file: who may submit, whose code is shown, limits.
@@ -113,12 +114,17 @@ def submit_to_league(
     if len(about) > 2000:
         raise Refused("the description is longer than 2000 characters", Refusal.INVALID)
     try:
-        text = source.decode("utf-8")
+        text = source_text(source)
     except UnicodeDecodeError as exc:
         raise Refused(f"the file is not UTF-8 text (byte {exc.start}): upload a Python source file",
                       Refusal.INVALID) from None
     if "\x00" in text:
         raise Refused("the file holds a NUL byte: upload a Python source file", Refusal.INVALID)
+    same_code = store.leagues.entries_with_code(league.id, content_hash(text), class_name)
+    if same_code:
+        raise Refused(f"this code is already in league {league.name!r}: {entered_as(store, same_code[0])}; "
+                      "a league takes the same code once: change the bot, or enter it in another league",
+                      Refusal.INVALID)
     since = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)).isoformat(timespec="seconds")
     recent = store.accounts.actions_since(user.id, "submit", since)
     if recent >= settings.submissions_per_hour:
@@ -146,6 +152,12 @@ def submit_to_league(
         store.accounts.audit("submit", submission.spec, user.id, f"league {league.name}"
                     + (f"; retired {', '.join(retired)}" if retired else ""))
     return Submitted(entry, submission, report, retired)
+
+
+def entered_as(store: Store, entry: Entry) -> str:
+    """An entrant in words: its bot and version, its author, its id and status."""
+    author = store.accounts.user_by_id(entry.user_id) if entry.user_id is not None else None
+    return f"{entry.spec} by {author.name if author else 'the organiser'} (entry {entry.id}, {entry.status})"
 
 
 def retire(store: Store, league: League, user: User, entry_id: int) -> Entry:

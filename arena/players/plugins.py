@@ -24,7 +24,7 @@ from arena.engine.game import Rules
 from arena.errors import ArenaError
 from arena.protocol.player import Player, as_player
 from arena.records import BotCode, Limits
-from arena.text import content_hash
+from arena.text import content_hash, source_text
 
 # The sandbox is imported inside the functions that start sandboxed bots:
 # listing the installed bots (`arena bots`) must not load it.
@@ -307,7 +307,7 @@ def file_code(spec: BotSpec) -> BotCode:
     if not file.is_file():
         raise BotSpecError(f"bot file {spec.path!r} does not exist")
     try:
-        source = file.read_text(encoding="utf-8")
+        source = source_text(file.read_bytes())
     except (OSError, UnicodeDecodeError) as exc:
         raise BotSpecError(f"bot file {spec.path!r} cannot be read: {exc}") from None
     return BotCode(label=spec.path, text=source, class_name=spec.class_name)
@@ -318,7 +318,11 @@ def file_identity(path: str) -> tuple[str, str]:
     file = Path(path)
     if not file.is_file():
         raise BotSpecError(f"bot file {path!r} does not exist")
-    return str(file.resolve()), content_hash(file.read_bytes())
+    data = file.read_bytes()
+    try:  # the hash of its text, as file_code reads it: a byte-order mark is no part of the code
+        return str(file.resolve()), content_hash(source_text(data))
+    except UnicodeDecodeError:
+        return str(file.resolve()), content_hash(data)
 
 
 def _ep_order(ep: metadata.EntryPoint) -> tuple[str, str]:

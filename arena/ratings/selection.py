@@ -112,7 +112,8 @@ def select(store: Store, tournament: str | None = None, league: bool = False) ->
     chosen = None if league else store.tournaments.check(tournament) if tournament else latest_tournament(store)
     summary = store.results.summary(None if chosen is None else chosen.id)
     if not summary.games:
-        raise SelectionError(_why_empty(store, chosen))
+        message, site = _why_empty(store, chosen)
+        raise SelectionError(message, site=site)
     return Selection(
         store, chosen, [t for t in store.tournaments.all() if t.id in set(summary.tournament_ids)], summary.games,
         list(dict.fromkeys(Rules(**json.loads(rules)).describe() for rules in summary.rules)),
@@ -124,13 +125,16 @@ def latest_tournament(store: Store) -> StoredTournament:
     """The tournament stored last that is not casual; SelectionError if there is none."""
     tournaments = store.tournaments.all()
     if not tournaments:
-        raise SelectionError(f"no tournaments in {store.path} yet: run 'arena tournament run' first")
+        raise SelectionError(f"no tournaments in {store.path} yet: run 'arena tournament run' first",
+                             site="no tournaments here yet: the tables appear once games are played")
     played = [t for t in tournaments if t.format != CASUAL]
     if not played:
         names = ", ".join(repr(t.name) for t in tournaments)
         raise SelectionError(
             f"{store.path} holds only casual games (from 'arena play' and 'arena import', in {names}), "
-            "which are never the default: show them with --all or --tournament NAME"
+            "which are never the default: show them with --all or --tournament NAME",
+            site=f"only casual games here (in {names}), which are never the default: "
+                 "choose the whole league or a tournament",
         )
     return played[-1]
 
@@ -154,28 +158,30 @@ def _labels(spec: str, hashes: set[str]) -> dict[str, str]:
     return {h: f"{spec}#{h[:length] or 'unknown'}" for h in hashes}
 
 
-def _why_empty(store: Store, chosen: StoredTournament | None) -> str:
-    """A true message for a selection with no game a table can show."""
+def _why_empty(store: Store, chosen: StoredTournament | None) -> tuple[str, str]:
+    """A true message for a selection with no game a table can show, and its words for the site."""
     unnamed = store.results.unnamed_count(None if chosen is None else chosen.id)
     if unnamed:
         where = "the whole league" if chosen is None else f"tournament {chosen.name!r}"
-        return (
-            f"{where} in {store.path} holds {plural(unnamed, 'finished game')} with a player its file did not "
-            "name ('unnamed'): such games count in no table; import them with their players named"
-        )
+        counted = f"holds {plural(unnamed, 'finished game')} with a player its file did not name ('unnamed')"
+        return (f"{where} in {store.path} {counted}: such games count in no table; import them with their "
+                "players named", f"{where} {counted}: such games count in no table")
     stored = store.games.count()
     finished = store.games.count(finished_only=True)
     if chosen is None:
         if stored == 0:
-            return f"no games stored in {store.path} yet: run 'arena tournament run' first"
-        return f"{store.path} holds {plural(stored, 'game')}, none of them finished: no table to show yet"
+            return (f"no games stored in {store.path} yet: run 'arena tournament run' first",
+                    "no games here yet: the tables appear once games are played")
+        return (f"{store.path} holds {plural(stored, 'game')}, none of them finished: no table to show yet",
+                f"{plural(stored, 'game')} here, none of them finished: no table to show yet")
     here = store.games.count(tournament=chosen.name)
     what = f"tournament {chosen.name!r} ({chosen.status}) has no finished games"
     if here:
         what += f" ({here} unfinished)"
     if finished:
-        return (
-            f"{what}; {store.path} holds {plural(finished, 'finished game')} in all: "
-            "--all or --tournament NAME shows them"
-        )
-    return f"{what}, and {store.path} holds no finished games: run 'arena tournament run' first"
+        return (f"{what}; {store.path} holds {plural(finished, 'finished game')} in all: "
+                "--all or --tournament NAME shows them",
+                f"{what}; {plural(finished, 'finished game')} in all: the whole league or another tournament "
+                "shows them")
+    return (f"{what}, and {store.path} holds no finished games: run 'arena tournament run' first",
+            f"{what}, and no finished games are here yet")

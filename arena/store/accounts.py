@@ -1,4 +1,5 @@
-"""The open league's accounts, its audit log, and what the site keeps (its session key, the sessions signed out)."""
+"""The open league's accounts, its audit log, and what the site keeps (its session key, the sessions
+signed out, failed sign-ins and the addresses each account signed in from)."""
 
 from __future__ import annotations
 
@@ -36,8 +37,8 @@ class Accounts(Repository):
         return [User.of(row) for row in self.db.table("users").rows_where(order_by="name")]
 
     def update_user(self, user_id: int, **changes: Any) -> None:
-        """Set columns of an account (password_hash, token_hash, disabled, admin)."""
-        allowed = {"password_hash", "token_hash", "disabled", "admin"}
+        """Set columns of an account (password_hash, token_hash, disabled, admin, must_change_password)."""
+        allowed = {"password_hash", "token_hash", "disabled", "admin", "must_change_password"}
         if not set(changes) <= allowed:
             raise ValueError(f"not a user column: {sorted(set(changes) - allowed)}")
         self.db.table("users").update(user_id, changes)
@@ -84,3 +85,34 @@ class Accounts(Repository):
         """A value the site keeps, if it was made (read-only: see :meth:`setting`)."""
         row = self.db.execute("select value from settings where key = ?", [key]).fetchone()
         return None if row is None else str(row[0])
+
+    # --- failed sign-ins and known addresses (see arena.league.accounts) --------------------------
+
+    def sign_in_failures(self, name: str) -> tuple[int, float]:
+        """(failed sign-ins in a row, delayed until: seconds since the epoch) of the name ``name``."""
+        row = self.db.execute("select failures, delayed_until from sign_in_failures where name = ?",
+                              [name]).fetchone()
+        return (0, 0.0) if row is None else (int(row[0]), float(row[1]))
+
+    def record_sign_in_failure(self, name: str, failures: int, delayed_until: float, at: float,
+                               forget_before: float) -> None:
+        """Store a name's failures in a row and its delay; the rows of names whose last
+        failure was before ``forget_before`` are forgotten (a name tried once is not kept forever)."""
+        with self.db.atomic():
+            self.db.execute("delete from sign_in_failures where failed_at < ?", [forget_before])
+            self.db.execute("insert or replace into sign_in_failures (name, failures, delayed_until, failed_at) "
+                            "values (?, ?, ?, ?)", [name, failures, delayed_until, at])
+
+    def clear_sign_in_failures(self, name: str) -> bool:
+        """Forget a name's failed sign-ins (and so its delay); whether it had any."""
+        with self.db.atomic():
+            return self.db.execute("delete from sign_in_failures where name = ?", [name]).rowcount > 0
+
+    def known_address(self, user_id: int, address_hash: str) -> bool:
+        return self.db.execute("select 1 from known_addresses where user_id = ? and address_hash = ?",
+                               [user_id, address_hash]).fetchone() is not None
+
+    def remember_address(self, user_id: int, address_hash: str) -> None:
+        with self.db.atomic():
+            self.db.execute("insert or ignore into known_addresses (user_id, address_hash, first_at) "
+                            "values (?, ?, ?)", [user_id, address_hash, now()])

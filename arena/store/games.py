@@ -154,7 +154,8 @@ class Games(Repository):
         """The game with that id; StoreError if there is none."""
         rows = list(self.db.query(GAME_SELECT + " where g.id = ?", [game_id]))
         if not rows:
-            raise StoreError(f"no game with id {game_id} in {self.path}; list them with 'arena games'")
+            raise StoreError(f"no game with id {game_id} in {self.path}; list them with 'arena games'",
+                             site=f"no game with id {game_id}: the games page lists them")
         return StoredGame(**rows[0])
 
     def moves(self, game_id: int) -> list[StoredMove]:

@@ -67,6 +67,13 @@ class Leagues(Repository):
         rows = self.db.table("entries").rows_where(" and ".join(where), params, order_by="id")
         return [Entry.of(row) for row in rows]
 
+    def entries_with_code(self, league_id: int, content_hash: str, class_name: str | None) -> list[Entry]:
+        """The league's entrants (of any status) whose submitted code is this text and class."""
+        rows = self.db.query(
+            "select e.* from entries e join submissions s on s.id = e.submission_id where e.league_id = ? "
+            "and s.content_hash = ? and s.class_name is ? order by e.id", [league_id, content_hash, class_name])
+        return [Entry.of(row) for row in rows]
+
     def retire_entry(self, entry_id: int) -> None:
         self.db.table("entries").update(entry_id, {"status": "retired", "retired_at": now()})
 

@@ -160,3 +160,23 @@ def _void_games(db: Database) -> None:
                       ("second_bot_id", "bots", "id")],
     )
     db.table("void_games").create_index(["tournament_id", "key"])
+
+
+@_migration("0008_account_security")
+def _account_security(db: Database) -> None:
+    # An issued password (``arena users add`` or ``password``) works once: its account
+    # must choose its own before it does anything else.
+    db.table("users").add_column("must_change_password", int, not_null_default=0)
+    # Failed sign-ins per name (existing or not, so that a delay tells no one which
+    # names exist): how many in a row, and until when (seconds since the epoch) a
+    # further try from an address the account has not signed in from waits.
+    db.table("sign_in_failures").create(
+        {"name": str, "failures": int, "delayed_until": float, "failed_at": float},
+        pk="name", not_null={"failures", "delayed_until", "failed_at"},
+    )
+    # The addresses each account has signed in from, as keyed hashes (never in clear):
+    # a sign-in from one of them is never delayed.
+    db.table("known_addresses").create(
+        {"user_id": int, "address_hash": str, "first_at": str},
+        pk=("user_id", "address_hash"), not_null={"first_at"}, foreign_keys=[("user_id", "users", "id")],
+    )

@@ -142,11 +142,12 @@ class User:
     admin: bool
     disabled: bool
     created_at: str
+    must_change_password: bool = False  # signed in with an issued password: must choose its own first
 
     @classmethod
     def of(cls, row: dict[str, Any]) -> User:
         return cls(row["id"], row["name"], row["password_hash"], row["token_hash"] or "", bool(row["admin"]),
-                   bool(row["disabled"]), row["created_at"])
+                   bool(row["disabled"]), row["created_at"], bool(row.get("must_change_password")))
 
 
 @dataclass(frozen=True)

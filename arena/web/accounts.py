@@ -10,9 +10,14 @@ disabled account is refused at once, whatever its cookie says. Signing out is
 remembered in the database until the cookie would have expired, so a copy of a
 signed-out session's cookie signs no one in.
 
-Failed sign-ins are counted per account and per client address in the server's
-memory (:class:`arena.league.accounts.Throttle`); passwords are never logged, stored
-or echoed: only their Argon2 hash is kept (``arena/league/accounts.py``).
+A password the organiser issued works once: signed in with it, the visitor is sent
+to choose their own (``/account/new-password``) and every other page that needs an
+account, and every form, refuses until they have. Wrong passwords delay further
+tries on their account from addresses it has not signed in from before
+(:func:`arena.league.accounts.attempt_sign_in`, kept in the database): such a try is
+answered 429 with ``Retry-After``. The time comes from ``app.state.clock`` (seconds
+since the epoch), which tests replace. Passwords are never logged, stored or echoed:
+only their Argon2 hash is kept (``arena/league/accounts.py``).
 """
 
 from __future__ import annotations
@@ -21,22 +26,20 @@ import datetime as dt
 import hashlib
 import re
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, HTTPException, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from arena.league.accounts import AccountError, Throttle, disable_user, renew_token, set_password, sign_in
+from arena.league.accounts import AccountError, attempt_sign_in, disable_user, renew_token, set_password
 from arena.store import Store, StoreError, User
 from arena.web.pages import StoreDep, page
 
 router = APIRouter(include_in_schema=False)
 
 SESSION_SECONDS = 8 * 3600  # a session ends this long after sign-in, used or not
-SIGN_IN_FAILURES = 5  # failed sign-ins allowed per account, and per address, within
-SIGN_IN_WINDOW = 15 * 60  # this many seconds
 PASSWORD_CHARS = 1000  # longer is no password anyone types: refused before it is hashed
 
 #: A form's security token: absent is refused as stale (403), not as a malformed form (422).
@@ -46,8 +49,13 @@ Next = Annotated[str, Form(alias="next", max_length=200)]
 _LOCAL_PATH = re.compile(r"/(?![/\\])[A-Za-z0-9/_.@%-]*")
 
 
+NEW_PASSWORD_PAGE = "/account/new-password"
+MUST_CHANGE = ("the password you were given works only once: choose your own first, at "
+               f"{NEW_PASSWORD_PAGE}")
+
+
 def session_settings(db: str) -> dict[str, Any]:
-    """The keyword arguments of the site's ``SessionMiddleware``."""
+    """The keyword arguments of the site's ``SessionMiddleware`` (see :class:`arena.web.http.Sessions`)."""
     return {"secret_key": session_key(db), "max_age": SESSION_SECONDS, "same_site": "lax",
             "session_cookie": "arena_session"}
 
@@ -67,8 +75,10 @@ def session_key(db: str) -> str:
         return secrets.token_hex(32)
 
 
-def new_throttle() -> Throttle:
-    return Throttle(SIGN_IN_FAILURES, SIGN_IN_WINDOW)
+def now(request: Request) -> float:
+    """The site's time, seconds since the epoch (``app.state.clock``: tests give their own)."""
+    clock: Callable[[], float] = request.app.state.clock
+    return clock()
 
 
 # --- the visitor of a request ----------------------------------------------------------------
@@ -106,9 +116,11 @@ def session_id(request: Request) -> str:
     return hashlib.sha256(str(request.session.get("csrf")).encode()).hexdigest()
 
 
-def require_user(request: Request, store: Store, form: bool = False) -> User:
+def require_user(request: Request, store: Store, form: bool = False, new_password: bool = False) -> User:
     """The signed-in account, enabled. Anonymous: a page sends the browser to sign in
-    (303), a form is refused (401); a disabled account is refused (403) and signed out."""
+    (303), a form is refused (401); a disabled account is refused (403) and signed out.
+    An account signed in with an issued password is sent to choose its own (a page,
+    303) or refused (a form, 403), unless ``new_password`` (the page that does it)."""
     user = signed_in(request, store)
     if user is None:
         if form:
@@ -117,7 +129,17 @@ def require_user(request: Request, store: Store, form: bool = False) -> User:
     if user.disabled:
         request.session.clear()
         raise HTTPException(403, f"account {user.name!r} is disabled: ask the organiser")
+    if user.must_change_password and not new_password:
+        if form:
+            raise HTTPException(403, MUST_CHANGE)
+        raise HTTPException(303, MUST_CHANGE, headers={"Location": f"{NEW_PASSWORD_PAGE}?next={request.url.path}"})
     return user
+
+
+def may_act(user: User | None) -> User | None:
+    """A visitor who may act on what a page shows: not a disabled account, nor one that
+    has still to replace an issued password (they see what everyone sees)."""
+    return None if user is None or user.disabled or user.must_change_password else user
 
 
 def require_admin(request: Request, store: Store, form: bool = False) -> User:
@@ -179,29 +201,36 @@ def signin_page(request: Request, next_page: Annotated[str, Query(alias="next", 
 
 
 @router.post("/signin", response_class=HTMLResponse)
-def signin_submit(request: Request, store: StoreDep, name: Annotated[str, Form(max_length=100)] = "",
+def signin_submit(request: Request, name: Annotated[str, Form(max_length=100)] = "",
                   password: Annotated[str, Form(max_length=PASSWORD_CHARS)] = "", csrf: Csrf = "",
                   next_page: Next = "/my") -> Response:
     check_csrf(request, csrf)
-    throttle: Throttle = request.app.state.sign_in_throttle
-    account = f"account:{name}"
-    # The address first: a blocked address is turned away before the name it sends is even remembered.
-    keys = (f"address:{client_address(request)}", account)
 
-    def again(status: int, message: str) -> Response:
-        return private(page(request, "signin.html", status, title="Sign in", csrf=csrf_token(request),
-                            next=local_path(next_page), message=message, name=name))
+    def again(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+        response = private(page(request, "signin.html", status, title="Sign in", csrf=csrf_token(request),
+                                next=local_path(next_page), message=message, name=name))
+        response.headers.update(headers or {})
+        return response
 
-    if throttle.blocked(*keys):  # before the password is even looked at: guessing learns nothing more
-        return again(429, f"Too many failed sign-ins for this account or from this address: wait "
-                          f"{SIGN_IN_WINDOW // 60} minutes.")
-    user = sign_in(store, name, password)
-    if user is None:
-        throttle.record(*keys)
+    with writing(request) as store:
+        attempt = attempt_sign_in(store, name, password, client_address(request), now(request))
+    if attempt.retry_after:
+        return again(429, f"Too many wrong passwords for this account: try again in {wait_text(attempt.retry_after)} "
+                          "(from where you signed in before, you need not wait).",
+                     {"Retry-After": str(attempt.retry_after)})
+    if attempt.user is None:
         return again(401, "Wrong name or password, or a disabled account.")
-    throttle.clear(account)  # the account's count only: one good password must not reset an address's
-    start_session(request, user)
+    start_session(request, attempt.user)
+    if attempt.user.must_change_password:
+        return RedirectResponse(f"{NEW_PASSWORD_PAGE}?next={local_path(next_page)}", 303)
     return RedirectResponse(local_path(next_page), 303)
+
+
+def wait_text(seconds: int) -> str:
+    """A wait in words: "5 seconds", "3 minutes"."""
+    if seconds < 120:
+        return f"{seconds} second{'s' if seconds != 1 else ''}"
+    return f"{-(-seconds // 60)} minutes"
 
 
 @router.post("/signout")
@@ -235,16 +264,17 @@ def change_password(request: Request, current: Annotated[str, Form(max_length=PA
         user = require_user(request, store, form=True)
         check_csrf(request, csrf)
 
-        def refused(status: int, message: str) -> Response:
-            return private(page(request, "account.html", status, title="Account", user=user,
-                                csrf=csrf_token(request), message=message, token=None))
+        def refused(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+            response = private(page(request, "account.html", status, title="Account", user=user,
+                                    csrf=csrf_token(request), message=message, token=None))
+            response.headers.update(headers or {})
+            return response
 
-        throttle: Throttle = request.app.state.sign_in_throttle
-        keys = (f"address:{client_address(request)}", f"account:{user.name}")
-        if throttle.blocked(*keys):
-            return refused(429, f"Too many wrong passwords: wait {SIGN_IN_WINDOW // 60} minutes.")
-        if sign_in(store, user.name, current) is None:
-            throttle.record(*keys)
+        attempt = attempt_sign_in(store, user.name, current, client_address(request), now(request))
+        if attempt.retry_after:
+            return refused(429, f"Too many wrong passwords: try again in {wait_text(attempt.retry_after)}.",
+                           {"Retry-After": str(attempt.retry_after)})
+        if attempt.user is None:
             return refused(401, "The current password is wrong.")
         if new != again:
             return refused(422, "The two new passwords differ.")
@@ -257,6 +287,43 @@ def change_password(request: Request, current: Annotated[str, Form(max_length=PA
         start_session(request, changed)  # this session goes on; every other one ends
         return private(page(request, "account.html", title="Account", user=changed, csrf=csrf_token(request),
                             message="Password changed: other sessions of this account are signed out.", token=None))
+
+
+@router.get(NEW_PASSWORD_PAGE, response_class=HTMLResponse)
+def new_password_page(request: Request, store: StoreDep,
+                      next_page: Annotated[str, Query(alias="next", max_length=200)] = "/my") -> Response:
+    """Where an account signed in with an issued password chooses its own."""
+    user = require_user(request, store, new_password=True)
+    if not user.must_change_password:
+        return RedirectResponse("/account", 303)
+    return private(page(request, "new_password.html", title="Choose your password", user=user,
+                        csrf=csrf_token(request), next=local_path(next_page), message=""))
+
+
+@router.post(NEW_PASSWORD_PAGE, response_class=HTMLResponse)
+def choose_password(request: Request, new: Annotated[str, Form(max_length=PASSWORD_CHARS)] = "",
+                    again: Annotated[str, Form(max_length=PASSWORD_CHARS)] = "", csrf: Csrf = "",
+                    next_page: Next = "/my") -> Response:
+    with writing(request) as store:
+        user = require_user(request, store, form=True, new_password=True)
+        check_csrf(request, csrf)
+        if not user.must_change_password:
+            return RedirectResponse("/account", 303)
+
+        def refused(message: str) -> Response:
+            return private(page(request, "new_password.html", 422, title="Choose your password", user=user,
+                                csrf=csrf_token(request), next=local_path(next_page), message=message))
+
+        if new != again:
+            return refused("The two passwords differ.")
+        try:
+            set_password(store, user, new)
+        except AccountError as exc:
+            return refused(f"{str(exc)[0].upper()}{str(exc)[1:]}.")
+        changed = store.accounts.user_by_id(user.id)
+        assert changed is not None  # it was just written
+        start_session(request, changed)  # the issued password's sessions end; this one goes on
+    return RedirectResponse(local_path(next_page), 303)
 
 
 @router.post("/account/token", response_class=HTMLResponse)

@@ -9,24 +9,38 @@ crosstable) and never write SQL. The pages live in one module per subject
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.middleware.sessions import SessionMiddleware
+from starlette.types import ASGIApp
 
 from arena.errors import ArenaError
 from arena.web import accounts, bots, games, leagues, tables
 from arena.web.cache import TableCache
+from arena.web.http import HttpRules, Sessions
 from arena.web.pages import HERE, page
 
 
-def create_app(db: str) -> FastAPI:
-    """The site over the league database at ``db`` (which must exist)."""
-    app = FastAPI(title="arena league", docs_url=None, redoc_url=None,
-                  description="The league's tables as JSON, with the field names of the CLI's --format json.")
+class Site(FastAPI):
+    """FastAPI with the site's HTTP rules (:class:`arena.web.http.HttpRules`) around
+    everything, the framework's own answer to an unexpected error included."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return HttpRules(super().build_middleware_stack())
+
+
+def create_app(db: str, secure_cookies: bool = False) -> FastAPI:
+    """The site over the league database at ``db`` (which must exist); ``secure_cookies``:
+    its session cookie goes over HTTPS only (it does anyway on a request that came over HTTPS)."""
+    app = Site(title="arena league", docs_url=None, redoc_url=None,
+               description="The league's tables as JSON, with the field names of the CLI's --format json.")
     app.state.db = db
+    app.state.clock = time.time  # the time sign-in delays are counted in (tests give their own)
     app.state.cache = TableCache()
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     app.include_router(tables.router)
@@ -34,8 +48,7 @@ def create_app(db: str) -> FastAPI:
     app.include_router(games.router)
     app.include_router(accounts.router)
     app.include_router(leagues.router)
-    app.add_middleware(SessionMiddleware, **accounts.session_settings(db))
-    app.state.sign_in_throttle = accounts.new_throttle()
+    app.add_middleware(Sessions, secure=secure_cookies, **accounts.session_settings(db))
     app.state.failed_checks = leagues.new_failed_checks()
 
     def is_api(request: Request) -> bool:
@@ -43,10 +56,12 @@ def create_app(db: str) -> FastAPI:
 
     @app.exception_handler(ArenaError)
     async def not_found(request: Request, exc: Exception) -> Response:
-        """A tournament, bot or game the database does not hold (the library's own message)."""
+        """A tournament, bot or game the database does not hold, in the library's words
+        for the site (no command to type, no path of the database on the server)."""
+        message = site_message(exc, db)
         if is_api(request):
-            return JSONResponse({"error": str(exc)}, status_code=404)
-        return page(request, "error.html", 404, title="Not found", message=str(exc))
+            return JSONResponse({"error": message}, status_code=404)
+        return page(request, "error.html", 404, title="Not found", message=message)
 
     @app.exception_handler(RequestValidationError)
     async def bad_query(request: Request, exc: RequestValidationError) -> Response:
@@ -72,3 +87,13 @@ def create_app(db: str) -> FastAPI:
         return page(request, "docs.html", title="API", schema=app.openapi())
 
     return app
+
+
+def site_message(error: Exception, db: str) -> str:
+    """What the site says of a library error: its words for the site where it has them
+    (:attr:`arena.errors.ArenaError.site`), else its message; either way without the
+    database's path, which is the server's business."""
+    message = getattr(error, "site", None) or str(error)
+    for path in dict.fromkeys((db, str(Path(db).resolve()))):
+        message = message.replace(f" in {path}", "").replace(path, "the league")
+    return message

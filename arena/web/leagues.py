@@ -37,7 +37,18 @@ from arena.ratings.selection import SelectionError
 from arena.ratings.standings import Standings, active_rows, standings_data
 from arena.store import EntrantRecord, Entry, League, Store, StoreError, Submission, User
 from arena.text import printable
-from arena.web.accounts import Csrf, Next, check_csrf, csrf_token, local_path, private, require_user, signed_in, writing
+from arena.web.accounts import (
+    Csrf,
+    Next,
+    check_csrf,
+    csrf_token,
+    local_path,
+    may_act,
+    private,
+    require_user,
+    signed_in,
+    writing,
+)
 from arena.web.pages import StoreDep, page, tables
 
 router = APIRouter()
@@ -80,9 +91,8 @@ def api_leagues(store: StoreDep) -> list[dict[str, Any]]:
 @router.get("/leagues/{name}", response_class=HTMLResponse, include_in_schema=False)
 def league_page(request: Request, store: StoreDep, name: LeagueName, all_versions: AllVersions = False) -> Response:
     league = store.leagues.check(name)
-    viewer = signed_in(request, store)
-    if viewer is not None and viewer.disabled:
-        viewer = None  # a disabled account sees what everyone sees, and may do nothing
+    # A disabled account, or one still to replace an issued password, sees what everyone sees and may do nothing.
+    viewer = may_act(signed_in(request, store))
     standings = league_standings(request, store, league, all_versions)
     authors = {user.id: user.name for user in store.accounts.users()}
     entries = store.leagues.entries(league.id, status=None if all_versions else "active")
@@ -186,9 +196,8 @@ def code_page(request: Request, store: StoreDep,
     if submission is None:
         raise HTTPException(404, f"no submitted bot with id {submission_id}")
     viewer = signed_in(request, store)
-    if viewer is not None and viewer.disabled:
-        request.session.clear()
-        raise HTTPException(403, f"account {viewer.name!r} is disabled: ask the organiser")
+    if viewer is not None and (viewer.disabled or viewer.must_change_password):
+        require_user(request, store)  # which says why not
     leagues = store.leagues.of_submission(submission_id)
     # A version in no league (submitted at the server's terminal) is its author's and the admins' to read.
     entered_in: list[League | None] = [*leagues] or [None]
