@@ -126,9 +126,11 @@ ARGUMENTS: dict[tuple[str, ...], list[str]] = {
     ("users", "enable"): ["ann"],
     ("users", "token"): ["ann"],
     ("users", "password"): ["ann"],
+    ("users", "delete"): ["ann", "--yes"],
     ("league", "create"): ["cup"],
     ("league", "list"): [],
     ("league", "add-member"): ["cup", "ann"],
+    ("league", "settings"): ["cup"],
     ("league", "run"): ["cup", "--until-complete"],
     ("league", "standings"): ["cup"],
 }

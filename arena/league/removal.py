@@ -48,21 +48,22 @@ def remove_user(store: Store, name: str, by: User | None = None) -> Removed:
         raise AccountError(f"account {name!r} was removed already")
     removals = Removals(store)
     with store.writing():
-        taken: set[str] = set()
+        taken: set[str] = set()  # the bots' new names so far (the account's may be the first bot's too)
 
         def free(base: str) -> str:
             candidate, n = base, 1
             while candidate in taken or removals.name_taken(candidate):
                 n += 1
                 candidate = f"{base}-{n}"
-            taken.add(candidate)
             return candidate
 
         new_name = free(f"{PREFIX}{user.id}")
         own = [s for s in store.submissions.all() if s.user_id == user.id]
         names = list(dict.fromkeys(s.name for s in sorted(own, key=lambda s: s.id or 0)))  # first submitted first
-        bots = {old: free(f"{PREFIX}{user.id}" if i == 0 else f"{PREFIX}{user.id}-{i + 1}")
-                for i, old in enumerate(names)}
+        bots: dict[str, str] = {}
+        for old in names:
+            bots[old] = free(new_name if not bots else f"{new_name}-{len(bots) + 1}")
+            taken.add(bots[old])
         retired = []
         for league in store.leagues.all():
             for entry in store.leagues.entries(league.id, status="active", user_id=user.id):

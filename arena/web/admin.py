@@ -85,25 +85,6 @@ def add_form(request: Request, name: Field = "", admin_flag: Annotated[str, Form
     return act(request, csrf, do)
 
 
-@router.post("/admin/users/{name}/{action}", response_class=HTMLResponse)
-def account_form(request: Request, name: UserName,
-                 action: Annotated[str, Path(pattern="^(disable|enable|password|token)$")],
-                 csrf: Csrf = "") -> Response:
-    def do(store: Store, admin: User) -> Response:
-        if action in ("disable", "enable"):
-            not_oneself(admin, name, action)
-            disable_user(store, name, action == "disable", by=admin)
-            return RedirectResponse("/admin", 303)
-        if action == "password":
-            issued = {"user": name, "password": reset_password(store, name, by=admin)}
-            return accounts_view(request, store, admin, message=f"A new password for {name}.", issued=issued)
-        issued = {"user": name, "token": renew_token(store, name, by=admin)}
-        return accounts_view(request, store, admin, message=f"A new API token for {name}: the old one no longer "
-                                                            "works.", issued=issued)
-
-    return act(request, csrf, do)
-
-
 @router.get("/admin/users/{name}/delete", response_class=HTMLResponse)
 def delete_page(request: Request, store: StoreDep, name: UserName) -> Response:
     """The confirmation step before an account's data is removed: what will go."""
@@ -138,6 +119,26 @@ def delete_form(request: Request, name: UserName, confirm: Field = "", csrf: Csr
         return delete_view(request, store, admin, name, 400, error)
 
     return act(request, csrf, do, refused)
+
+
+# (After the delete routes: a path ending in /delete is theirs, not an {action}.)
+@router.post("/admin/users/{name}/{action}", response_class=HTMLResponse)
+def account_form(request: Request, name: UserName,
+                 action: Annotated[str, Path(pattern="^(disable|enable|password|token)$")],
+                 csrf: Csrf = "") -> Response:
+    def do(store: Store, admin: User) -> Response:
+        if action in ("disable", "enable"):
+            not_oneself(admin, name, action)
+            disable_user(store, name, action == "disable", by=admin)
+            return RedirectResponse("/admin", 303)
+        if action == "password":
+            issued = {"user": name, "password": reset_password(store, name, by=admin)}
+            return accounts_view(request, store, admin, message=f"A new password for {name}.", issued=issued)
+        issued = {"user": name, "token": renew_token(store, name, by=admin)}
+        return accounts_view(request, store, admin, message=f"A new API token for {name}: the old one no longer "
+                                                            "works.", issued=issued)
+
+    return act(request, csrf, do)
 
 
 # --- the leagues ------------------------------------------------------------------------------
