@@ -358,3 +358,16 @@ def test_healthz_is_503_when_the_database_cannot_be_read(site):
     assert answer.json() == {"status": "unavailable", "database": "unreadable"}
     site.db.unlink()
     assert Site(site.db, app, site.secrets).client().get("/healthz").status_code == 503
+
+
+def test_tables_cached_before_a_removal_are_computed_again(played):
+    """A removal at the server's terminal changes no game and, for a retired bot, no
+    entrant: the site's cached tables must still see that the names changed."""
+    admin = played.signed_in("admin")
+    assert admin_form(admin, f"/admin/leagues/class/entries/{played.secrets.entry}/retire").status_code == 200
+    assert "lefty@v1" in admin.get("/api/leagues/class?all_versions=true").text  # now cached
+    assert "lefty@v1" in admin.get("/standings?all=true").text
+    result = CliRunner().invoke(main, ["users", "delete", "alice", "--yes", "--db", str(played.db)])
+    assert result.exit_code == 0, result.output
+    assert "lefty" not in admin.get("/api/leagues/class?all_versions=true").text
+    assert "lefty" not in admin.get("/standings?all=true").text
