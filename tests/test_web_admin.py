@@ -245,8 +245,9 @@ def every_page(client, store: Store) -> dict[str, str]:
 
 
 #: What a removal may shift: the incremental Elo takes the games in the order of their keys,
-#: which hold the bots' names, and bots tied exactly are ranked by name.
-ORDER_OF_NAMES = {"bot", "incremental_elo", "rank"}
+#: which hold the bots' names, and bots tied exactly are ranked by name (and each row's
+#: likelihood of superiority is to the bot ranked next).
+ORDER_OF_NAMES = {"bot", "incremental_elo", "rank", "los_next"}
 
 
 def league_rows(client) -> dict[str, dict]:
