@@ -25,11 +25,13 @@ from arena.store.migrations import MIGRATION_NAMES, migrations
 from tests.test_errors import ARGUMENTS, arguments
 
 READING = [("bots",), ("games",), ("show",), ("replay",), ("export",), ("standings",), ("crosstable",), ("colours",),
-           ("tournaments",), ("users", "list"), ("league", "list"), ("league", "standings")]
+           ("tournaments",), ("users", "list"), ("league", "list"), ("league", "standings"),
+           ("league", "settings")]
 WRITING = [("submit",), ("analyse",), ("import",), ("tournament", "run"), ("play",),
            # the site stores accounts and uploads, and upgrades an older database once at start
            ("serve",), ("users", "add"), ("users", "disable"), ("users", "enable"), ("users", "token"),
-           ("users", "password"), ("users", "unlock"), ("league", "create"), ("league", "add-member"),
+           ("users", "password"), ("users", "unlock"), ("users", "delete"), ("league", "create"),
+           ("league", "add-member"),
            ("league", "run")]
 
 

@@ -128,9 +128,11 @@ ARGUMENTS: dict[tuple[str, ...], list[str]] = {
     ("users", "token"): ["ann"],
     ("users", "password"): ["ann"],
     ("users", "unlock"): ["ann"],
+    ("users", "delete"): ["ann", "--yes"],
     ("league", "create"): ["cup"],
     ("league", "list"): [],
     ("league", "add-member"): ["cup", "ann"],
+    ("league", "settings"): ["cup"],
     ("league", "run"): ["cup", "--until-complete"],
     ("league", "standings"): ["cup"],
 }

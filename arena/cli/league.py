@@ -1,4 +1,4 @@
-"""Leagues: ``arena league create|run|standings|add-member|list``."""
+"""Leagues: ``arena league create|run|standings|add-member|settings|list``."""
 
 from __future__ import annotations
 
@@ -56,13 +56,37 @@ def list_command(db: str) -> None:
 def add_member_command(name: str, user: str, db: str) -> None:
     """Let USER submit to the closed league NAME."""
     from arena.league.accounts import check_user
+    from arena.league.policy import add_member
 
     store = open_store(db, write=True)
-    league = store.leagues.check(name)
-    member = check_user(store, user)
-    store.leagues.add_member(league.id, member.id)
-    store.accounts.audit("add member", user, detail=f"league {name}")
+    add_member(store, store.leagues.check(name), check_user(store, user))
     click.echo(f"{user} may submit to league {name!r}")
+
+
+@league_group.command("settings")
+@click.argument("name")
+@click.option("--closed/--open", default=None, help="Only its members may submit (--open: everyone).")
+@click.option("--public-code/--private-code", default=None,
+              help="Everyone may read every entrant's code (--private-code: its author and the admins).")
+@click.option("--submissions-per-hour", type=int, help="Submissions allowed per author per hour.")
+@click.option("--upload-kb", type=int, help="The largest bot file accepted, in KB.")
+@db_option
+def settings_command(name: str, closed: bool | None, public_code: bool | None, submissions_per_hour: int | None,
+                     upload_kb: int | None, db: str) -> None:
+    """Show league NAME's settings, or change those given: the league follows them at once."""
+    from arena.league.policy import change_settings, settings_of
+
+    changes = {key: value for key, value in (("closed", closed), ("public_code", public_code),
+                                             ("submissions_per_hour", submissions_per_hour),
+                                             ("upload_kb", upload_kb)) if value is not None}
+    store = open_store(db, write=bool(changes))
+    league = store.leagues.check(name)
+    if changes:
+        league = change_settings(store, league, changes)
+    settings = settings_of(league.config)
+    click.echo(f"league {printable(league.name)}: " + ", ".join(
+        f"{key} = {str(getattr(settings, key)).lower()}" for key in ("closed", "public_code", "submissions_per_hour",
+                                                                      "upload_kb")))
 
 
 @league_group.command("run")

@@ -1,4 +1,4 @@
-"""Accounts of the open league: ``arena users add|list|disable|enable|token|password|unlock``."""
+"""Accounts of the open league: ``arena users add|list|disable|enable|token|password|unlock|delete``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from arena.text import printable
 
 @main.group("users")
 def users_group() -> None:
-    """Accounts of the open league: add, list, disable, new token or password, unlock."""
+    """Accounts of the open league: add, list, disable, new token or password, unlock, delete."""
 
 
 ONE_TIME = ("The password works once: signing in with it on the site asks for a new password of the user's own "
@@ -97,3 +97,27 @@ def unlock_command(name: str, db: str) -> None:
 
     had = unlock(open_store(db, write=True), name)
     click.echo(f"user {name} unlocked" if had else f"user {name} had no wrong passwords to forget")
+
+
+@users_group.command("delete")
+@click.argument("name")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@db_option
+def delete_command(name: str, yes: bool, db: str) -> None:
+    """Remove account NAME's data: the account is disabled and renamed removed-ID (NAME is
+    free again), its bots renamed and their code deleted, its entrants retired; its games
+    stay, under the new names, so everyone else's standings are unchanged."""
+    from arena.league.accounts import check_user
+    from arena.league.removal import remove_user
+
+    store = open_store(db, write=True)
+    check_user(store, name)
+    if not yes:
+        click.confirm(f"Remove account {printable(name)!r}, its bots' code and names from {db}? This cannot be undone",
+                      abort=True)
+    removed = remove_user(store, name)
+    bots = ", ".join(f"{printable(old)} -> {new}" for old, new in removed.bots.items())
+    click.echo(f"account {printable(name)} removed: it is now {removed.name} (disabled)"
+               + (f"; bots renamed: {bots}" if bots else "")
+               + (f"; retired: {', '.join(removed.retired)}" if removed.retired else "")
+               + "; its games are kept under the new names")

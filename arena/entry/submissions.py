@@ -78,5 +78,7 @@ def resolve(text: str, store: Store | None) -> tuple[str, BotCode] | None:
             known = ", ".join(s.spec for s in store.submissions.all(match["name"]))
             raise BotSpecError(f"no version {version} of submitted bot {match['name']!r}; versions: {known}")
         return None
+    if not found.source:
+        raise BotSpecError(f"the code of {found.spec} was removed with its author's account: it cannot play")
     canonical = BotSpec(name=found.spec, options=spec.options)
     return spec_text(canonical), BotCode(label=found.spec, text=found.source, class_name=found.class_name)

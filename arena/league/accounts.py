@@ -56,7 +56,7 @@ def new_token() -> str:
     return "arena_" + secrets.token_urlsafe(32)
 
 
-def add_user(store: Store, name: str, admin: bool = False) -> tuple[User, str, str]:
+def add_user(store: Store, name: str, admin: bool = False, by: User | None = None) -> tuple[User, str, str]:
     """A new account: the user, its one-time password and its API token (shown once)."""
     if not USER_NAME.fullmatch(name):
         raise AccountError(f"bad user name {name!r}: use 1-40 lower-case letters, digits, '.', '-' or '_', "
@@ -65,7 +65,7 @@ def add_user(store: Store, name: str, admin: bool = False) -> tuple[User, str, s
     with store.transaction():
         user = store.accounts.add_user(name, _hasher.hash(password), hash_token(token), admin)
         store.accounts.update_user(user.id, must_change_password=1)
-        store.accounts.audit("add user", name, detail="admin" if admin else "")
+        store.accounts.audit("add user", name, by.id if by else None, detail="admin" if admin else "")
     return check_user(store, name), password, token
 
 
@@ -77,22 +77,22 @@ def check_user(store: Store, name: str) -> User:
     return user
 
 
-def renew_token(store: Store, name: str) -> str:
+def renew_token(store: Store, name: str, by: User | None = None) -> str:
     """A new API token for ``name``; the old one stops working at once."""
     user = check_user(store, name)
     token = new_token()
     store.accounts.update_user(user.id, token_hash=hash_token(token))
-    store.accounts.audit("new token", name)
+    store.accounts.audit("new token", name, by.id if by else None)
     return token
 
 
-def reset_password(store: Store, name: str) -> str:
+def reset_password(store: Store, name: str, by: User | None = None) -> str:
     """A new one-time password for ``name`` (a forgotten password): it signs in once,
     and the account must then choose its own. Its API token is unchanged."""
     user = check_user(store, name)
     password = new_password()
     store.accounts.update_user(user.id, password_hash=_hasher.hash(password), must_change_password=1)
-    store.accounts.audit("new password", name)
+    store.accounts.audit("new password", name, by.id if by else None)
     return password
 
 

@@ -26,6 +26,7 @@ from arena.text import content_hash, source_text
 LEAGUE_FORMAT = "league"  # the format of the tournament row a league's games are stored under
 #: The [league] table of a league file: who may submit, whose code is shown, limits.
 LEAGUE_KEYS: dict[str, type] = {"public_code": bool, "closed": bool, "submissions_per_hour": int, "upload_kb": int}
+REMOVED_PREFIX = "removed-"  # the names of removed accounts' bots (arena.league.removal), no one else's
 
 
 class LeagueError(ArenaError):
@@ -106,6 +107,9 @@ def submit_to_league(
     if not NAME.fullmatch(name):
         raise Refused(f"bad bot name {name!r}: use 1-40 lower-case letters, digits, '-' or '_', "
                       "starting with a letter", Refusal.INVALID)
+    if name.startswith(REMOVED_PREFIX):
+        raise Refused(f"bad bot name {name!r}: names starting with {REMOVED_PREFIX!r} are kept for the bots of "
+                      "removed accounts; pick another name", Refusal.INVALID)
     if name in installed_bots():
         raise Refused(f"{name!r} is the name of an installed bot: pick another name", Refusal.INVALID)
     owners = {s.user_id for s in store.submissions.all(name)}
@@ -173,6 +177,30 @@ def retire(store: Store, league: League, user: User, entry_id: int) -> Entry:
         store.leagues.retire_entry(entry.id)
         store.accounts.audit("retire", entry.spec, user.id, f"league {league.name}")
     return store.leagues.entry(entry.id)  # type: ignore[return-value]  # still there
+
+
+def change_settings(store: Store, league: League, changes: dict[str, Any], by: User | None = None) -> League:
+    """Change settings of a league's [league] table (``arena league settings``): checked as
+    a league file's are; the league runner and the site follow them at once. ``by``: the
+    admin who did it on the site (audited)."""
+    table = {**league.config.get("league", {}), **changes}
+    settings = settings_of({"league": table}, f"league {league.name!r}")
+    current = settings_of(league.config)
+    changed = {key: value for key, value in changes.items() if getattr(current, key) != value}
+    if not changed:
+        return league
+    with store.transaction():
+        store.leagues.update_settings(league.id, {**league.config, "league": table}, settings.public_code,
+                                      settings.closed)
+        store.accounts.audit("league settings", league.name, by.id if by else None,
+                             ", ".join(f"{key}={value}" for key, value in sorted(changed.items())))
+    return store.leagues.check(league.name)
+
+
+def add_member(store: Store, league: League, user: User, by: User | None = None) -> None:
+    """Let ``user`` submit to the closed ``league`` (``arena league add-member``)."""
+    store.leagues.add_member(league.id, user.id)
+    store.accounts.audit("add member", user.name, by.id if by else None, f"league {league.name}")
 
 
 def may_read_code(league: League | None, user: User | None, submission: Submission) -> bool:

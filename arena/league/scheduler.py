@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.engine.openings import game_seed, new_seed_secret
+from arena.entry.submissions import VERSIONED
 from arena.league.policy import LEAGUE_FORMAT, LeagueError, settings_of
 from arena.players.plugins import BotSpecError, installed_bots, load_entry, parse_spec
 from arena.records import BotCode, GameRecord, GameSpec
@@ -126,6 +127,17 @@ def active_field(
                                                  class_name=submission.class_name)
         code[entry.spec] = known[entry.submission_id]
     return entries, code
+
+
+def removed_meanwhile(store: Store, record: GameRecord) -> bool:
+    """Whether a submitted version that played ``record`` is no longer stored under its
+    name (its author's account was removed while the game was played)."""
+    for name, _ in record.spec.submitted:
+        match = VERSIONED.fullmatch(name)
+        if match is not None and match["version"] and not store.submissions.has(match["name"],
+                                                                                 int(match["version"])):
+            return True
+    return False
 
 
 def league_seed_secret(store: Store, league: League) -> bytes:
@@ -285,6 +297,9 @@ def run_league(
         with signals_deferred():
             ids = dict(bot_ids)  # a bot's row added by a write that fails is rolled back with it
             with store.writing():
+                # A game of a version removed meanwhile with its author's account would bring
+                # its old name back: it is not stored (the version is retired: not played again).
+                pending[:] = [record for record in pending if not removed_meanwhile(store, record)]
                 for record in pending:
                     for spec in record.spec.bots:
                         if spec not in ids:

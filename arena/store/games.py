@@ -260,6 +260,12 @@ class Games(Repository):
         return int(self.db.execute("select count(*) from games where tournament_id = ?",
                                    [tournament_id]).fetchone()[0])
 
+    def latest_finished_at(self, tournament_id: int) -> str | None:
+        """When a tournament's (a league's) latest stored game finished; None before its first."""
+        row = self.db.execute("select finished_at from games where tournament_id = ? order by id desc limit 1",
+                              [tournament_id]).fetchone()
+        return None if row is None else row[0]
+
     def tournament_counts(self) -> dict[int, int]:
         """Tournament id -> how many games it stores (finished or not), each counted on
         the tournament's own stretch of the (tournament, key) index."""

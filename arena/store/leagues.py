@@ -36,6 +36,16 @@ class Leagues(Repository):
             raise StoreError(f"no league named {name!r} in {self.path}; leagues: {known}")
         return found
 
+    def update_settings(self, league_id: int, config: dict[str, Any], public_code: bool, closed: bool) -> None:
+        """Store a league's changed settings (its whole configuration, and the two kept as columns)."""
+        self.db.table("leagues").update(league_id, {"config": json.dumps(config, sort_keys=True),
+                                                    "public_code": int(public_code), "closed": int(closed)})
+
+    def members(self, league_id: int) -> list[int]:
+        """The ids of the accounts that may submit to a closed league."""
+        return [user_id for (user_id,) in self.db.execute(
+            "select user_id from league_members where league_id = ? order by user_id", [league_id])]
+
     def add_member(self, league_id: int, user_id: int) -> None:
         self.db.table("league_members").upsert({"league_id": league_id, "user_id": user_id},
                                                pk=("league_id", "user_id"))

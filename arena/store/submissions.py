@@ -46,6 +46,11 @@ class Submissions(Repository):
         rows = list(self.db.table("submissions").rows_where("id = ?", [submission_id]))
         return _submission(rows[0]) if rows else None
 
+    def has(self, name: str, version: int) -> bool:
+        """Whether version ``version`` of ``name`` is stored (under that name)."""
+        return bool(self.db.execute("select 1 from submissions where name = ? and version = ?",
+                                    [name, version]).fetchone())
+
     def get(self, name: str, version: int | None = None) -> Submission | None:
         """One version of a submitted bot (the latest if ``version`` is None)."""
         versions = self.all(name)

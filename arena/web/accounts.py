@@ -94,6 +94,7 @@ def start_session(request: Request, user: User) -> None:
     request.session.clear()
     request.session.update({"user": user.id, "name": user.name, "key": fingerprint(user),
                             "csrf": secrets.token_urlsafe(32)})
+    request.session["admin"] = user.admin  # shows the admin pages in the menu (the pages check again)
 
 
 def signed_in(request: Request, store: Store) -> User | None:

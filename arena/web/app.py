@@ -4,7 +4,8 @@ FastAPI (on Starlette) serves server-rendered Jinja2 pages that work without
 JavaScript, and the same numbers as JSON under /api with the field names of the
 CLI's ``--format json``. Views call the library (selection, standings,
 crosstable) and never write SQL. The pages live in one module per subject
-(``tables``, ``bots``, ``games``, ``accounts``, ``leagues``), each an APIRouter; this module puts them together.
+(``tables``, ``bots``, ``games``, ``accounts``, ``leagues``, ``admin``, ``health``), each an
+APIRouter; this module puts them together.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp
 
 from arena.errors import ArenaError
-from arena.web import accounts, bots, games, leagues, tables
+from arena.web import accounts, admin, bots, games, health, leagues, tables
 from arena.web.cache import TableCache
 from arena.web.http import HttpRules, Sessions
 from arena.web.pages import HERE, page
@@ -48,6 +49,8 @@ def create_app(db: str, secure_cookies: bool = False) -> FastAPI:
     app.include_router(games.router)
     app.include_router(accounts.router)
     app.include_router(leagues.router)
+    app.include_router(admin.router)
+    app.include_router(health.router)
     app.add_middleware(Sessions, secure=secure_cookies, **accounts.session_settings(db))
     app.state.failed_checks = leagues.new_failed_checks()
 

@@ -38,7 +38,7 @@ from arena.ratings.sprt import elo_with_interval
 from arena.store import Store, StoredBot, StoredGame, Submission
 from arena.text import printable
 from arena.web.cache import TableCache
-from arena.web.pages import StoreDep, page
+from arena.web.pages import StoreDep, data_version, page
 
 router = APIRouter()
 
@@ -109,7 +109,7 @@ class LeagueBots:
 def league_bots(request: Request, store: Store) -> LeagueBots:
     """The whole league's bots, from the site's cache while the database is unchanged."""
     cache: TableCache = request.app.state.cache
-    return cache.get(("bots",), store.version(), lambda: compute_league_bots(store))
+    return cache.get(("bots",), data_version(store), lambda: compute_league_bots(store))
 
 
 def compute_league_bots(store: Store) -> LeagueBots:

@@ -24,6 +24,7 @@ from arena.ratings.crosstable import by_colour, crosstable
 from arena.ratings.selection import select
 from arena.ratings.standings import Standings, league_standings
 from arena.store import Store
+from arena.store.removal import Removals
 from arena.text import printable
 from arena.web.cache import TableCache
 
@@ -77,7 +78,13 @@ def tables(request: Request, store: Store, tournament: str | None, league: bool)
             return Tables(chosen.heading(), chosen.as_dict(), rows, crosstable(results.pairs, order),
                           by_colour(results.pairs, order))
 
-    return cache.get(("tables", tournament, league), store.version(), compute)
+    return cache.get(("tables", tournament, league), data_version(store), compute)
+
+
+def data_version(store: Store) -> tuple[Any, ...]:
+    """What dates a cached table: :meth:`arena.store.Store.version`, and the count of
+    removed accounts (a removal renames bots, though no game or entrant changes)."""
+    return (*store.version(), Removals(store).count())
 
 
 def query_of(tournament: str | None, league: bool) -> dict[str, str]:
