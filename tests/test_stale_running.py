@@ -41,6 +41,16 @@ def test_a_tournament_is_running_only_while_a_process_holds_it(tmp_path: Path) -
         stored = subprocess.run([sys.executable, "-m", "arena", "tournaments", "--db", str(db)],
                                 capture_output=True, text=True, cwd=tmp_path, timeout=60)
         assert "running" not in stored.stdout and "interrupted" in stored.stdout, stored.stdout + stored.stderr
+        standings = subprocess.run([sys.executable, "-m", "arena", "standings", "--db", str(db)],
+                                   capture_output=True, text=True, cwd=tmp_path, timeout=60)
+        said = standings.stdout + standings.stderr
+        assert "'cup' (interrupted)" in said and "(running)" not in said, said
+        from fastapi.testclient import TestClient
+
+        from arena.web.app import create_app
+        site = TestClient(create_app(str(db)))
+        assert [t["status"] for t in site.get("/api/tournaments").json()] == ["interrupted"]
+        assert "data-running" not in site.get("/").text
     finally:
         if holder.poll() is None:
             holder.kill()

@@ -20,6 +20,13 @@ from arena.store.sql import Repository, insert_row, now
 _SHOWN = ", ".join(field.name for field in fields(StoredTournament))
 #: struct flock of Linux's 64-bit ABIs: type, whence, start, length, pid.
 _FLOCK = struct.Struct("hh4xqqi4x")
+#: The tournaments this process holds now, as (database file, name): F_GETLK reports
+#: only other processes' locks, so a process asks itself about its own.
+_HELD_HERE: set[tuple[str, str]] = set()
+
+
+def _file_key(path: str) -> str:
+    return os.path.realpath(path)
 
 
 class Tournaments(Repository):
@@ -48,7 +55,7 @@ class Tournaments(Repository):
         """Whether a process holds tournament ``name`` now. Asked of the kernel
         (F_GETLK), which takes no lock: a run starting meanwhile is never refused
         because someone looked. Where it cannot tell, True (the stored word stands)."""
-        if self.path == ":memory:":
+        if self.path == ":memory:" or (_file_key(self.path), name) in _HELD_HERE:
             return True
         try:
             fd = os.open(self.path + ".lock", os.O_RDONLY)  # read-only: looking creates nothing
@@ -93,9 +100,12 @@ class Tournaments(Repository):
                     f"tournament {name!r} in {self.path} is being run by another process: "
                     "wait for it to finish (or stop it), then run the same command to resume"
                 ) from None
+            held = (_file_key(self.path), name)
+            _HELD_HERE.add(held)
             try:
                 yield
             finally:
+                _HELD_HERE.discard(held)
                 fcntl.lockf(lock, fcntl.LOCK_UN, 1, byte)
 
     def start(
