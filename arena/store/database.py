@@ -101,7 +101,7 @@ def write_problem(exc: sqlite3.Error, path: str) -> StoreWriteFailed | None:
                          f"{BUSY_TIMEOUT:g} s ({exc}); nothing of this change was stored: try again in a moment")
     if code == sqlite3.SQLITE_FULL or (code == sqlite3.SQLITE_IOERR and _disk_full(path)):
         return StoreFull(f"the disk holding {path!r} is full ({exc}): free space on it, then run the same "
-                         "command again to resume; nothing stored before is lost")
+                         "command again (a tournament or league resumes where it stopped); nothing stored is lost")
     if code == sqlite3.SQLITE_READONLY or (code == sqlite3.SQLITE_CANTOPEN and _read_only(path)):
         return StoreReadOnly(_read_only_message(path, _read_only(path) or str(exc)))
     if code == sqlite3.SQLITE_IOERR:
@@ -371,17 +371,19 @@ def _reading_connection(path: str) -> sqlite3.Connection:
 
 
 def _read_only_media(path: str) -> sqlite3.Connection:
-    """A connection to a database where nothing can be written: read-only media, a
-    folder this user may not write.
+    """A connection to a database where this process can write nothing: read-only
+    media, a folder this user may not write.
 
     ``mode=ro`` first: it reads a -wal beside the file, and works wherever SQLite can
-    open or make the -shm file. A database in WAL mode with no -shm there, which
+    open or make the -shm file. A database in WAL mode with no -shm beside it, which
     cannot be made, is opened ``immutable=1``: SQLite then takes no locks and reads
     neither -wal nor -shm, trusting that nobody changes the file while it is open.
-    That is safe only where nobody can write: on read-only media no process can,
-    while in a folder another user may write, a writer's changes could be read half
-    done. So it is used only when the file system itself is read-only, and only with
-    no -wal file beside it (whose committed transactions immutable would skip)."""
+    That is safe only when nobody writes. On read-only media nobody can; in a folder
+    only other users may write, no -shm means no process has the database open now,
+    and a reading command takes a moment, but a writer that started meanwhile would
+    go unseen (its changes read half done): copy such a database where you may write
+    to read it while it changes. Never with a -wal file beside it: immutable would
+    skip the transactions committed there."""
     conn = _connect(Path(path).resolve().as_uri() + "?mode=ro")
     try:
         conn.execute("select count(*) from sqlite_master").fetchone()
@@ -390,12 +392,11 @@ def _read_only_media(path: str) -> sqlite3.Connection:
         conn.close()
         if (exc.sqlite_errorcode & 0xFF) != sqlite3.SQLITE_CANTOPEN:
             raise
-    if _read_only(path) != _READ_ONLY_FILE_SYSTEM:
-        raise StoreError(f"cannot read database {path!r}: SQLite cannot make its -shm file beside it "
-                         f"({_read_only(path)}); copy the database to a writable folder and pass --db the copy")
-    if Path(path + "-wal").exists() and Path(path + "-wal").stat().st_size:
-        raise StoreError(f"cannot read database {path!r}: it is on read-only media with a -wal file and "
-                         "no -shm file beside it; copy the three files to a writable folder and pass --db the copy")
+    wal = Path(path + "-wal")
+    if wal.exists() and wal.stat().st_size:
+        raise StoreError(f"cannot read database {path!r}: {_read_only(path)}, and its -wal file needs a -shm "
+                         "file SQLite cannot make there; copy the database with its -wal file to a writable "
+                         "folder and pass --db the copy")
     return _connect(Path(path).resolve().as_uri() + "?mode=ro&immutable=1")
 
 
