@@ -205,6 +205,18 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
+    def holds_nothing(self) -> bool:
+        """Whether no table holds a row (the schema's own bookkeeping aside): a
+        database just made, that a command refusing may take away again. Asked
+        through a connection of its own: the store may be closed already."""
+        if self.path == ":memory:":
+            return False
+        with closing(_connect(self.path)) as conn:
+            tables = [name for (name,) in conn.execute(
+                "select name from sqlite_master where type = 'table' and name not like 'sqlite^_%' escape '^' "
+                "and name != '_sqlite_migrations'")]
+            return not any(conn.execute(f'select 1 from "{name}" limit 1').fetchone() for name in tables)
+
     def __enter__(self) -> Store:
         return self
 
