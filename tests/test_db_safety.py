@@ -25,7 +25,8 @@ from arena.store.migrations import MIGRATION_NAMES, migrations
 from tests.test_errors import ARGUMENTS, arguments
 
 READING = [("bots",), ("games",), ("show",), ("replay",), ("export",), ("standings",), ("crosstable",), ("colours",),
-           ("tournaments",), ("users", "list"), ("league", "list"), ("league", "standings")]
+           ("tournaments",), ("users", "list"), ("league", "list"), ("league", "standings"),
+           ("backup",)]  # writes its copy elsewhere, never the database
 WRITING = [("submit",), ("analyse",), ("import",), ("tournament", "run"), ("play",),
            # the site stores accounts and uploads, and upgrades an older database once at start
            ("serve",), ("users", "add"), ("users", "disable"), ("users", "enable"), ("users", "token"),

@@ -131,6 +131,7 @@ ARGUMENTS: dict[tuple[str, ...], list[str]] = {
     ("league", "add-member"): ["cup", "ann"],
     ("league", "run"): ["cup", "--until-complete"],
     ("league", "standings"): ["cup"],
+    ("backup",): ["backup.db"],
 }
 
 

@@ -62,6 +62,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "users": ("arena.cli.users", "Accounts of the open league: add, list, disable, new token or password."),
     "serve": ("arena.cli.serve",
               "Serve the league site: standings, crosstables, bots, matchups, games with replays, a JSON API."),
+    "backup": ("arena.cli.backup", "Copy the database to FILE while tournaments and leagues go on writing it."),
     "doctor": ("arena.cli.doctor",
                "Show which sandbox mechanisms hold on this machine, and whether untrusted bots can run."),
 }

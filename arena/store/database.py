@@ -354,6 +354,12 @@ def _check_folder(path: str) -> None:
         raise StoreError(f"cannot create database {path!r}: folder {str(folder)!r} does not exist")
 
 
+def open_reading(path: str) -> sqlite3.Connection:
+    """A connection to the database at ``path`` that cannot write to it (see
+    :func:`_reading_connection`): for a backup to read from."""
+    return _reading_connection(path)
+
+
 def _reading_connection(path: str) -> sqlite3.Connection:
     """A connection to the file at ``path`` that cannot write to it.
 
