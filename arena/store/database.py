@@ -26,7 +26,7 @@ from arena.store.analyses import Analyses
 from arena.store.bots import Bots
 from arena.store.games import Games
 from arena.store.leagues import Leagues
-from arena.store.migrations import MIGRATION_NAMES, migrations
+from arena.store.migrations import MIGRATION_NAMES, current_names, migrations, rename_former
 from arena.store.results import Results
 from arena.store.rows import StoreBusy, StoreError, StoreFull, StoreReadOnly, StoreWriteFailed
 from arena.store.submissions import Submissions
@@ -285,6 +285,7 @@ def _open_for_reading(path: str) -> Database:
         raise
     conn.close()
     db = Database(copy)
+    rename_former(db)
     migrations.apply(db)
     return db
 
@@ -303,9 +304,9 @@ def _arena_schema(conn: sqlite3.Connection, path: str) -> list[str]:
     )
     applied: list[str] = []
     if "_sqlite_migrations" in tables:
-        applied = [name for (name,) in conn.execute(
+        applied = current_names([name for (name,) in conn.execute(
             "select name from _sqlite_migrations where migration_set = ? order by rowid", [migrations.name]
-        )]
+        )])
     if not applied and set(tables) - {"_sqlite_migrations"}:
         shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
         raise StoreError(
@@ -322,12 +323,13 @@ def _arena_schema(conn: sqlite3.Connection, path: str) -> list[str]:
 
 
 def _migrate(db: Database, path: str) -> None:
-    newer = [m.name for m in migrations.applied(db) if m.name not in MIGRATION_NAMES]
+    newer = [name for name in current_names([m.name for m in migrations.applied(db)]) if name not in MIGRATION_NAMES]
     if newer:  # checked again: the file may have changed since it was looked at
         raise StoreError(
             f"database {path!r} was written by a newer version of the arena "
             f"(schema {newer[-1]}); upgrade connectk-arena to read it"
         )
+    rename_former(db)
     migrations.apply(db)
 
 
