@@ -267,8 +267,9 @@ def test_a_full_disk_stops_the_run_in_one_line_and_the_rest_is_played_on_resume(
         store.db.execute(f"pragma max_page_count = {store.db.execute('pragma page_count').fetchone()[0]}")
         outcome = runner.run_tournament(cfg, store)
         assert outcome.interrupted and outcome.problem is not None
-        assert outcome.problem.startswith("the database could not be written: ")
-        assert "database or disk is full" in outcome.problem
+        assert outcome.problem.startswith(f"the disk holding {str(tmp_path / 'arena.db')!r} is full ")
+        assert "database or disk is full" in outcome.problem and "run the same command again" in outcome.problem
+        assert outcome.exit_code == 2
     with Store(tmp_path / "arena.db") as store:  # a new connection: the file may grow again
         outcome = runner.run_tournament(config(tmp_path, games=40), store)
         assert not outcome.interrupted

@@ -26,7 +26,7 @@ from tests.test_errors import ARGUMENTS, arguments
 
 READING = [("bots",), ("games",), ("show",), ("replay",), ("export",), ("standings",), ("crosstable",), ("colours",),
            ("tournaments",), ("users", "list"), ("league", "list"), ("league", "standings"),
-           ("league", "settings")]
+           ("league", "settings"), ("backup",)]  # backup writes its copy elsewhere, never the database
 WRITING = [("submit",), ("analyse",), ("import",), ("tournament", "run"), ("play",),
            # the site stores accounts and uploads, and upgrades an older database once at start
            ("serve",), ("users", "add"), ("users", "disable"), ("users", "enable"), ("users", "token"),
@@ -364,3 +364,33 @@ def test_reading_a_database_with_a_left_over_wal_file_changes_not_the_database(
     assert result.exit_code == 0, result.output
     assert result.output.count('"id"') == 2  # the game in the -wal file is read too
     assert sha256(crashed) == before
+
+
+REFUSED_BEFORE_STORING = {
+    "league create, no such file": ["league", "create", "class", "config/league.toml"],
+    "tournament run, one bot": ["tournament", "run", "--bots", "random", "--games", "2", "--workers", "1"],
+    "tournament run, unknown bot": ["tournament", "run", "--bots", "random,nosuchbot", "--workers", "1"],
+    "users add, bad name": ["users", "add", "Bad Name"],
+    "submit, no such file": ["submit", "nothere.py"],
+}
+
+
+@pytest.mark.parametrize("args", REFUSED_BEFORE_STORING.values(), ids=REFUSED_BEFORE_STORING.keys())
+def test_a_command_that_refuses_leaves_no_database_it_made(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ARENA_DB", raising=False)
+    refused = CliRunner().invoke(main, args)
+    assert refused.exit_code == 2, refused.output
+    assert refused.output.startswith("Error: ") and len(refused.output.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_command_that_refuses_keeps_a_database_it_did_not_make(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Store(tmp_path / "arena.db").close()  # empty, but the person's
+    before = sha256(tmp_path / "arena.db")
+    refused = CliRunner().invoke(main, ["league", "create", "class", "config/league.toml", "--db", "arena.db"])
+    assert refused.exit_code == 2, refused.output
+    assert sha256(tmp_path / "arena.db") == before

@@ -135,6 +135,7 @@ ARGUMENTS: dict[tuple[str, ...], list[str]] = {
     ("league", "settings"): ["cup"],
     ("league", "run"): ["cup", "--until-complete"],
     ("league", "standings"): ["cup"],
+    ("backup",): ["backup.db"],
 }
 
 

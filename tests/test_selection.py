@@ -108,8 +108,8 @@ def test_only_casual_games_say_so(store):
 
 def test_a_new_tournament_without_games_says_where_the_games_are(store):
     play(store, "old", 3)
-    play(store, "new", 0, status="running")
-    with pytest.raises(SelectionError, match=r"tournament 'new' \(running\) has no finished games; "
+    play(store, "new", 0, status="interrupted")
+    with pytest.raises(SelectionError, match=r"tournament 'new' \(interrupted\) has no finished games; "
                                              r".* holds 3 finished games in all: --all or --tournament NAME"):
         select(store)
 

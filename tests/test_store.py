@@ -125,9 +125,13 @@ def test_start_tournament_same_identity_same_id(store):
     store.tournaments.set_status(first, "finished")
     assert store.tournaments.get("t").status == "finished"
     # the config as given (workers, db) is not part of the identity
-    again = store.tournaments.start("t", "round-robin", identity(), {"workers": 4}, 1)
-    assert again == first
-    assert store.tournaments.get("t").status == "running"
+    with store.tournaments.running("t"):  # "running" is shown while a process holds it, this one too
+        again = store.tournaments.start("t", "round-robin", identity(), {"workers": 4}, 1)
+        assert again == first
+        assert store.tournaments.get("t").status == "running"
+        with Store(store.path, read_only=True) as other:  # another connection of this process sees it too
+            assert other.tournaments.get("t").status == "running"
+    assert store.tournaments.get("t").status == "interrupted"  # nobody holds it: stopped without saying so
     assert [t.name for t in store.tournaments.all()] == ["t"]
     other = store.tournaments.start("u", "round-robin", identity(), {}, 1)
     assert other != first

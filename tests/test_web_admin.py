@@ -403,3 +403,15 @@ def test_a_removed_account_keeps_no_address_nor_wrong_password(site):
         remove_user(store, "bob")
         assert not store.db.execute("select 1 from known_addresses where user_id = ?", [bob.id]).fetchall()
         assert not store.db.execute("select 1 from sign_in_failures where name = 'bob'").fetchall()
+
+
+def test_healthz_says_running_only_while_a_runner_holds_the_league(played):
+    """A runner killed outright (kill -9) leaves 'running' in its row: a monitor must
+    see it as interrupted, and a live runner (a holder of the league's lock) as running."""
+    with Store(played.db) as store:
+        league = store.leagues.check("class")
+        store.tournaments.set_status(league.tournament_id, "running")  # as a killed runner leaves it
+    client = played.client()
+    assert client.get("/healthz").json()["leagues"][0]["runner"] == "interrupted"
+    with Store(played.db) as store, store.tournaments.running("class"):
+        assert client.get("/healthz").json()["leagues"][0]["runner"] == "running"

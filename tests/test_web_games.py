@@ -408,9 +408,12 @@ def test_the_live_pages_poll_and_say_what_to_swap(league, tmp_path):
         source.db.conn.backup(target.db.conn)
         target.db.table("tournaments").update(target.tournaments.check("quick").id, {"status": "running"})
     running = TestClient(create_app(str(path)))
-    assert '<div id="live-league" data-live data-running>' in running.get("/").text
-    assert '<div id="live-standings" data-live data-running>' in running.get("/standings?tournament=quick").text
-    assert '<div id="live-standings" data-live>' in running.get("/standings?tournament=specs").text
+    with Store(path) as runner, runner.tournaments.running("quick"):  # a run holds it, as the runner does
+        assert '<div id="live-league" data-live data-running>' in running.get("/").text
+        assert '<div id="live-standings" data-live data-running>' in running.get("/standings?tournament=quick").text
+        assert '<div id="live-standings" data-live>' in running.get("/standings?tournament=specs").text
+    # Nobody holds it (its runner was killed outright): not shown as running.
+    assert '<div id="live-league" data-live>' in running.get("/").text
 
 
 def test_results_and_terminations_offered_are_the_stored_ones(client):

@@ -62,6 +62,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "users": ("arena.cli.users", "Accounts of the open league: add, list, disable, new token or password."),
     "serve": ("arena.cli.serve",
               "Serve the league site: standings, crosstables, bots, matchups, games with replays, a JSON API."),
+    "backup": ("arena.cli.backup", "Copy the database to FILE while tournaments and leagues go on writing it."),
     "doctor": ("arena.cli.doctor",
                "Show which sandbox mechanisms hold on this machine, and whether untrusted bots can run."),
 }
@@ -171,6 +172,7 @@ class ArenaGroup(HelpGroup):
         try:
             return super().invoke(ctx)
         except ArenaError as exc:
+            _remove_made(ctx)
             raise ArenaUsageError(str(exc)) from None
         except ArenaFault as exc:  # the machine failed, not the user: one line, and 1
             raise click.ClickException(f"the arena failed: {exc}") from None
@@ -309,8 +311,34 @@ def open_store(db: str, create: bool = False, write: bool = False) -> Store:
     """
     from arena.store import Store  # the database library is slow to import: only when used
 
+    # The files a new database brings, and which of them are not there yet: a command
+    # that refuses after making them takes away what it made (:func:`_remove_made`).
+    beside = [db, *(db + end for end in _DATABASE_FILES)] if create and db != ":memory:" else []
+    absent = [path for path in beside if not os.path.lexists(path)] if beside and not os.path.lexists(db) else []
     store = Store(db, create=create, read_only=not (create or write))
-    return click.get_current_context().with_resource(store)
+    ctx = click.get_current_context()
+    if absent:
+        ctx.meta.setdefault(_MADE, []).append((store, absent))
+    return ctx.with_resource(store)
+
+
+#: What SQLite and the arena keep beside a database file.
+_DATABASE_FILES = ("-wal", "-shm", "-journal", ".lock")
+_MADE = "arena.databases_made"  # in click's shared meta: (store, files it made) per database this command made
+
+
+def _remove_made(ctx: click.Context) -> None:
+    """Remove the databases this command made, when it refuses: a mistake leaves no empty
+    database behind. Only those still without a row of anyone's: what was stored stays."""
+    for store, files in ctx.meta.pop(_MADE, []):
+        if not store.holds_nothing():
+            continue
+        store.close()
+        for path in files:
+            try:
+                os.remove(path)
+            except FileNotFoundError:
+                pass
 
 
 def league_options(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -92,11 +92,11 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
             why = f"Stopped: {printable(outcome.problem)}"
         else:
             why = "Interrupted" + _SIGNAL_NAMES.get(outcome.signal or signal.SIGINT, "")
+        kept = f"{stored} of {plural(outcome.scheduled, 'game')} stored in {cfg.db}"
+        # A database that could not be written says itself what to do, and that the command resumes.
+        line = f"{why} ({kept})." if outcome.store_failed else f"{why}: {kept}; run the same command again to resume."
         try:
-            click.echo(
-                f"{why}: {stored} of {plural(outcome.scheduled, 'game')} stored in {cfg.db}; "
-                "run the same command again to resume.", err=True,
-            )
+            click.echo(line, err=True)
         except OSError:
             pass  # the terminal is gone (a hang-up): the database says it all
         sys.exit(outcome.exit_code)

@@ -12,8 +12,9 @@ written through its repositories, one per subject: ``store.games``,
 
 from __future__ import annotations
 
+import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
@@ -25,11 +26,120 @@ from arena.store.analyses import Analyses
 from arena.store.bots import Bots
 from arena.store.games import Games
 from arena.store.leagues import Leagues
-from arena.store.migrations import MIGRATION_NAMES, migrations
+from arena.store.migrations import MIGRATION_NAMES, current_names, migrations, rename_former
 from arena.store.results import Results
-from arena.store.rows import StoreError, StoreWriteFailed
+from arena.store.rows import StoreBusy, StoreError, StoreFull, StoreReadOnly, StoreWriteFailed
 from arena.store.submissions import Submissions
 from arena.store.tournaments import Tournaments
+
+#: Seconds a connection waits for another's write lock before its write is refused
+#: (:class:`StoreBusy`). Writers hold it for one short transaction each (a game with
+#: its moves, an upload, a sign-in's bookkeeping), so they queue instead of failing.
+BUSY_TIMEOUT = 20.0
+#: Free space below which a failed write is taken for a full disk (SQLite says "disk
+#: I/O error" when it cannot grow its -shm file, "database or disk is full" otherwise).
+NEARLY_FULL = 256 * 1024
+_READ_ONLY_FILE_SYSTEM = "it is on a read-only file system"
+
+
+class _ArenaDatabase(Database):
+    """sqlite-utils' Database whose write transactions take the write lock first
+    (BEGIN IMMEDIATE), and whose failed statements say what went wrong in the
+    store's words: busy, a full disk, a read-only file (:func:`write_problem`).
+
+    A deferred transaction that reads and then writes cannot wait for the lock: when
+    another connection committed since its read, SQLite refuses it at once ("database
+    is locked") whatever the busy timeout. One that takes the lock first waits for it.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, path: str) -> None:
+        super().__init__(conn)
+        self.path = path
+
+    def execute(self, sql: str, parameters: Sequence[Any] | dict[str, Any] | None = None) -> sqlite3.Cursor:
+        try:
+            return super().execute(sql, parameters)
+        except sqlite3.OperationalError as exc:
+            problem = write_problem(exc, self.path)
+            if problem is None:
+                raise
+            raise problem from None
+
+    @contextmanager
+    def atomic(self) -> Iterator[_ArenaDatabase]:
+        conn = self.conn
+        if conn.in_transaction:  # a savepoint of the transaction around it
+            with super().atomic():
+                yield self
+            return
+        self.execute("begin immediate")
+        try:
+            yield self
+        except sqlite3.OperationalError as exc:  # a statement run on the connection itself
+            if conn.in_transaction:
+                conn.rollback()
+            raise (write_problem(exc, self.path) or StoreWriteFailed(
+                f"database {self.path!r} could not be written ({exc}): nothing of this change was stored; "
+                "fix the file or its disk, then run the same command again")) from None
+        except BaseException:
+            if conn.in_transaction:
+                conn.rollback()
+            raise
+        try:
+            self.execute("commit")
+        finally:
+            if conn.in_transaction:  # the commit failed: nothing of it stays
+                conn.rollback()
+
+
+def write_problem(exc: sqlite3.Error, path: str) -> StoreWriteFailed | None:
+    """What a failed statement on the database at ``path`` means, in one line that
+    says what to do; None for an error that is not about the file or its disk."""
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        return StoreBusy(f"database {path!r} is busy: another process held its write lock for over "
+                         f"{BUSY_TIMEOUT:g} s ({exc}); nothing of this change was stored: try again in a moment")
+    if code == sqlite3.SQLITE_FULL or (code == sqlite3.SQLITE_IOERR and _disk_full(path)):
+        return StoreFull(f"the disk holding {path!r} is full ({exc}): free space on it, then run the same "
+                         "command again (a tournament or league resumes where it stopped); nothing stored is lost")
+    if code == sqlite3.SQLITE_READONLY or (code == sqlite3.SQLITE_CANTOPEN and _read_only(path)):
+        return StoreReadOnly(_read_only_message(path, _read_only(path) or str(exc)))
+    if code == sqlite3.SQLITE_IOERR:
+        return StoreWriteFailed(f"database {path!r} could not be read or written ({exc}): check the disk "
+                                "holding it, then run the same command again")
+    return None
+
+
+def _disk_full(path: str) -> bool:
+    try:
+        found = os.statvfs(Path(path).resolve().parent)
+    except OSError:
+        return False
+    return found.f_bavail * found.f_frsize < NEARLY_FULL
+
+
+def _read_only(path: str) -> str | None:
+    """Why the database at ``path`` (or a new one there) cannot be written, or None.
+    SQLite writes beside the file too (its -wal and -shm), so the folder counts."""
+    if path == ":memory:":
+        return None
+    file = Path(path)
+    folder = file.resolve().parent
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return _READ_ONLY_FILE_SYSTEM
+    except OSError:
+        return None
+    if file.exists() and not os.access(file, os.W_OK):
+        return "this user may not write the file"
+    if folder.is_dir() and not os.access(folder, os.W_OK):
+        return f"this user may not write its folder {str(folder)!r}, where SQLite keeps its -wal and -shm files"
+    return None
+
+
+def _read_only_message(path: str, why: str) -> str:
+    return (f"database {path!r} is read-only ({why}): this command stores what it does there; "
+            "run it on a writable copy (copy the file to a writable folder and pass --db the copy)")
 
 
 class Store:
@@ -66,6 +176,8 @@ class Store:
             raise StoreError(f"database {self.path!r} does not exist: run a tournament first or pass --db")
         if not exists:
             _check_folder(self.path)
+        if not read_only and (why := _read_only(self.path)):
+            raise StoreReadOnly(_read_only_message(self.path, why))
         try:
             if read_only and not memory:
                 self.db = _open_for_reading(self.path)
@@ -74,12 +186,16 @@ class Store:
             if exists and not memory:
                 with closing(_reading_connection(self.path)) as conn:
                     _arena_schema(conn, self.path)  # refuses a foreign file before anything is written
-            self.db = Database(self.path)
+            self.db = _ArenaDatabase(sqlite3.connect(self.path, timeout=BUSY_TIMEOUT), self.path)
+            self.db.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT * 1000)}")
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=ON")
             _migrate(self.db, self.path)
         except sqlite3.DatabaseError as exc:
+            problem = write_problem(exc, self.path)
+            if problem is not None:
+                raise problem from None
             raise StoreError(
                 f"{self.path!r} is not an arena database ({exc}): pass --db an arena database or a new file"
             ) from None
@@ -88,6 +204,18 @@ class Store:
 
     def close(self) -> None:
         self.db.close()
+
+    def holds_nothing(self) -> bool:
+        """Whether no table holds a row (the schema's own bookkeeping aside): a
+        database just made, that a command refusing may take away again. Asked
+        through a connection of its own: the store may be closed already."""
+        if self.path == ":memory:":
+            return False
+        with closing(_connect(self.path)) as conn:
+            tables = [name for (name,) in conn.execute(
+                "select name from sqlite_master where type = 'table' and name not like 'sqlite^_%' escape '^' "
+                "and name != '_sqlite_migrations'")]
+            return not any(conn.execute(f'select 1 from "{name}" limit 1').fetchone() for name in tables)
 
     def __enter__(self) -> Store:
         return self
@@ -131,34 +259,15 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """Everything inside is stored together or, on any error, not at all (BEGIN,
-        its first write takes the write lock; inside a transaction already, a
-        savepoint of it)."""
+        """Everything inside is stored together or, on any error, not at all. It takes
+        the write lock first (BEGIN IMMEDIATE), waiting up to :data:`BUSY_TIMEOUT` for
+        another writer, so what it reads stays true until it commits; inside a
+        transaction already, a savepoint of it. A write that fails raises
+        :class:`StoreWriteFailed` (:class:`StoreBusy`, :class:`StoreFull`, ...)."""
         with self.db.atomic():
             yield
 
-    @contextmanager
-    def writing(self) -> Iterator[None]:
-        """A write transaction that holds the write lock from its first statement
-        (BEGIN IMMEDIATE), so what it reads stays true until it commits; inside a
-        transaction already, a savepoint of it."""
-        conn = self.db.conn
-        if conn.in_transaction:
-            with self.db.atomic():
-                yield
-            return
-        try:
-            conn.execute("begin immediate")
-            try:
-                yield
-            except BaseException:
-                conn.rollback()
-                raise
-            conn.execute("commit")
-        except sqlite3.OperationalError as exc:  # a full disk, a file gone read-only: said in the store's words
-            if conn.in_transaction:
-                conn.rollback()
-            raise StoreWriteFailed(f"{self.path} could not be written ({exc})") from None
+    writing = transaction  # the name the tournament runner knows it by
 
 
 def _open_for_reading(path: str) -> Database:
@@ -168,7 +277,7 @@ def _open_for_reading(path: str) -> Database:
     try:
         applied = _arena_schema(conn, path)
         if set(applied) == set(MIGRATION_NAMES):
-            return Database(conn)
+            return _ArenaDatabase(conn, path)
         copy = sqlite3.connect(":memory:", check_same_thread=False)
         conn.backup(copy)
     except BaseException:
@@ -176,6 +285,7 @@ def _open_for_reading(path: str) -> Database:
         raise
     conn.close()
     db = Database(copy)
+    rename_former(db)
     migrations.apply(db)
     return db
 
@@ -194,9 +304,9 @@ def _arena_schema(conn: sqlite3.Connection, path: str) -> list[str]:
     )
     applied: list[str] = []
     if "_sqlite_migrations" in tables:
-        applied = [name for (name,) in conn.execute(
+        applied = current_names([name for (name,) in conn.execute(
             "select name from _sqlite_migrations where migration_set = ? order by rowid", [migrations.name]
-        )]
+        )])
     if not applied and set(tables) - {"_sqlite_migrations"}:
         shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
         raise StoreError(
@@ -213,12 +323,13 @@ def _arena_schema(conn: sqlite3.Connection, path: str) -> list[str]:
 
 
 def _migrate(db: Database, path: str) -> None:
-    newer = [m.name for m in migrations.applied(db) if m.name not in MIGRATION_NAMES]
+    newer = [name for name in current_names([m.name for m in migrations.applied(db)]) if name not in MIGRATION_NAMES]
     if newer:  # checked again: the file may have changed since it was looked at
         raise StoreError(
             f"database {path!r} was written by a newer version of the arena "
             f"(schema {newer[-1]}); upgrade connectk-arena to read it"
         )
+    rename_former(db)
     migrations.apply(db)
 
 
@@ -234,12 +345,21 @@ def check_database(path: str | Path) -> None:
         Store(path, read_only=True).close()
     else:
         _check_folder(path)
+    why = _read_only(path)
+    if why:
+        raise StoreReadOnly(_read_only_message(path, why))
 
 
 def _check_folder(path: str) -> None:
     folder = Path(path).parent
     if not folder.is_dir():
         raise StoreError(f"cannot create database {path!r}: folder {str(folder)!r} does not exist")
+
+
+def open_reading(path: str) -> sqlite3.Connection:
+    """A connection to the database at ``path`` that cannot write to it (see
+    :func:`_reading_connection`): for a backup to read from."""
+    return _reading_connection(path)
 
 
 def _reading_connection(path: str) -> sqlite3.Connection:
@@ -261,8 +381,47 @@ def _reading_connection(path: str) -> sqlite3.Connection:
     Usable from any thread (one at a time): the site opens a request's store in one
     of its worker threads and may read it in another.
     """
+    if _read_only(path):
+        return _read_only_media(path)
     if not (Path(path + "-wal").exists() or Path(path + "-journal").exists()):
-        conn = sqlite3.connect(path, check_same_thread=False)
+        conn = _connect(path)
         conn.execute("PRAGMA query_only=ON")
         return conn
-    return sqlite3.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True, check_same_thread=False)
+    return _connect(Path(path).resolve().as_uri() + "?mode=ro")
+
+
+def _read_only_media(path: str) -> sqlite3.Connection:
+    """A connection to a database where this process can write nothing: read-only
+    media, a folder this user may not write.
+
+    ``mode=ro`` first: it reads a -wal beside the file, and works wherever SQLite can
+    open or make the -shm file. A database in WAL mode with no -shm beside it, which
+    cannot be made, is opened ``immutable=1``: SQLite then takes no locks and reads
+    neither -wal nor -shm, trusting that nobody changes the file while it is open.
+    That is safe only when nobody writes. On read-only media nobody can; in a folder
+    only other users may write, no -shm means no process has the database open now,
+    and a reading command takes a moment, but a writer that started meanwhile would
+    go unseen (its changes read half done): copy such a database where you may write
+    to read it while it changes. Never with a -wal file beside it: immutable would
+    skip the transactions committed there."""
+    conn = _connect(Path(path).resolve().as_uri() + "?mode=ro")
+    try:
+        conn.execute("select count(*) from sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError as exc:
+        conn.close()
+        if (exc.sqlite_errorcode & 0xFF) != sqlite3.SQLITE_CANTOPEN:
+            raise
+    wal = Path(path + "-wal")
+    if wal.exists() and wal.stat().st_size:
+        raise StoreError(f"cannot read database {path!r}: {_read_only(path)}, and its -wal file needs a -shm "
+                         "file SQLite cannot make there; copy the database with its -wal file to a writable "
+                         "folder and pass --db the copy")
+    return _connect(Path(path).resolve().as_uri() + "?mode=ro&immutable=1")
+
+
+def _connect(target: str) -> sqlite3.Connection:
+    """A connection usable from any thread (one at a time), that waits for a writer."""
+    conn = sqlite3.connect(target, uri=target.startswith("file:"), check_same_thread=False, timeout=BUSY_TIMEOUT)
+    conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT * 1000)}")
+    return conn

@@ -14,6 +14,30 @@ from sqlite_utils.migrations import Migrations
 
 migrations = Migrations("arena")
 MIGRATION_NAMES: list[str] = []  # ours, in order: sqlite-utils keeps its own list private
+#: Names a migration was released under before it got its own: the void games' step
+#: was "0006_void_games" on main from fce31e5 until the private seeds' step took 0006
+#: (a22c7ca); a database of those releases is upgraded under the name it has now.
+FORMER_NAMES = {"0006_void_games": "0007_void_games"}
+
+
+def current_names(applied: list[str]) -> list[str]:
+    """The applied migrations' names, each by the name it has now."""
+    return [FORMER_NAMES.get(name, name) for name in applied]
+
+
+def rename_former(db: Database) -> None:
+    """Record each migration applied under a former name by its name now (in a
+    database that is to be migrated: the step itself is the same)."""
+    if "_sqlite_migrations" not in db.table_names():
+        return
+    marks = ", ".join("?" * len(FORMER_NAMES))
+    if not db.execute(f"select 1 from _sqlite_migrations where migration_set = ? and name in ({marks})",
+                      [migrations.name, *FORMER_NAMES]).fetchone():
+        return  # nothing to rename: no write, no write lock taken
+    with db.atomic():
+        for old, new in FORMER_NAMES.items():
+            db.execute("update _sqlite_migrations set name = ? where migration_set = ? and name = ?",
+                       [new, migrations.name, old])
 
 
 def _migration(name: str) -> Callable[[Callable[[Database], None]], Callable[[Database], None]]:

@@ -31,6 +31,21 @@ class StoreWriteFailed(StoreError):
     read-only): nothing of the failed write is in it; what was written before is."""
 
 
+class StoreBusy(StoreWriteFailed):
+    """Another connection held the database's write lock for longer than this one
+    waits for it (the busy timeout): nothing of this write is stored; try it again."""
+
+
+class StoreFull(StoreWriteFailed):
+    """The disk holding the database is full (or the file reached its size limit):
+    nothing of the failed write is stored; free space and run the same command again."""
+
+
+class StoreReadOnly(StoreWriteFailed):
+    """The database cannot be written at all (read-only media, a file or folder this
+    user may not write): a command that stores something is refused before it starts."""
+
+
 @dataclass(frozen=True)
 class Submission:
     """A submitted bot: one version of its code, kept in the database."""

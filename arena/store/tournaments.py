@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
+import struct
 import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any
 
 from arena.store.rows import BotIdentity, StoredTournament, StoreError
@@ -16,6 +18,15 @@ from arena.store.sql import Repository, insert_row, now
 #: The columns of a tournament's row that may be shown: all but its seed secret, which
 #: only :meth:`Tournaments.seed_secret` reads, so that no view can print it by accident.
 _SHOWN = ", ".join(field.name for field in fields(StoredTournament))
+#: struct flock of Linux's 64-bit ABIs: type, whence, start, length, pid.
+_FLOCK = struct.Struct("hh4xqqi4x")
+#: The tournaments this process holds now, as (database file, name): F_GETLK reports
+#: only other processes' locks, so a process asks itself about its own.
+_HELD_HERE: set[tuple[str, str]] = set()
+
+
+def _file_key(path: str) -> str:
+    return os.path.realpath(path)
 
 
 class Tournaments(Repository):
@@ -24,12 +35,41 @@ class Tournaments(Repository):
     def get(self, name: str) -> StoredTournament | None:
         """The tournament of that name, or None."""
         rows = list(self.db.table("tournaments").rows_where("name = ?", [name], select=_SHOWN))
-        return StoredTournament(**rows[0]) if rows else None
+        return self._as_stored(rows[0]) if rows else None
 
     def all(self) -> list[StoredTournament]:
         """Every tournament, oldest first."""
-        return [StoredTournament(**row) for row in self.db.table("tournaments").rows_where(order_by="id",
-                                                                                            select=_SHOWN)]
+        return [self._as_stored(row) for row in self.db.table("tournaments").rows_where(order_by="id",
+                                                                                          select=_SHOWN)]
+
+    def _as_stored(self, row: dict[str, Any]) -> StoredTournament:
+        """A row as shown: "running" only while a process holds it (see :meth:`running`);
+        one whose runner was killed outright (kill -9, a lost machine) never said it
+        stopped, and is shown as what it is, interrupted."""
+        tournament = StoredTournament(**row)
+        if tournament.status == "running" and not self._held(tournament.name):
+            return replace(tournament, status="interrupted")
+        return tournament
+
+    def _held(self, name: str) -> bool:
+        """Whether a process holds tournament ``name`` now. Asked of the kernel
+        (F_GETLK), which takes no lock: a run starting meanwhile is never refused
+        because someone looked. Where it cannot tell, True (the stored word stands)."""
+        if self.path == ":memory:" or (_file_key(self.path), name) in _HELD_HERE:
+            return True
+        try:
+            fd = os.open(self.path + ".lock", os.O_RDONLY)  # read-only: looking creates nothing
+        except FileNotFoundError:
+            return False  # every run makes it: none ever ran here, or it was removed
+        except OSError:
+            return True
+        try:
+            probe = _FLOCK.pack(fcntl.F_WRLCK, os.SEEK_SET, zlib.crc32(name.encode()), 1, 0)
+            return bool(_FLOCK.unpack(fcntl.fcntl(fd, fcntl.F_GETLK, probe))[0] != fcntl.F_UNLCK)
+        except OSError:
+            return True
+        finally:
+            os.close(fd)
 
     def seed_secret(self, tournament_id: int) -> bytes | None:
         """The secret a tournament's private seeds are keyed by; None for a public seed.
@@ -53,16 +93,19 @@ class Tournaments(Repository):
             return
         byte = zlib.crc32(name.encode())
         with open(self.path + ".lock", "a+b") as lock:
-            try:
+            try:  # the byte _held asks about
                 fcntl.lockf(lock, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, byte)
             except OSError:
                 raise StoreError(
                     f"tournament {name!r} in {self.path} is being run by another process: "
                     "wait for it to finish (or stop it), then run the same command to resume"
                 ) from None
+            held = (_file_key(self.path), name)
+            _HELD_HERE.add(held)
             try:
                 yield
             finally:
+                _HELD_HERE.discard(held)
                 fcntl.lockf(lock, fcntl.LOCK_UN, 1, byte)
 
     def start(

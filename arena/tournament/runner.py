@@ -45,13 +45,18 @@ class RunOutcome:
     seconds: float = 0.0
     problem: str | None = None  # why it stopped early, when not by Ctrl-C
     signal: int | None = None  # the signal that stopped it: SIGINT (Ctrl-C), SIGTERM or SIGHUP
+    store_failed: bool = False  # the database could not be written (a full disk, say): problem says what to do
 
     @property
     def exit_code(self) -> int:
         """The shell's convention for a stop by signal: 128 + its number (Ctrl-C 130,
-        a hang-up 129, SIGTERM 143); 1 for a problem, 0 when it finished."""
+        a hang-up 129, SIGTERM 143); 1 for a problem, 0 when it finished; 2 for a database
+        that could not be written (a full disk), which is the person's to fix, as every
+        problem with the database is."""
         if not self.interrupted:
             return 0
+        if self.store_failed:
+            return 2
         if self.problem:
             return 1
         return 128 + (self.signal or signal.SIGINT)
@@ -132,6 +137,7 @@ def _run(
                     outcome.played += store.games.record_finished(tournament_id, pending, bot_ids)
                     store.games.record_void(tournament_id, voided, bot_ids)
                 except StoreWriteFailed as exc:  # a full disk, a lost file: the games are played again
+                    outcome.store_failed = True
                     raise _StoreFailed(str(exc)) from None
                 pending.clear()
                 voided.clear()
@@ -193,11 +199,8 @@ MAX_REPLAY_ROUNDS = 5
 
 
 class _StoreFailed(Exception):
-    """The database could not be written: stop; the games not stored are played on resume."""
-
-    def __str__(self) -> str:
-        return (f"the database could not be written: {self.args[0]}; free some space or fix the file, then run "
-                "the same command again: the games not stored will be played again")
+    """The database could not be written: stop; the games not stored are played on resume.
+    Its message is the store's, which says what to do (free space, run the command again)."""
 
 
 def play_games(specs: list[GameSpec]) -> Iterator[GameRecord]:

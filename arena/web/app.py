@@ -21,10 +21,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp
 
 from arena.errors import ArenaError
+from arena.store import StoreBusy, StoreWriteFailed
 from arena.web import accounts, admin, bots, games, health, leagues, tables
 from arena.web.cache import TableCache
 from arena.web.http import HttpRules, Sessions
 from arena.web.pages import HERE, page
+
+#: When a client whose write found the database busy is asked to try again.
+RETRY_BUSY_SECONDS = 5
 
 
 class Site(FastAPI):
@@ -65,6 +69,17 @@ def create_app(db: str, secure_cookies: bool = False) -> FastAPI:
         if is_api(request):
             return JSONResponse({"error": message}, status_code=404)
         return page(request, "error.html", 404, title="Not found", message=message)
+
+    @app.exception_handler(StoreWriteFailed)
+    async def not_stored(request: Request, exc: Exception) -> Response:
+        """The database could not take a write (busy past the wait, its disk full): 503,
+        nothing of the request stored; a busy one says when to try again."""
+        headers = {"Retry-After": str(RETRY_BUSY_SECONDS)} if isinstance(exc, StoreBusy) else {}
+        if is_api(request):
+            return JSONResponse({"error": str(exc)}, status_code=503, headers=headers)
+        response = page(request, "error.html", 503, title="Try again later", message=str(exc))
+        response.headers.update(headers)
+        return response
 
     @app.exception_handler(RequestValidationError)
     async def bad_query(request: Request, exc: RequestValidationError) -> Response:

@@ -3,11 +3,10 @@
 200 with ``{"status": "ok", "database": "readable", "leagues": [...]}`` when the league
 database opens and answers a query; 503 with ``{"status": "unavailable", "database":
 "unreadable"}`` when it does not (the file gone, unreadable, not an arena database).
-Each league says what its tournament row says of its runner (``running``,
-``interrupted``, ``finished``: ``running`` is set when ``arena league run`` starts
-and cleared when it stops, so a runner killed outright leaves it ``running``) and when
-its latest game was stored, which is how a monitor sees that a runner is alive: a
-running league whose latest game is old has a runner that stopped, or nothing to play.
+Each league says whether its runner is ``running`` (a process holds the league's lock:
+see :meth:`arena.store.tournaments.Tournaments.running`; a runner killed outright is
+``interrupted`` at once), ``interrupted`` or ``finished``, and when its latest game was
+stored: a running league whose latest game is old is stuck, or has nothing to play.
 """
 
 from __future__ import annotations
