@@ -118,6 +118,7 @@ def test_an_upload_that_finds_the_database_busy_is_503_with_retry_after(
     assert answer.status_code == 503, answer.text
     assert answer.headers["Retry-After"].isdigit()
     assert "is busy" in answer.json()["error"] and "try again" in answer.json()["error"]
+    assert str(db) not in answer.text and "arena " not in answer.text  # the server's business, not the visitor's
     assert dump(db) == before  # nothing half-stored
     again = client.post("/api/bots", headers={"Authorization": f"Bearer {token}"}, data={"name": "lefty"},
                         files={"file": ("lefty.py", bot())})
@@ -140,3 +141,22 @@ def test_a_page_that_finds_the_database_busy_is_503_with_retry_after(
         answer = TestClient(app).get("/busy-write-for-test")
     assert answer.status_code == 503 and answer.headers["Retry-After"].isdigit()
     assert "text/html" in answer.headers["content-type"] and re.search(r"is busy", answer.text)
+
+
+def test_an_upload_on_a_full_disk_is_503_for_the_visitor_and_the_whole_story_for_the_log(
+        league_site: tuple[Path, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from arena.store import StoreFull
+    from arena.web import leagues
+
+    db, token = league_site
+    client = TestClient(create_app(str(db)), follow_redirects=False)
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise StoreFull(f"the disk holding {str(db)!r} is full (database or disk is full): free space on it")
+
+    monkeypatch.setattr(leagues, "enter", full)
+    answer = client.post("/api/bots", headers={"Authorization": f"Bearer {token}"}, data={"name": "lefty"},
+                         files={"file": ("lefty.py", bot())})
+    assert answer.status_code == 503 and answer.headers["Retry-After"] == "60"
+    assert "nothing of this was stored" in answer.json()["error"] and str(db) not in answer.text
+    assert f"the disk holding {str(db)!r} is full" in capsys.readouterr().err

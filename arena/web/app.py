@@ -10,6 +10,7 @@ APIRouter; this module puts them together.
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -29,6 +30,8 @@ from arena.web.pages import HERE, page
 
 #: When a client whose write found the database busy is asked to try again.
 RETRY_BUSY_SECONDS = 5
+#: ... and one whose write failed otherwise (a full disk): the organiser must act first.
+RETRY_STORE_SECONDS = 60
 
 
 class Site(FastAPI):
@@ -74,10 +77,17 @@ def create_app(db: str, secure_cookies: bool = False) -> FastAPI:
     async def not_stored(request: Request, exc: Exception) -> Response:
         """The database could not take a write (busy past the wait, its disk full): 503,
         nothing of the request stored; a busy one says when to try again."""
-        headers = {"Retry-After": str(RETRY_BUSY_SECONDS)} if isinstance(exc, StoreBusy) else {}
+        busy = isinstance(exc, StoreBusy)
+        headers = {"Retry-After": str(RETRY_BUSY_SECONDS if busy else RETRY_STORE_SECONDS)}
+        # The whole story (the file, the disk, what to run) is the organiser's: in the
+        # server's log. The visitor learns that nothing was stored, and when to try again.
+        print(f"arena serve: {request.method} {request.url.path}: {exc}", file=sys.stderr, flush=True)
+        message = ("the league is busy storing other results: nothing of this was stored; try again in a few seconds"
+                   if busy else "the league cannot store anything right now (its server's disk or database needs "
+                   "its organiser): nothing of this was stored; try again later")
         if is_api(request):
-            return JSONResponse({"error": str(exc)}, status_code=503, headers=headers)
-        response = page(request, "error.html", 503, title="Try again later", message=str(exc))
+            return JSONResponse({"error": message}, status_code=503, headers=headers)
+        response = page(request, "error.html", 503, title="Try again later", message=message)
         response.headers.update(headers)
         return response
 
