@@ -434,6 +434,16 @@ def test_the_cluster_flags_one_at_a_time_and_never_with_workers(cli, tmp_path, m
             assert says in result.output, result.output
 
 
+def test_workers_with_a_cluster_named_by_the_environment_is_refused_unless_local(cli, monkeypatch):
+    for variable in ("ARENA_CLUSTER", "DASK_SCHEDULER_ADDRESS"):
+        with monkeypatch.context() as env:
+            env.setenv(variable, "tcp://127.0.0.1:9")
+            for command in (("tournament", "run", "--bots", "random,greedy"), ("league", "run", "nowhere")):
+                result = cli(*command, "--workers", "1")
+                assert result.exit_code == 2 and result.output.count("\n") == 1, result.output
+                assert f"{variable} names a Dask cluster (tcp://127.0.0.1:9): add --local" in result.output
+
+
 def test_local_plays_here_whatever_cluster_is_configured(cli, tmp_path, monkeypatch):
     monkeypatch.setenv("ARENA_CLUSTER", "tcp://127.0.0.1:9")  # no scheduler: the run would fail there
     monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", "tcp://127.0.0.1:9")

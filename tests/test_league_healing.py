@@ -23,7 +23,7 @@ from arena.cli.main import main
 from arena.league import scheduler
 from arena.league.scheduler import Healing, create_league, run_league
 from arena.records import GameRecord, GameSpec, Outcome, Termination
-from arena.store import Store, StoreWriteFailed
+from arena.store import Store, StoreFull
 from arena.store.games import Games
 from arena.tournament.execution import WorkerLost
 from arena.tournament.executors import ProcessExecutor, SerialExecutor
@@ -118,7 +118,8 @@ def test_games_that_cannot_be_stored_are_kept_and_stored_once_the_disk_takes_the
 
     def full_disk(self: Games, *args: Any, **kwargs: Any) -> int:
         if next(refusals, False):
-            raise StoreWriteFailed(f"{self._store.path} could not be written (database or disk is full)")
+            raise StoreFull(f"the disk holding {self._store.path!r} is full (database or disk is full): free space "
+                            "on it, then run the same command again")
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(Games, "record_finished", full_disk)
@@ -126,6 +127,7 @@ def test_games_that_cannot_be_stored_are_kept_and_stored_once_the_disk_takes_the
     outcome = _run(disturbed, log)
     assert not outcome.interrupted and outcome.healed == 2 and outcome.played == GAMES
     assert all("could not be stored" in line and "disk is full" in line for line in log.events())
+    assert not [line for line in log.events() if "run the same command" in line]  # it goes on by itself
     assert log.waits == list(scheduler.HEAL_DELAYS[:2])  # the second failure in a row waits longer
     assert _games(disturbed) == _games(calm)
 

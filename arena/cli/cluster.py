@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,14 @@ def chosen_cluster(cluster: str | None, scheduler_file: str | None, local: bool,
                    ) -> str | None:
     """The cluster setting of the flags (see :func:`cluster_options`); a mistake is
     a :class:`~arena.tournament.config.ConfigError`."""
-    from arena.tournament.config import NO_CLUSTER, SCHEDULER_FILE, ConfigError, check_cluster
+    from arena.tournament.config import (
+        CLUSTER_VARIABLE,
+        DASK_ADDRESS_VARIABLE,
+        NO_CLUSTER,
+        SCHEDULER_FILE,
+        ConfigError,
+        check_cluster,
+    )
 
     given = [flag for flag, value in (("--cluster", cluster), ("--scheduler-file", scheduler_file),
                                       ("--local", local)) if value]
@@ -44,6 +52,14 @@ def chosen_cluster(cluster: str | None, scheduler_file: str | None, local: bool,
         raise ConfigError(f"--workers {workers} sets the worker processes of this machine, and "
                           f"{given[0]} plays on a Dask cluster, whose workers are started there ('dask worker "
                           "ADDRESS --nworkers N --nthreads 1'): give one of them")
+    if workers and not given:
+        # --workers asks for processes here; a cluster the environment names would
+        # take the games elsewhere and leave the flag unheeded.
+        for variable in (CLUSTER_VARIABLE, DASK_ADDRESS_VARIABLE):
+            if os.environ.get(variable) and os.environ[variable] != NO_CLUSTER:
+                raise ConfigError(f"--workers {workers} sets the worker processes of this machine, and "
+                                  f"{variable} names a Dask cluster ({os.environ[variable]}): add --local to play "
+                                  "here, or leave out --workers to play there")
     if local:
         return NO_CLUSTER
     if scheduler_file:

@@ -17,6 +17,7 @@ makes a league resumable exactly as a tournament is.
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 import tomllib
 from collections.abc import Callable
@@ -407,7 +408,11 @@ def _failure_line(failure: BaseException) -> str:
     """One line for the log: what failed, in the league's words."""
     text = " ".join(str(failure).split())
     if isinstance(failure, StoreWriteFailed):
-        return f"the games that finished could not be stored ({text}); they are kept until they can be"
+        # What the store says up to its advice: "run the same command again" is for a
+        # command that stopped, and this one goes on by itself.
+        found = re.match(r"(.*?\))[:;] ", text)
+        return (f"the games that finished could not be stored ({found.group(1) if found else text}); they are "
+                "kept until they can be")
     if isinstance(failure, ArenaFailing):
         return f"the arena is failing ({text}); making its workers again"
     if isinstance(failure, ClusterError):
