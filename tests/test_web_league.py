@@ -583,7 +583,7 @@ def test_an_issued_password_works_once_and_must_be_replaced_before_anything_else
     for refused in (upload(client, "newbot", bot("Newbot")),
                     client.post("/account/token", data={"csrf": form_token(client)}),
                     client.post(f"/entries/{site.secrets.entry}/retire", data={"csrf": form_token(client)})):
-        assert refused.status_code == 403 and "works only once" in refused.text
+        assert refused.status_code == 403 and "serves only to choose your own" in refused.text
     assert dump(site.db) == before
     assert "/retire" not in client.get("/leagues/class").text  # the league page offers nothing to do
     page = client.get("/account/new-password")
@@ -612,7 +612,7 @@ def test_an_api_token_works_while_the_issued_password_waits(site):
 @pytest.mark.parametrize("command", [["users", "add", "dave"], ["users", "password", "alice"]])
 def test_the_organiser_is_told_that_an_issued_password_works_once(site, command):
     result = CliRunner().invoke(main, [*command, "--db", str(site.db)])
-    assert result.exit_code == 0 and "The password works once" in result.output
+    assert result.exit_code == 0 and "The password is for one thing only" in result.output
     with Store(site.db, read_only=True) as store:
         assert store.accounts.user(command[2]).must_change_password
 

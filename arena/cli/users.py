@@ -14,8 +14,8 @@ def users_group() -> None:
     """Accounts of the open league: add, list, disable, new token or password, unlock, delete."""
 
 
-ONE_TIME = ("The password works once: signing in with it on the site asks for a new password of the user's own "
-            "before anything else. The API token works as it is.")
+ONE_TIME = ("The password is for one thing only: signing in with it on the site asks for a password of the "
+            "user's own before anything else, and it stops working then. The API token works as it is.")
 
 
 @users_group.command("add")

@@ -6,7 +6,7 @@ strings kept only as their SHA-256 (a token is already high-entropy, so a fast h
 is enough, and it can be looked up). Neither is ever stored or logged in clear: the
 organiser sees each once, when it is made.
 
-A password the organiser issues (:func:`add_user`, :func:`reset_password`) works once:
+A password the organiser issues (:func:`add_user`, :func:`reset_password`) is one-time:
 the account signed in with it must choose its own (:func:`set_password`) before it
 does anything else on the site. Wrong passwords slow down further tries on their
 account, from addresses it has not signed in from before, by a delay that doubles
@@ -87,8 +87,8 @@ def renew_token(store: Store, name: str, by: User | None = None) -> str:
 
 
 def reset_password(store: Store, name: str, by: User | None = None) -> str:
-    """A new one-time password for ``name`` (a forgotten password): it signs in once,
-    and the account must then choose its own. Its API token is unchanged."""
+    """A new one-time password for ``name`` (a forgotten password): signed in with it,
+    the account must choose its own, and then it stops working. Its API token is unchanged."""
     user = check_user(store, name)
     password = new_password()
     store.accounts.update_user(user.id, password_hash=_hasher.hash(password), must_change_password=1)

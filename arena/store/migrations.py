@@ -188,7 +188,7 @@ def _void_games(db: Database) -> None:
 
 @_migration("0008_account_security")
 def _account_security(db: Database) -> None:
-    # An issued password (``arena users add`` or ``password``) works once: its account
+    # An issued password (``arena users add`` or ``password``) is one-time: its account
     # must choose its own before it does anything else.
     db.table("users").add_column("must_change_password", int, not_null_default=0)
     # Failed sign-ins per name (existing or not, so that a delay tells no one which

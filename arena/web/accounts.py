@@ -10,7 +10,7 @@ disabled account is refused at once, whatever its cookie says. Signing out is
 remembered in the database until the cookie would have expired, so a copy of a
 signed-out session's cookie signs no one in.
 
-A password the organiser issued works once: signed in with it, the visitor is sent
+A password the organiser issued serves only to choose one's own: signed in with it, the visitor is sent
 to choose their own (``/account/new-password``) and every other page that needs an
 account, and every form, refuses until they have. Wrong passwords delay further
 tries on their account from addresses it has not signed in from before
@@ -50,7 +50,7 @@ _LOCAL_PATH = re.compile(r"/(?![/\\])[A-Za-z0-9/_.@%-]*")
 
 
 NEW_PASSWORD_PAGE = "/account/new-password"
-MUST_CHANGE = ("the password you were given works only once: choose your own first, at "
+MUST_CHANGE = ("the password you were given serves only to choose your own: do that first, at "
                f"{NEW_PASSWORD_PAGE}")
 
 
