@@ -493,3 +493,68 @@ def test_the_games_of_each_tournament_are_counted_once_per_state(league, tmp_pat
         store_games(store, "t3", [("random", "guard@v2")], 2)
     assert {t["name"]: t["games"] for t in client.get("/api/tournaments").json()}["t3"] == 2
     assert app.state.cache.computed == 2
+
+
+def test_the_bots_pages_see_one_state_of_the_database_while_games_arrive(league, tmp_path, monkeypatch):
+    """A game by a new bot stored (by another process) between the passes over the
+    games must not reach the later passes: their bot ids come from the first."""
+    from arena.web import bots as bots_page
+
+    db = copy_of(league, tmp_path / "copy.db")
+    real_select = bots_page.select
+
+    def select_then_a_game_arrives(*args, **kwargs):
+        chosen = real_select(*args, **kwargs)
+        with Store(db) as writer:  # another connection, as the league runner's
+            store_games(writer, "t9", [("human", "random")], 2)  # a bot with no counted game before
+        return chosen
+
+    monkeypatch.setattr(bots_page, "select", select_then_a_game_arrives)
+    client = TestClient(create_app(db))
+    answer = client.get("/api/bots")
+    assert answer.status_code == 200, answer.text[-500:]
+    assert '"human"' not in answer.text  # the state the first pass saw
+    monkeypatch.setattr(bots_page, "select", real_select)
+    assert '"human"' in client.get("/api/bots").text  # and the next request sees the games
+
+
+def test_a_crowd_asking_for_a_table_while_games_arrive_costs_two_computations():
+    """Requests that arrive while a table is computed wait for it, then take the first
+    table computed after they arrived, whatever version each of them read: never
+    one computed from before its arrival."""
+    import threading
+    import time
+
+    from arena.web.cache import TableCache
+
+    cache = TableCache()
+    first_started, release = threading.Event(), threading.Event()
+    computations: list[int] = []
+
+    def compute(n: int):
+        def run() -> int:
+            computations.append(n)
+            if n == 0:
+                first_started.set()
+                release.wait(30)
+            return n
+        return run
+
+    got: dict[int, int] = {}
+    first = threading.Thread(target=lambda: got.__setitem__(0, cache.get("bots", 0, compute(0))))
+    first.start()
+    assert first_started.wait(30)
+    crowd = [threading.Thread(target=lambda n=n: got.__setitem__(n, cache.get("bots", n, compute(n))))
+             for n in range(1, 11)]  # each read a newer version: a game arrived before each
+    for thread in crowd:
+        thread.start()
+    deadline = time.monotonic() + 60
+    while cache.waited < 11 and time.monotonic() < deadline:  # the first request, and the crowd arrived
+        time.sleep(0.01)
+    release.set()
+    for thread in (first, *crowd):
+        thread.join(30)
+    assert len(computations) == 2 and cache.computed == 2
+    second = computations[1]
+    assert got[0] == 0 and all(got[n] == second for n in range(1, 11))  # computed after each arrived
+    assert cache.get("bots", 99, compute(99)) == 99  # a later arrival is never given an older table

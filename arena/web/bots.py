@@ -33,7 +33,7 @@ from arena.errors import ArenaError
 from arena.players.plugins import installed_bots
 from arena.ratings.fit import MEAN_RATING
 from arena.ratings.results import LeagueResults, first_player_score
-from arena.ratings.selection import SelectionError, select
+from arena.ratings.selection import Selection, SelectionError, select
 from arena.ratings.sprt import elo_with_interval
 from arena.store import Store, StoredBot, StoredGame, Submission
 from arena.text import printable
@@ -116,10 +116,15 @@ def compute_league_bots(store: Store) -> LeagueBots:
     """Everything :class:`LeagueBots` holds, in three passes over the league's games:
     the results per pair and the forfeits (both counted in SQL), and the games in
     order for the ratings (a stream)."""
-    try:
-        chosen = select(store, league=True)
-    except SelectionError:  # no finished game yet: a league without bots
-        return LeagueBots()
+    with store.snapshot():  # every pass sees the same games while the league stores more
+        try:
+            chosen = select(store, league=True)
+        except SelectionError:  # no finished game yet: a league without bots
+            return LeagueBots()
+        return _league_bots(store, chosen)
+
+
+def _league_bots(store: Store, chosen: Selection) -> LeagueBots:
     ids: dict[str, list[int]] = {}
     for bot_id, name in chosen.entrants.items():
         ids.setdefault(name, []).append(bot_id)
