@@ -411,3 +411,36 @@ def test_submissions_from_before_class_choices_keep_working(db_path):
     assert (kept.spec, kept.class_name, kept.source) == ("old@v1", None, "x = 1")
     chosen, new = store.submissions.submit("old", "x = 1", "bot", "old.py", class_name="Chosen")
     assert new and chosen.spec == "old@v2" and chosen.class_name == "Chosen"
+
+
+def test_bot_files_are_parsed_one_at_a_time_whatever_the_threads(monkeypatch):
+    """CPython 3.11's parser is not safe in two threads at once (gh-106905): the site's
+    request threads describe submitted bots through one parse at a time."""
+    import ast
+    import threading
+    import time
+
+    from arena.store.rows import code_description
+
+    inside, most = [0], [0]
+    real = ast.parse
+
+    def slow_parse(*args, **kwargs):
+        inside[0] += 1
+        most[0] = max(most[0], inside[0])
+        time.sleep(0.01)  # long enough for another thread to come in, were it let in
+        try:
+            return real(*args, **kwargs)
+        finally:
+            inside[0] -= 1
+
+    monkeypatch.setattr(ast, "parse", slow_parse)
+    source = 'from arena.bot import Bot\n\n\nclass A(Bot):\n    """Plays."""\n'
+    found: list[str] = []
+    threads = [threading.Thread(target=lambda: found.extend(code_description(source, "bot") for _ in range(5)))
+               for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert found == ["Plays."] * 20 and most[0] == 1

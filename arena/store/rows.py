@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -399,6 +400,13 @@ def _notation(rules: Rules) -> tuple[tuple[str, ...], str]:
     return names, two[len(names[0]):len(two) - len(names[0])]
 
 
+#: One parse at a time: CPython 3.11's parser counts its recursion depth per
+#: interpreter, not per thread, and two threads parsing at once (the site's request
+#: threads listing submitted bots) can fail with "AST constructor recursion depth
+#: mismatch" (a SystemError, CPython gh-106905).
+_PARSING = threading.Lock()
+
+
 def code_description(source: str, kind: str, class_name: str | None = None) -> str:
     """The first docstring line of a bot file's Bot subclass (``class_name``, or its
     only one) or, for a ``connectx`` file, of ``agent`` (else its last function), as
@@ -407,7 +415,8 @@ def code_description(source: str, kind: str, class_name: str | None = None) -> s
     import ast  # only listing submitted bots needs it
 
     try:
-        module = ast.parse(source)
+        with _PARSING:
+            module = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # the parser's word for nested too deep
         return ""
     body = module.body
