@@ -133,14 +133,32 @@ def _processes() -> list[tuple[int, int, str]]:
     return found
 
 
-def spawners() -> list[int]:
-    return [pid for pid, _, cmd in _processes() if "arena.sandbox.spawner_process" in cmd]
+def _ours(table: list[tuple[int, int, str]], services: set[int]) -> set[int]:
+    """The processes that descend from the soak's own services: a chaos loop kills
+    nothing else on the machine (another arena's tests, say)."""
+    parent = {pid: ppid for pid, ppid, _ in table}
+    ours = set()
+    for pid, _, _ in table:
+        seen, walk = [], pid
+        while walk in parent and walk not in services and walk not in seen and walk > 1:
+            seen.append(walk)
+            walk = parent[walk]
+        if walk in services:
+            ours.add(pid)
+    return ours
 
 
-def bot_processes() -> list[int]:
-    """Processes below a spawner: the bots' own (and their namespaces' first process)."""
+def spawners(services: set[int]) -> list[int]:
     table = _processes()
-    roots = {pid for pid, _, cmd in table if "arena.sandbox.spawner_process" in cmd}
+    ours = _ours(table, services)
+    return [pid for pid, _, cmd in table if "arena.sandbox.spawner_process" in cmd and pid in ours]
+
+
+def bot_processes(services: set[int]) -> list[int]:
+    """Processes below one of our spawners: the bots' own (and their namespaces' first process)."""
+    table = _processes()
+    ours = _ours(table, services)
+    roots = {pid for pid, _, cmd in table if "arena.sandbox.spawner_process" in cmd and pid in ours}
     children: dict[int, list[int]] = {}
     for pid, parent, _ in table:
         children.setdefault(parent, []).append(pid)
@@ -267,7 +285,8 @@ class Soak:
         while not self.stop.is_set():
             for service in self.services:
                 if not service.alive() and not self.stop.is_set():
-                    self.stop.wait(1.0)  # RestartSec=1
+                    if self.stop.wait(1.0):  # RestartSec=1; nothing starts once the soak ends
+                        return
                     self.log(f"restart {service.name}")
                     service.start()
             self.stop.wait(0.5)
@@ -308,7 +327,8 @@ class Soak:
             elif target == "worker" and self.workers:
                 rng.choice(self.workers).kill()
             else:
-                pids = spawners() if target == "spawner" else bot_processes()
+                services = {s.process.pid for s in self.services if s.process is not None}
+                pids = spawners(services) if target == "spawner" else bot_processes(services)
                 if not pids:
                     self.log(f"chaos: no {target} to kill")
                     continue

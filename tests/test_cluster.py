@@ -688,3 +688,33 @@ def test_a_leagues_rounds_grow_with_the_workers_that_join(tmp_path):
         outcome = run_league(store, store.leagues.check("l"), executor=executor, until_complete=True)
     assert outcome.played == 36
     assert executor.rounds[:2] == [ROUND_GAMES_PER_WORKER, 2 * ROUND_GAMES_PER_WORKER]
+
+
+def test_records_lost_with_their_worker_after_the_task_finished_are_played_again_not_awaited_forever(monkeypatch):
+    """A task finished, then every worker it was given to died before its records were
+    fetched: Dask would compute it again only there, so waiting for its result would
+    hang the run. Its games are given out again instead."""
+    import arena.tournament.cluster as cluster_module
+    from arena.tournament.cluster import _Task
+
+    monkeypatch.setattr(cluster_module, "RESULT_WAIT_SECONDS", 0.01)
+
+    class LostAfterFinishing:
+        status = "finished"
+
+        def result(self, timeout=None):
+            assert timeout is not None, "awaited without a limit"
+            self.status = "lost"  # the worker died meanwhile
+            raise TimeoutError
+
+        def cancel(self):
+            self.cancelled = True
+
+    executor = object.__new__(ClusterExecutor)
+    future = LostAfterFinishing()
+    specs = schedule(config(":memory:", bots=["random", "greedy"], games=2))
+    executor._tasks = {future: _Task(specs, frozenset({"tcp://gone:1"}), 0)}
+    given: list[tuple[list, int]] = []
+    executor._give_out = lambda specs, losses=0: given.append((specs, losses))
+    assert executor._task_done(future) == []
+    assert given == [(specs, 1)] and future.cancelled and not executor._tasks

@@ -76,6 +76,9 @@ CHECK_WAIT_SECONDS = 600.0
 RECHECK_SECONDS = 30.0
 #: Closing the client of a cluster whose scheduler is gone: no longer than this.
 CLOSE_SECONDS = 2.0
+#: How long the records of a finished task are waited for before its status is
+#: asked again (its worker may have died with them).
+RESULT_WAIT_SECONDS = 5.0
 #: Once a worker passed, how long the start still waits for the other workers' checks.
 CHECK_GRACE_SECONDS = 5.0
 #: A task whose workers all left is given to others; this many times, and the run stops.
@@ -541,7 +544,7 @@ class ClusterExecutor:
             task = self._tasks.pop(future, None)
             if task is not None and future.status == "finished":
                 with contextlib.suppress(Exception):  # the scheduler or the worker may be gone by now
-                    records.extend(self._records(future))
+                    records.extend(self._records(future) or [])
         return records
 
     def close(self, cancel: bool = False) -> None:
@@ -642,6 +645,9 @@ class ClusterExecutor:
         task = self._tasks[future]
         if future.status == "finished":
             records = self._records(future)
+            if records is None:  # its worker died before the records were fetched
+                self._give_out_again(future)
+                return []
             del self._tasks[future]
             return records
         if future.status == "lost":  # finished, but its worker died before the records were fetched
@@ -655,11 +661,20 @@ class ClusterExecutor:
             raise WorkerLost(f"a worker failed: {type(error).__name__}: {_first_line(error)}")
         raise self._lost(None)  # cancelled, and not by us: the scheduler is gone
 
-    def _records(self, future: Future) -> list[Any]:
-        try:
-            records, seconds, worker = future.result()
-        except _connection_errors() as exc:
-            raise self._lost(exc) from None
+    def _records(self, future: Future) -> list[Any] | None:
+        """The records of a finished task; None if they were lost with its worker
+        before they could be fetched. Its result is never awaited without a limit: Dask
+        would compute it again, but only on the workers it was given to, which may all
+        be gone (and then it waits forever)."""
+        while True:
+            try:
+                records, seconds, worker = future.result(timeout=RESULT_WAIT_SECONDS)
+                break
+            except TimeoutError:
+                if future.status != "finished":
+                    return None
+            except _connection_errors() as exc:
+                raise self._lost(exc) from None
         self.played[worker] += len(records)
         if records:
             per_game = seconds / len(records)
