@@ -120,6 +120,19 @@ def test_a_file_that_is_no_arena_database_is_refused_and_left_byte_identical(
     assert beside(path) == set()
 
 
+@pytest.mark.parametrize("command", sorted(ARGUMENTS), ids=" ".join)
+def test_a_folder_given_as_the_database_is_one_line_saying_so_and_left_as_it_was(
+    command: tuple[str, ...], tmp_path: Path
+) -> None:
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine")
+    result = run([*arguments(command, tmp_path), "--db", str(folder)])
+    assert_one_line_error(result, f"{str(folder)!r} is a folder, not a database file")
+    assert str(folder / "arena.db") in result.output  # what to pass instead
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
+
+
 def test_the_refusal_names_the_file_its_tables_and_what_to_do(tmp_path: Path) -> None:
     path = tmp_path / "shop.db"
     foreign(path)

@@ -28,7 +28,7 @@ def bots_command(as_json: bool, db: str) -> None:
     """List every bot: installed plug-ins, then bots submitted to the database."""
     entries = sorted(discover().values(), key=lambda e: e.name)
     submitted: list[Submission] = []
-    if Path(db).is_file():  # no database yet is no mistake here: the plug-ins are listed anyway
+    if Path(db).exists():  # no database yet is no mistake here: the plug-ins are listed anyway
         from arena.store import Store  # sqlite-utils (and numpy) only when there is a database
 
         with Store(db, read_only=True) as store:

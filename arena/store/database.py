@@ -172,6 +172,8 @@ class Store:
         self.results = Results(self)
         memory = self.path == ":memory:"
         exists = memory or Path(self.path).is_file()
+        if not memory:
+            _refuse_folder(self.path)
         if not exists and (read_only or not create):
             raise StoreError(f"database {self.path!r} does not exist: run a tournament first or pass --db")
         if not exists:
@@ -341,6 +343,7 @@ def check_database(path: str | Path) -> None:
     path = str(path)
     if path == ":memory:":
         return
+    _refuse_folder(path)
     if Path(path).is_file():
         Store(path, read_only=True).close()
     else:
@@ -348,6 +351,12 @@ def check_database(path: str | Path) -> None:
     why = _read_only(path)
     if why:
         raise StoreReadOnly(_read_only_message(path, why))
+
+
+def _refuse_folder(path: str) -> None:
+    if Path(path).is_dir():
+        raise StoreError(f"--db {path!r} is a folder, not a database file: pass --db "
+                         f"{str(Path(path) / 'arena.db')!r} (a new or an existing database file)")
 
 
 def _check_folder(path: str) -> None:
