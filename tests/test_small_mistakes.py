@@ -287,3 +287,37 @@ def test_a_resumed_run_counts_one_game_as_one(cli, tmp_path: Path) -> None:
     assert again.exit_code == 0, again.output
     first = again.output.splitlines()[0]
     assert first.startswith("Tournament 'q': 1 game played in ") and ", 1 was already stored;" in first, first
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (("play", "random", "--first", "--second"), "--first and --second each say who moves first"),
+    (("tournament", "run", "--bots", "random,greedy", "--openings", "2", "--openings-file", "lines.txt"),
+     "--openings 2 draws random openings and --openings-file 'lines.txt' reads them from a file"),
+    (("tournament", "run", "--bots", "random,greedy", "--bank-seconds", "5"),
+     "time.bank_seconds 5 needs time.move_seconds"),
+])
+def test_flags_that_contradict_each_other_are_refused_not_one_silently_dropped(cli, tmp_path: Path, args,
+                                                                                 says: str) -> None:
+    db = tmp_path / "arena.db"
+    assert_one_line_error(cli(*args, "--db", str(db)), says)
+    assert not db.exists()
+
+
+def test_a_bank_without_a_move_limit_is_refused_in_a_tournament_file_too(tmp_path: Path) -> None:
+    file = tmp_path / "t.toml"
+    file.write_text('bots = ["random", "greedy"]\n[time]\nbank_seconds = 5\n')
+    with pytest.raises(ArenaError, match="time.bank_seconds 5 needs time.move_seconds"):
+        load_config(str(file), {})
+    file.write_text('bots = ["random", "greedy"]\n[time]\nmove_seconds = 1\nbank_seconds = 5\n')
+    assert load_config(str(file), {}).time_control.bank_seconds == 5.0
+
+
+@pytest.mark.parametrize(("flags", "first"), [((), "X (you) to move"), (("--first",), "X (you) to move"),
+                                             (("--second",), "X (random) to move")])
+def test_play_first_or_second_each_alone(tmp_path: Path, flags: tuple[str, ...], first: str) -> None:
+    from click.testing import CliRunner
+
+    from arena.cli.main import main
+
+    result = CliRunner().invoke(main, ["play", "random", *flags, "--db", str(tmp_path / "a.db")], input="q\n")
+    assert result.exit_code == 0 and first in result.output, result.output

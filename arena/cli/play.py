@@ -21,12 +21,13 @@ from arena.terminal.replay import ReplaySession
 
 @main.command("play")
 @click.argument("bot", required=False)
-@click.option("--first/--second", "human_first", default=True, help="Move first (default) or second against the bot.")
+@click.option("--first", "first", is_flag=True, help="Move first against the bot (the default).")
+@click.option("--second", "second", is_flag=True, help="Move second against the bot.")
 @rules_options
 @click.option("--hint-bot", default="minimax:depth=6", show_default=True, help="The bot that answers 'h'.")
 @click.option("--seed", type=int, default=0, help="Seed for the bot.")
 @db_option
-def play_command(bot: str | None, human_first: bool, width: int | None, height: int | None, connect: int | None,
+def play_command(bot: str | None, first: bool, second: bool, width: int | None, height: int | None, connect: int | None,
                  no_gravity: bool, scoring: str | None, hint_bot: str, seed: int, db: str) -> None:
     """Play in the terminal against BOT, or two people at one keyboard without one.
 
@@ -34,6 +35,9 @@ def play_command(bot: str | None, human_first: bool, width: int | None, height: 
     redo, h for a hint, s to save, q to quit. Finished and saved games are stored
     in the database (a "casual" tournament) for replay and analysis.
     """
+    if first and second:
+        raise ArenaUsageError("--first and --second each say who moves first: give one of them")
+    human_first = not second
     rules = make_rules(width, height, connect, no_gravity, scoring)
     bot_spec = spec_text(check_spec(bot)) if bot else None
     try:  # both checked before the first move, not when 'h' is pressed or the game is saved

@@ -8,7 +8,7 @@ import sys
 import click
 
 from arena.cli.cluster import cluster_options
-from arena.cli.main import db_option, main, open_store, rules_options
+from arena.cli.main import ArenaUsageError, db_option, main, open_store, rules_options
 from arena.ratings.selection import SelectionError, select
 from arena.ratings.standings import Standings, league_standings, render_standings
 from arena.terminal import progress as progress_bar
@@ -59,6 +59,9 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
     Running it again with the same name and database resumes it: only the games
     not yet stored are played.
     """
+    if opening_plies is not None and openings_file is not None:
+        raise ArenaUsageError(f"--openings {opening_plies} draws random openings and --openings-file "
+                              f"{openings_file!r} reads them from a file: give one of them")
     overrides = {
         "bots": _split(bots), "challengers": _split(challengers), "format": fmt, "games": games,
         "openings.plies": opening_plies, "openings.file": openings_file,

@@ -381,6 +381,9 @@ def _time_control(raw: dict[str, Any], fail: Any) -> TimeControl:
         raise fail(f"time.move_seconds must be positive, got {move}")
     if bank < 0:
         raise fail(f"time.bank_seconds must not be negative, got {bank}")
+    if bank and move is None:  # as arena match says: without a move limit a bank limits nothing
+        raise fail(f"time.bank_seconds {bank:g} needs time.move_seconds: a bank adds to a move limit, "
+                   "and without one a move is not timed at all")
     return TimeControl(None if move is None else float(move), float(bank))
 
 
