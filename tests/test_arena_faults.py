@@ -104,7 +104,12 @@ def test_bot_groups_removed_under_the_spawner_are_healed_by_a_new_spawner() -> N
     assert removed
     records = [play_game(spec(str(n)), (sandboxed_random(), sandboxed_random())) for n in range(8)]
     assert all(_normal(r) for r in records), [(r.termination, r.reason) for r in records]
-    assert spawner.PROCESS_SPAWNER.get().pid == before  # healed in place
+    # Healed in place as a rule; but a removal that lands while a spare is being forked
+    # and confined fails that spare, and the spawner is then retired for a new one
+    # (the test removes groups the moment a game ends, when spares are forked). Either
+    # way no game is charged, which is the promise asserted above; the spawner in use
+    # is a live one.
+    assert spawner.PROCESS_SPAWNER.get().running(), before
 
 
 @linux_only
