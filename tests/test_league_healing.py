@@ -199,3 +199,14 @@ def test_arena_league_run_heals_by_default_and_logs_each_event_with_its_time(lea
     stopped = CliRunner().invoke(main, ["league", "run", "l", "--until-complete", "--stop-on-failure",
                                         "--db", str(disturbed)])
     assert stopped.exit_code == 0  # nothing left to play: nothing failed
+
+
+def test_a_cluster_that_cannot_play_at_the_start_is_one_line_not_healed(leagues, tmp_path):
+    """Healing is for what fails once the league plays: a cluster named wrongly at the
+    start is the caller's mistake, said in one line with exit code 2."""
+    _, disturbed = leagues
+    result = CliRunner().invoke(main, ["league", "run", "l", "--scheduler-file", str(tmp_path / "nope.json"),
+                                       "--db", str(disturbed)])
+    assert result.exit_code == 2 and result.output.count("\n") == 1, result.output
+    assert result.output.startswith("Error: cannot read the Dask scheduler file")
+    assert "run the same" not in result.output

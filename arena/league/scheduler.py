@@ -369,8 +369,9 @@ def run_league(
                     play(executor)
                     break
                 except (WorkerLost, ArenaFailing, StoreWriteFailed, ClusterError) as failure:
-                    first_start = isinstance(failure, ClusterError) and not started
-                    if healing is None or not own_executor or first_start:
+                    if isinstance(failure, ClusterError) and not started:
+                        raise  # a cluster that cannot play at all: the caller's mistake, said as one
+                    if healing is None or not own_executor:
                         give_up(failure)
                         break
                     if executor is not None:
