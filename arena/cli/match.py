@@ -143,9 +143,7 @@ def match_command(
     ]
     clock_text = f", {clock.describe()}" if move_seconds is not None else ""
     seeds = "private seeds" if private_seeds else f"seed {seed}"
-    already = f", {outcome.already_stored} of them stored before" if outcome.already_stored else ""
-    click.echo(f"Match {printable(repr(cfg.name))} in {printable(cfg.db)}: "
-               f"{plural(len(result.records), 'game')}{already}, {rules.describe()}{clock_text}, {seeds}")
+    click.echo(f"{plural(len(result.records), 'game')}, {rules.describe()}{clock_text}, {seeds}")
     click.echo(tabulate(rows, headers=["bot", "games", "wins", "draws", "losses", "forfeits", "score %"]))
     for bot, t in tallies.items():
         for line in _forfeit_lines(bot, t.forfeits, t.reasons):
@@ -175,6 +173,14 @@ def match_command(
             f"SPRT ({outcomes.label()}, {test.model} Elo) {test.describe()}: "
             f"LLR {llr:.2f} (bounds {lower:.2f}, {upper:.2f}); {verdict}"
         )
+    click.echo(_stored_line(cfg.name, cfg.db, outcome.already_stored))
+
+
+def _stored_line(name: str, db: str, already: int) -> str:
+    """Where the match is kept (its tables and games are shown by that name), and
+    whether this run resumed it."""
+    before = f", {already} of them before this run" if already else ""
+    return f"Games stored in {printable(db)} as match {printable(repr(name))}{before}."
 
 
 def _forfeit_lines(bot: str, forfeits: int, reasons: Counter[str], shown: int = 5) -> list[str]:
