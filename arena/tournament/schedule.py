@@ -10,7 +10,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from itertools import combinations
-
 from typing import Any
 
 from arena.engine.game import Rules
