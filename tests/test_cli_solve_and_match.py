@@ -35,6 +35,13 @@ def test_a_bare_group_prints_its_help_on_stdout_with_exit_code_0(args: list[str]
 # --- helpers -------------------------------------------------------------------------
 
 
+@pytest.fixture(autouse=True)
+def _in_a_fresh_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """arena match stores its games (in arena.db by default): each test in a folder of its own."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ARENA_DB", raising=False)
+
+
 def _run(*args: str, **kwargs: object):  # type: ignore[no-untyped-def]
     return CliRunner().invoke(main, list(args), prog_name="arena", **kwargs)
 
@@ -197,13 +204,17 @@ def _db_with_games(tmp_path: Path, games: int = 2) -> str:
 
 def test_ctrl_c_in_replay_and_match_is_one_line_and_130(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import arena.terminal.replay
-    import arena.tournament.match
+    import arena.tournament.runner
 
     db = _db_with_games(tmp_path)
     monkeypatch.setattr(arena.terminal.replay.ReplaySession, "run", _ctrl_c)
     _interrupted(_run("replay", "1", "--db", db))
-    monkeypatch.setattr(arena.tournament.match, "play_game", _ctrl_c)
-    _interrupted(_run("match", "random", "greedy", "-n", "2"))
+    monkeypatch.setattr(arena.tournament.runner, "play_game", _ctrl_c)
+    result = _run("match", "random", "greedy", "-n", "2")
+    assert result.exit_code == 130, (result.exit_code, result.output)
+    assert "Traceback" not in result.output and "Aborted" not in result.output
+    assert result.output.strip().splitlines() == [
+        "Interrupted: 0 of 2 games stored in arena.db; run the same command again to resume."], result.output
 
 
 def test_end_of_input_at_a_prompt_still_aborts_with_1(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -306,17 +317,17 @@ def test_match_move_seconds_makes_a_hung_bot_forfeit_on_time() -> None:
 
 
 def test_match_gives_every_game_the_time_control(monkeypatch: pytest.MonkeyPatch) -> None:
-    import arena.tournament.match
+    import arena.tournament.runner
     from arena.records import TimeControl
 
     seen: list[TimeControl] = []
-    real = arena.tournament.match.play_game
+    real = arena.tournament.runner.play_game
 
     def spy(spec):  # type: ignore[no-untyped-def]
         seen.append(spec.time_control)
         return real(spec)
 
-    monkeypatch.setattr(arena.tournament.match, "play_game", spy)
+    monkeypatch.setattr(arena.tournament.runner, "play_game", spy)
     result = _run("match", "random", "greedy", "-n", "2", "--move-seconds", "2", "--bank-seconds", "5")
     assert result.exit_code == 0, result.output
     assert seen == [TimeControl(2.0, 5.0)] * 2
@@ -342,7 +353,7 @@ def test_match_shows_progress_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch
     for extra in ([], ["--sprt", "elo0=0,elo1=400"]):
         stream.seek(0)
         stream.truncate()
-        result = _run("match", "random", "greedy", "-n", "4", *extra)
+        result = _run("match", "random", "greedy", "-n", "4", *extra, "--db", f"progress{len(extra)}.db")
         assert result.exit_code == 0, result.output
         assert "/4 games" in stream.getvalue()  # an SPRT may decide before the 4th
         if not extra:

@@ -27,7 +27,7 @@ from tests.test_errors import ARGUMENTS, arguments
 READING = [("bots",), ("games",), ("show",), ("replay",), ("export",), ("standings",), ("crosstable",), ("colours",),
            ("tournaments",), ("users", "list"), ("league", "list"), ("league", "standings"),
            ("league", "settings"), ("backup",)]  # backup writes its copy elsewhere, never the database
-WRITING = [("submit",), ("analyse",), ("import",), ("tournament", "run"), ("play",),
+WRITING = [("submit",), ("analyse",), ("import",), ("tournament", "run"), ("match",), ("play",),
            # the site stores accounts and uploads, and upgrades an older database once at start
            ("serve",), ("users", "add"), ("users", "disable"), ("users", "enable"), ("users", "token"),
            ("users", "password"), ("users", "unlock"), ("users", "delete"), ("league", "create"),

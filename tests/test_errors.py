@@ -119,6 +119,7 @@ ARGUMENTS: dict[tuple[str, ...], list[str]] = {
     ("colours",): [],
     ("tournaments",): [],
     ("tournament", "run"): ["--bots", "random,greedy", "--games", "2", "--workers", "1", "--name", "t"],
+    ("match",): ["random", "greedy", "-n", "2"],
     ("play",): ["greedy"],  # checks its database before the first move: a mistake asks for no move
     ("serve",): ["--port", "0"],
     ("users", "add"): ["ann"],

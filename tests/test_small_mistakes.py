@@ -104,7 +104,7 @@ def test_plural() -> None:
 
 
 def test_one_game_is_one_game_not_one_games(cli, tmp_path: Path) -> None:
-    result = cli("match", "random", "greedy", "--games", "1")
+    result = cli("match", "random", "greedy", "--games", "1", "--db", tmp_path / "match.db")
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[0].startswith("1 game, ")
     game = tmp_path / "one.txt"

@@ -248,7 +248,14 @@ def _run(*args: str):  # type: ignore[no-untyped-def]
     return CliRunner().invoke(main, list(args), prog_name="arena")
 
 
-def test_sprt_without_games_plays_until_the_test_decides():
+@pytest.fixture
+def in_tmp(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
+    """arena match stores its games (in arena.db by default): in a folder of the test's own."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ARENA_DB", raising=False)
+
+
+def test_sprt_without_games_plays_until_the_test_decides(in_tmp):
     result = _run("match", "greedy", "random", "--sprt", "elo0=0,elo1=20", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
@@ -260,7 +267,7 @@ def test_sprt_without_games_plays_until_the_test_decides():
     assert data["elo_difference"]["sequential"] is True
 
 
-def test_sprt_text_says_the_estimate_comes_from_a_sequential_test():
+def test_sprt_text_says_the_estimate_comes_from_a_sequential_test(in_tmp):
     result = _run("match", "greedy", "random", "-n", "4", "--sprt", "elo0=0,elo1=5,model=normalized")
     assert result.exit_code == 0, result.output
     assert "(sequential test: biased)" in result.output
@@ -271,7 +278,7 @@ def test_sprt_text_says_the_estimate_comes_from_a_sequential_test():
     assert "sequential" not in plain.output
 
 
-def test_bad_sprt_is_one_line():
+def test_bad_sprt_is_one_line(in_tmp):
     result = _run("match", "greedy", "random", "--sprt", "elo0=0,elo1=5,model=bayesian")
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert result.output.splitlines() == ["Error: SPRT model must be logistic or normalized, got 'bayesian'"]

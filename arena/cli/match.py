@@ -1,18 +1,19 @@
-"""`arena match`: two bots, N games or a sequential test, the Elo difference."""
+"""`arena match`: two bots, N games or a sequential test, the Elo difference;
+stored as a tournament of format "match", so it resumes and every table shows it."""
 
 from __future__ import annotations
 
 import json
 import math
-import sys
 from collections import Counter
 
 import click
 from tabulate import tabulate
 
-from arena.cli.main import ArenaUsageError, main, make_rules, rules_options
-from arena.errors import ArenaFault
-from arena.players.plugins import check_spec, spec_text
+from arena.cli.cluster import cluster_options
+from arena.cli.main import ArenaUsageError, db_option, main, make_rules, open_store, rules_options
+from arena.cli.tournament import report_stop, report_voided
+from arena.players.plugins import BotChecker, spec_text
 from arena.text import plural, printable
 
 
@@ -23,8 +24,8 @@ from arena.text import plural, printable
               help="Games to play [default: 10; with --sprt, until the test decides, at most 100000].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed: the same seed gives the same games.")
 @click.option("--private-seeds", is_flag=True,
-              help="Key the seeds by a secret made for this match, so no bot can work out its opponent's "
-                   "seed (the games cannot be played again).")
+              help="Key the seeds by a secret made for this match and kept in its database, so no bot can "
+                   "work out its opponent's seed (the games replay only from this database).")
 @click.option("--openings", "opening_plies", type=click.IntRange(min=0), default=2, show_default=True,
               help="Random plies before the bots take over (each opening is played with both colours).")
 @click.option("--sprt", "sprt_text",
@@ -33,6 +34,12 @@ from arena.text import plural, printable
               help="Time limit per move; a bot that overruns it (and its bank) forfeits the game.")
 @click.option("--bank-seconds", type=click.FloatRange(min=0), default=0.0,
               help="Extra time a bot may draw on over the game (with --move-seconds).")
+@click.option("--workers", type=click.IntRange(min=0), default=None,
+              help="Worker processes: 1 plays in this process, 0 one per core [default: 1].")
+@cluster_options
+@db_option
+@click.option("--name", help="The match's name in the database (default: match-A-B-HASH from the bots and "
+              "settings, so the same command resumes the same match).")
 @rules_options
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def match_command(
@@ -45,6 +52,10 @@ def match_command(
     sprt_text: str | None,
     move_seconds: float | None,
     bank_seconds: float,
+    workers: int | None,
+    cluster: str | None,
+    db: str,
+    name: str | None,
     width: int | None,
     height: int | None,
     connect: int | None,
@@ -60,44 +71,57 @@ def match_command(
     lost by crashing, overrunning its clock or playing an illegal move) with why.
 
     With --sprt the match stops as soon as a sequential probability ratio test
-    decides between elo0 and elo1 (scored per pair of games on one opening).
+    decides between elo0 and elo1 (scored per pair of games on one opening;
+    with several workers it is checked after each batch of one pair per worker).
+
+    The games are stored in the database as a tournament of format "match"
+    ('arena standings', 'arena games', the site show them). Running the same
+    command again resumes it: only the games not yet stored are played.
     """
-    from arena.engine.openings import new_seed_secret
     from arena.ratings.sprt import Sprt, elo_with_interval, normalized_elo
     from arena.records import TimeControl
     from arena.terminal import progress as progress_bar
-    from arena.tournament.match import SPRT_MAX_GAMES, match_specs, play_match, play_sprt
+    from arena.tournament.config import ConfigError, configured_cluster
+    from arena.tournament.entrants import resolve_bots_in_database
+    from arena.tournament.executors import SerialExecutor
+    from arena.tournament.match import SPRT_MAX_GAMES, SprtStop, match_config, stored_result
+    from arena.tournament.runner import run_tournament
 
     rules = make_rules(width, height, connect, no_gravity, scoring)
-    a = spec_text(check_spec(bot_a))
-    b = spec_text(check_spec(bot_b))
+    checker = BotChecker()  # each untrusted bot started once: here, not again when the match resolves its bots
+    a = spec_text(checker.check(bot_a))
+    b = spec_text(checker.check(bot_b))
     if bank_seconds and move_seconds is None:
         raise ArenaUsageError(f"--bank-seconds {bank_seconds:g} needs --move-seconds: a bank adds to a move limit")
     test = Sprt.parse(sprt_text) if sprt_text else None
     clock = TimeControl(move_seconds, bank_seconds)
     if games is None:
         games = 10 if test is None else SPRT_MAX_GAMES
-    # A match stores nothing, so its secret is kept nowhere: its games are not played again.
-    secret = new_seed_secret() if private_seeds else None
-    specs = match_specs(a, b, games, seed, rules, time_control=clock, opening_plies=opening_plies, secret=secret)
+    where = configured_cluster(cluster, lambda message: ConfigError(f"--cluster: {message}"))
+    workers = 1 if workers is None else workers
+    cfg = resolve_bots_in_database(match_config(
+        a, b, games, seed, rules, clock, opening_plies, private_seeds, test, name or "", db, workers, where,
+    ), checker)
+    store = open_store(db, create=True)
+    # One worker plays here, in this process: the place to wrap each bot (its logs
+    # shown live, say), since no other process plays.
+    executor = SerialExecutor() if workers == 1 and where is None else None
+    early_stop = SprtStop((a, b), test, games) if test is not None else None
     bar = progress_bar.ProgressBar.for_stderr()  # on a terminal only
-    progress = bar.update if bar else None
     try:
-        if test is None:
-            result, decision = play_match(specs, (a, b), progress=progress), None
-        else:
-            result, decision = play_sprt(specs, (a, b), test, progress=progress)
-    except ArenaFault as fault:  # the machine's, not the user's nor a bot's: one line, exit 1
-        click.echo(f"Stopped: {printable(str(fault))}", err=True)
-        sys.exit(1)
+        outcome = run_tournament(cfg, store, executor, progress=bar.update if bar else None, early_stop=early_stop)
     finally:
         if bar:
             bar.close()
+    report_stop(outcome, cfg.db)
+    report_voided(outcome)
+    result = stored_result(store, cfg)
+    decision = test.decision(result.outcomes()) if test is not None else None
     label_a, label_b = result.labels  # a bot playing itself: two instances, 'random' and 'random#2'
     tally = result.tally()[label_a]
     elo, low, high = elo_with_interval(tally.wins, tally.draws, tally.losses)
     if as_json:
-        data = result.as_json()
+        data = {"match": cfg.name, "db": cfg.db, **result.as_json()}
         data["elo_difference"] = {"elo": _finite(elo), "low": _finite(low), "high": _finite(high)}
         if test is not None:
             outcomes = result.outcomes()
@@ -142,12 +166,21 @@ def match_command(
         verdict = {
             "H1": f"H1 accepted: the games favour a difference of {test.elo1:g} {unit} over {test.elo0:g}",
             "H0": f"H0 accepted: the games favour a difference of {test.elo0:g} {unit} over {test.elo1:g}",
-            "continue": f"undecided after {plural(len(result.records), 'game')}: raise --games to go on",
+            "continue": f"undecided after {plural(len(result.records), 'game')}: raise --games to go on "
+                        "(a new match, which plays these games again first)",
         }[decision]
         click.echo(
             f"SPRT ({outcomes.label()}, {test.model} Elo) {test.describe()}: "
             f"LLR {llr:.2f} (bounds {lower:.2f}, {upper:.2f}); {verdict}"
         )
+    click.echo(_stored_line(cfg.name, cfg.db, outcome.already_stored))
+
+
+def _stored_line(name: str, db: str, already: int) -> str:
+    """Where the match is kept (its tables and games are shown by that name), and
+    whether this run resumed it."""
+    before = f", {already} of them before this run" if already else ""
+    return f"Games stored in {printable(db)} as match {printable(repr(name))}{before}."
 
 
 def _forfeit_lines(bot: str, forfeits: int, reasons: Counter[str], shown: int = 5) -> list[str]:

@@ -15,7 +15,7 @@ from arena.terminal import progress as progress_bar
 from arena.text import plural, printable, quote
 from arena.tournament.config import load_config
 from arena.tournament.entrants import resolve_bots_in_database
-from arena.tournament.runner import run_tournament
+from arena.tournament.runner import RunOutcome, run_tournament
 
 
 @main.group("tournament")
@@ -89,20 +89,7 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
             bar.close()
         except OSError:
             pass  # the terminal is gone (a hang-up)
-    stored = outcome.already_stored + outcome.played
-    if outcome.interrupted:
-        if outcome.problem:
-            why = f"Stopped: {printable(outcome.problem)}"
-        else:
-            why = "Interrupted" + _SIGNAL_NAMES.get(outcome.signal or signal.SIGINT, "")
-        kept = f"{stored} of {plural(outcome.scheduled, 'game')} stored in {cfg.db}"
-        # A database that could not be written says itself what to do, and that the command resumes.
-        line = f"{why} ({kept})." if outcome.store_failed else f"{why}: {kept}; run the same command again to resume."
-        try:
-            click.echo(line, err=True)
-        except OSError:
-            pass  # the terminal is gone (a hang-up): the database says it all
-        sys.exit(outcome.exit_code)
+    report_stop(outcome, cfg.db)
     already = outcome.already_stored
     resumed = f", {already} {'was' if already == 1 else 'were'} already stored" if already else ""
     rate = outcome.played / outcome.seconds if outcome.seconds else 0.0
@@ -110,10 +97,7 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
         f"Tournament {cfg.name!r}: {plural(outcome.played, 'game')} played in {outcome.seconds:.1f} s "
         f"({rate:.3g} games/s){resumed}; {cfg.rules.describe()}; database {cfg.db}"
     )
-    if outcome.voided:
-        click.echo(f"{plural(outcome.voided, 'game')} played again: the arena failed during "
-                   f"{'it' if outcome.voided == 1 else 'them'} (charged to no bot; 'arena doctor' checks the machine)",
-                   err=True)
+    report_voided(outcome)
     try:  # counted in the store: no game row is held, however many were played
         chosen = select(store, cfg.name)
     except SelectionError:
@@ -121,6 +105,33 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
     else:
         rows = league_standings(chosen.results(), chosen.in_order(), bots=cfg.entrants)
     click.echo(render_standings(rows))
+
+
+def report_stop(outcome: RunOutcome, db: str) -> None:
+    """A run that did not finish (Ctrl-C, a signal, a problem): one line on stderr saying
+    how many games are stored and how to resume, then the exit code the outcome says."""
+    if not outcome.interrupted:
+        return
+    if outcome.problem:
+        why = f"Stopped: {printable(outcome.problem)}"
+    else:
+        why = "Interrupted" + _SIGNAL_NAMES.get(outcome.signal or signal.SIGINT, "")
+    kept = f"{outcome.already_stored + outcome.played} of {plural(outcome.scheduled, 'game')} stored in {db}"
+    # A database that could not be written says itself what to do, and that the command resumes.
+    line = f"{why} ({kept})." if outcome.store_failed else f"{why}: {kept}; run the same command again to resume."
+    try:
+        click.echo(line, err=True)
+    except OSError:
+        pass  # the terminal is gone (a hang-up): the database says it all
+    sys.exit(outcome.exit_code)
+
+
+def report_voided(outcome: RunOutcome) -> None:
+    """One line on stderr when games were played again because the arena failed during them."""
+    if outcome.voided:
+        click.echo(f"{plural(outcome.voided, 'game')} played again: the arena failed during "
+                   f"{'it' if outcome.voided == 1 else 'them'} (charged to no bot; 'arena doctor' checks the machine)",
+                   err=True)
 
 
 _SIGNAL_NAMES: dict[int, str] = {signal.SIGTERM: " (SIGTERM)", signal.SIGHUP: " (hang-up)"}

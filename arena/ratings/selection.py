@@ -28,6 +28,7 @@ from arena.ratings.results import LeagueResults, first_player_score
 from arena.store import Store, StoredTournament
 from arena.text import plural
 
+MATCH_FORMAT = "match"  # the format of the tournaments 'arena match' stores games in
 CASUAL = "casual"  # the format of the tournaments 'arena play' and 'arena import' store games in
 SHORT_HASH = 6  # hex digits of a code hash shown after a colliding name
 STATUS_ORDER = ("running", "interrupted", "finished")  # a league is as unfinished as its least finished part
@@ -62,7 +63,8 @@ class Selection:
         count = plural(self.game_count, "game")
         rules = "; ".join(self.rules)
         if self.tournament is not None:
-            return f"Tournament {self.tournament.name!r} ({self.status}): {count}, {rules}"
+            kind = "Match" if self.tournament.format == MATCH_FORMAT else "Tournament"
+            return f"{kind} {self.tournament.name!r} ({self.status}): {count}, {rules}"
         unfinished = [t for t in self.tournaments if t.status != "finished"]
         across = plural(len(self.tournaments), "tournament")
         across += " (" + (", ".join(f"{t.name!r} {t.status}" for t in unfinished) or "all finished") + ")"

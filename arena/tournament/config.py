@@ -27,6 +27,9 @@ from arena.store.location import DEFAULT_DB, default_db
 from arena.text import content_hash
 
 TOURNAMENT_FORMATS = ("round-robin", "gauntlet")
+#: The format of a match (``arena match``): one challenger against one bot, which may
+#: be itself. Made by :func:`arena.tournament.match.match_config`, never by a file.
+MATCH_FORMAT = "match"
 
 
 class ConfigError(ArenaError):
@@ -73,6 +76,9 @@ class TournamentConfig:
     # With private_seeds: the tournament's secret, read from (or first written to) its
     # database by the runner. Never part of the identity, the settings shown, or a repr.
     seed_secret: bytes | None = field(default=None, compare=False, repr=False)
+    # A match's sequential test (``Sprt.describe()``), which may end it before its
+    # games run out: part of what the match is, so a resumed match goes on with it.
+    sprt: str | None = None
 
     @property
     def entrants(self) -> tuple[str, ...]:
@@ -94,6 +100,7 @@ class TournamentConfig:
             "seed": self.seed,
             # only when set: names given before private seeds existed stay the same
             **({"private_seeds": True} if self.private_seeds else {}),
+            **({"sprt": self.sprt} if self.sprt else {}),
             "isolate": self.isolate,
             "limits": {"memory_mb": self.limits.memory_mb, "output_kb": self.limits.output_kb,
                        # only when set: names given before the limit existed stay the same
@@ -104,8 +111,19 @@ class TournamentConfig:
         """The name of a tournament given by flags alone: ``tournament-`` and the first
         8 hex digits of the SHA-256 of its identity (bots with submitted versions pinned,
         games, rules, seed...). The same command names the same tournament, so running
-        it again resumes it; any other setting names a new one instead of clashing."""
-        return "tournament-" + content_hash(json.dumps(self.identity(), sort_keys=True))[:8]
+        it again resumes it; any other setting names a new one instead of clashing.
+        A match is ``match-A-B-`` and the hash, A and B its bots' names."""
+        digest = content_hash(json.dumps(self.identity(), sort_keys=True))[:8]
+        if self.format == MATCH_FORMAT:
+            return "-".join(["match", *(_name_part(bot) for bot in self.challengers + self.bots), digest])
+        return "tournament-" + digest
+
+
+def _name_part(spec: str) -> str:
+    """A bot's name as part of a match's name: its name without options or folders,
+    in letters, digits, dots and underscores (a bot file's path could hold anything)."""
+    name = parse_spec(spec).name.rsplit("/", 1)[-1]
+    return re.sub(r"[^A-Za-z0-9_.@]+", "_", name)[:24] or "bot"
 
 
 _TOP_KEYS = {
@@ -347,7 +365,10 @@ def check_field_of_play(
     fmt: str, bots: tuple[str, ...], challengers: tuple[str, ...], fail: Callable[[str], ConfigError]
 ) -> None:
     """Who plays suits the format (checked again once submitted bots' versions are pinned)."""
-    if fmt == "round-robin":
+    if fmt == MATCH_FORMAT:  # a bot may play itself: two instances, told apart by seat
+        if len(challengers) != 1 or len(bots) != 1:
+            raise fail(f"a match is one bot against one other, got {len(challengers) + len(bots)} bots")
+    elif fmt == "round-robin":
         if challengers:
             raise fail("challengers are for format = \"gauntlet\"; a round robin uses bots only")
         if len(bots) < 2:

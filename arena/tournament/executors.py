@@ -38,6 +38,8 @@ CHUNKS_AHEAD = 2
 class SerialExecutor:
     """Plays everything in this process: simplest, and easiest to debug."""
 
+    workers = 1
+
     def map_unordered(self, fn, chunks):  # type: ignore[no-untyped-def]
         for chunk in chunks:
             for record in fn(chunk):

@@ -1,23 +1,33 @@
 """A match: two bots, N games, alternating who moves first; or as many as a
-sequential test needs to decide."""
+sequential test needs to decide.
+
+Played here (:func:`play_match`, :func:`play_sprt`: nothing stored), or stored as a
+tournament of format ``match`` (:func:`match_config`, run by the tournament runner
+with :class:`SprtStop` as its early stop): both play the same games for a seed.
+"""
 
 from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.engine.game import Rules
-from arena.engine.openings import game_seed, openings_rng, random_openings
 from arena.errors import ArenaFault
 from arena.ratings.sprt import CONTINUE, Outcomes, Sprt
 from arena.records import GameRecord, GameSpec, Termination, TimeControl
 from arena.referee.referee import play_game
+from arena.tournament.config import MATCH_FORMAT, OpeningsConfig, TournamentConfig
 from arena.tournament.faults import Faults
+from arena.tournament.schedule import MATCH_PAIRING, iter_match_games
 
-MATCH_PAIRING = "match"  # a match is one pairing; its game keys start with it
+if TYPE_CHECKING:
+    from arena.store import Store
+
+__all__ = ["MATCH_PAIRING", "MatchResult", "SprtStop", "match_config", "match_specs", "play_match", "play_sprt",
+           "stored_result"]
 #: The most games a match with a sequential test and no --games plays: far more
 #: than any test between bots of different strength needs, yet a bound, because
 #: two bots of equal strength on elo0=elo1-tiny bounds could go on for hours.
@@ -58,44 +68,65 @@ def match_labels(bot_a: str, bot_b: str) -> tuple[str, str]:
     return (bot_a, bot_b) if bot_a != bot_b else (bot_a, f"{bot_b}#2")
 
 
+def _number(game: Any) -> int:
+    """A match game's number, from its key (``match-000042``)."""
+    return int(_spec_or_row(game).key.rsplit("-", 1)[-1])
+
+
+def _spec_or_row(game: Any) -> Any:
+    """Where a game's key and first player are: a GameRecord's spec, or a stored game itself."""
+    return game.spec if isinstance(game, GameRecord) else game
+
+
+def _score(game: Any, player: int) -> float:
+    """1, 0.5 or 0 for ``player`` (0 first, 1 second), as :meth:`Outcome.score`."""
+    return 0.5 if game.winner is None else float(game.winner == player)
+
+
 @dataclass
 class MatchResult:
+    """A match's games: GameRecords played here, or the games stored (StoredGames,
+    FinishedGames: each has ``key``, ``first``, ``winner``, ``termination``, ``reason``)."""
+
     bots: tuple[str, str]
-    records: list[GameRecord] = field(default_factory=list)
+    records: list[Any] = field(default_factory=list)
+    #: Whether games 2k and 2k+1 are a pair (one opening, both colours); None: judged
+    #: from the records' specs (see :func:`paired`). A stored match of 2 games or more is.
+    pairs: bool | None = None
 
     @property
     def labels(self) -> tuple[str, str]:
         """The two bots' names in the tally (see :func:`match_labels`)."""
         return match_labels(*self.bots)
 
-    def seats(self, record: GameRecord) -> tuple[str, str]:
+    def seats(self, record: Any) -> tuple[str, str]:
         """The labels of a game's first and second player. Two different bots are
         told apart by spec; two instances of one spec by the game's number, as
         :func:`match_specs` numbers them (bot A moves first in the even games)."""
         a, b = self.labels
         if self.bots[0] != self.bots[1]:
-            return (a, b) if record.spec.first == self.bots[0] else (b, a)
-        return (a, b) if int(record.spec.key.rsplit("-", 1)[-1]) % 2 == 0 else (b, a)
+            return (a, b) if _spec_or_row(record).first == self.bots[0] else (b, a)
+        return (a, b) if _number(record) % 2 == 0 else (b, a)
 
-    def points(self, record: GameRecord) -> float:
+    def points(self, record: Any) -> float:
         """The first bot's score in a game."""
-        return record.score(self.seats(record).index(self.labels[0]))
+        return _score(record, self.seats(record).index(self.labels[0]))
 
     def outcomes(self) -> Outcomes:
         """The first bot's results for a sequential test: per pair of games when the
-        games come in pairs (see :func:`paired`; a last game without its partner is
-        left out), else per game."""
-        scores = [self.points(record) for record in self.records]
-        if paired([record.spec for record in self.records]):
-            return Outcomes.pairs(scores[i] + scores[i + 1] for i in range(0, len(scores) - 1, 2))
-        return Outcomes.games(scores.count(1.0), scores.count(0.5), scores.count(0.0))
+        games come in pairs (a game without its partner is left out), else per game."""
+        by_pair = self.pairs if self.pairs is not None else paired([record.spec for record in self.records])
+        counts = OutcomeCounts(by_pair)
+        for record in self.records:
+            counts.add(_number(record), self.points(record))
+        return counts.outcomes()
 
     def tally(self) -> dict[str, Tally]:
         """Wins, draws and losses of each bot, keyed by label."""
         tallies = {bot: Tally() for bot in self.labels}
         for record in self.records:
             for player, bot in enumerate(self.seats(record)):
-                tallies[bot].add(record.score(player))
+                tallies[bot].add(_score(record, player))
                 if record.termination == Termination.FORFEIT and record.winner != player:
                     tallies[bot].forfeits += 1
                     tallies[bot].reasons[record.reason or "no reason given"] += 1
@@ -129,27 +160,8 @@ def match_specs(
     With ``secret`` (private seeds: see :func:`~arena.engine.openings.new_seed_secret`)
     the openings and game seeds are keyed by it, and no bot can work them out.
     """
-    rules = rules or Rules()
-    clock = time_control or TimeControl()
-    rng = openings_rng("match-openings", seed, secret)
-    openings = random_openings(rules, opening_plies, (games + 1) // 2, rng) if opening_plies else []
-    specs = []
-    for number in range(games):
-        first, second = (bot_a, bot_b) if number % 2 == 0 else (bot_b, bot_a)
-        key = f"{MATCH_PAIRING}-{number:06d}"
-        specs.append(
-            GameSpec(
-                key=key,
-                rules=rules,
-                first=first,
-                second=second,
-                pairing=MATCH_PAIRING,
-                opening=openings[number // 2] if openings else (),
-                seed=game_seed(seed, key, secret),
-                time_control=clock,
-            )
-        )
-    return specs
+    return list(iter_match_games(bot_a, bot_b, games, seed, rules or Rules(), time_control or TimeControl(),
+                                 opening_plies, secret))
 
 
 def paired(specs: list[GameSpec]) -> bool:
@@ -229,3 +241,75 @@ def play_sprt(
         if decision != CONTINUE:
             break
     return result, decision
+
+
+class OutcomeCounts:
+    """The first bot's results counted as the games come, in any order: per pair of
+    games (2k and 2k+1; a pair counts once both are in) or per game."""
+
+    def __init__(self, by_pair: bool) -> None:
+        self.by_pair = by_pair
+        self.counts = [0] * (5 if by_pair else 3)
+        self._halves: dict[int, float] = {}  # pairs with one game in: game number -> its points
+
+    def add(self, number: int, points: float) -> None:
+        if not self.by_pair:
+            self.counts[round(2 * points)] += 1
+        elif (number ^ 1) in self._halves:
+            self.counts[round(2 * (points + self._halves.pop(number ^ 1)))] += 1
+        else:
+            self._halves[number] = points
+
+    def outcomes(self) -> Outcomes:
+        return Outcomes(tuple(self.counts))
+
+
+class SprtStop:
+    """A match's sequential test as the runner's early stop
+    (:class:`arena.tournament.runner.EarlyStop`): told the games stored, it counts
+    them (by pair, as :func:`play_sprt` does) and says whether the test decided.
+    It needs no state of its own: a resumed match tells it the stored games again."""
+
+    def __init__(self, bots: tuple[str, str], test: Sprt, games: int) -> None:
+        self.test = test
+        self._result = MatchResult(bots)  # for the seats: holds no game
+        self._counts = OutcomeCounts(games >= 2)
+        self.decision = CONTINUE
+
+    def decided(self, games: Sequence[Any]) -> bool:
+        for game in games:
+            self._counts.add(_number(game), self._result.points(game))
+        self.decision = self.test.decision(self._counts.outcomes())
+        return self.decision != CONTINUE
+
+
+def match_config(
+    bot_a: str,
+    bot_b: str,
+    games: int,
+    seed: int = 0,
+    rules: Rules | None = None,
+    time_control: TimeControl | None = None,
+    opening_plies: int = 2,
+    private_seeds: bool = False,
+    sprt: Sprt | None = None,
+    name: str = "",
+    db: str = "arena.db",
+    workers: int = 1,
+    cluster: str | None = None,
+) -> TournamentConfig:
+    """A match to store, as a tournament of format ``match``: the games of
+    :func:`match_specs` for the same arguments, kept in ``db`` under ``name`` (by
+    default ``match-A-B-HASH`` of its settings, so the same match resumes)."""
+    return TournamentConfig(
+        name=name, bots=(bot_b,), challengers=(bot_a,), format=MATCH_FORMAT, games=games, rules=rules or Rules(),
+        openings=OpeningsConfig(plies=opening_plies), time_control=time_control or TimeControl(), seed=seed,
+        private_seeds=private_seeds, workers=workers, db=db, cluster=cluster,
+        origin="arena match", sprt=f"{sprt.describe()} model={sprt.model}" if sprt is not None else None,
+    )
+
+
+def stored_result(store: Store, config: TournamentConfig) -> MatchResult:
+    """The match ``config`` names, from its games stored in ``store``."""
+    games = sorted(store.games.all(tournament=config.name), key=_number)
+    return MatchResult((config.challengers[0], config.bots[0]), games, pairs=config.games >= 2)

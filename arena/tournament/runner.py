@@ -10,11 +10,12 @@ to the database. The executor
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import signal
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from arena.engine.openings import new_seed_secret
 from arena.players.plugins import installed_bots, load_entry, parse_spec
@@ -62,14 +63,33 @@ class RunOutcome:
         return 128 + (self.signal or signal.SIGINT)
 
 
+class EarlyStop(Protocol):
+    """A test that may end a run before its schedule does (a match's SPRT).
+
+    It is told the games stored (StoredGames, then FinishedGames: each has ``key``,
+    ``first``, ``second``, ``winner``, ``termination`` and ``reason``): those the
+    database holds when the run starts, then each batch's once the whole batch is
+    stored. The run then plays in batches of one pair of games per worker, and
+    stops, finished, as soon as :meth:`decided` says so. The stored games are the
+    test's whole state: a resumed run tells it them again and it goes on."""
+
+    def decided(self, games: Sequence[Any]) -> bool: ...
+
+
+#: Pairs of games in a batch on a cluster, whose workers are not counted here.
+CLUSTER_BATCH_PAIRS = 8
+
+
 def run_tournament(
     config: TournamentConfig,
     store: Store,
     executor: Executor | None = None,
     progress: Progress | None = None,
     notify: Callable[[str], None] | None = None,
+    early_stop: EarlyStop | None = None,
 ) -> RunOutcome:
-    """Play every scheduled game that is not stored yet; store each as it finishes.
+    """Play every scheduled game that is not stored yet; store each as it finishes
+    (or only until ``early_stop`` decides: see :class:`EarlyStop`).
 
     A config straight from :func:`~arena.tournament.config.load_config` is resolved
     first (:func:`~arena.tournament.entrants.resolve_bots`, submitted bots looked up
@@ -79,12 +99,12 @@ def run_tournament(
     """
     config = resolve_bots(config, store)
     with store.tournaments.running(config.name):
-        return _run(config, store, executor, progress, notify)
+        return _run(config, store, executor, progress, notify, early_stop)
 
 
 def _run(
     config: TournamentConfig, store: Store, executor: Executor | None, progress: Progress | None,
-    notify: Callable[[str], None] | None = None,
+    notify: Callable[[str], None] | None = None, early_stop: EarlyStop | None = None,
 ) -> RunOutcome:
     total = game_count(config)
     submitted = dict(config.submitted)
@@ -112,6 +132,7 @@ def _run(
     in_flight: dict[str, GameSpec] = {}  # sent to the workers, not back yet: a void one is played again
     replay: list[GameSpec] = []
     faults = Faults()
+    batch: list[FinishedGame] = []  # the games of this batch stored, for early_stop
 
     def tracked(specs: Iterable[GameSpec]) -> Iterator[GameSpec]:
         for spec in specs:
@@ -129,6 +150,8 @@ def _run(
                     replay.append(spec)
             else:
                 pending.append(game)
+                if early_stop is not None:
+                    batch.append(game)
 
     def store_pending() -> None:
         if pending or voided:
@@ -144,27 +167,39 @@ def _run(
 
     with stop_signals(outcome) as hold:
         try:
+            if early_stop is not None and todo_count and early_stop.decided(store.games.all(tournament=config.name)):
+                todo_count = 0  # decided before: a resumed run that has nothing to play
             if todo_count and executor is None:
                 needs = (worker_needs(config.entrants, config.submitted, config.isolate, config.rules)
                          if config.cluster else None)
                 executor = make_executor(config.workers, todo_count, config.cluster, needs, notify)
             todo: Iterable[GameSpec] = (spec for spec in iter_schedule(config) if spec.key not in stored)
-            rounds = 0
-            while todo_count:
-                assert executor is not None
-                for records in executor.map_unordered(play_for_store, chunked(tracked(todo), todo_count, executor)):
-                    take(records)
-                    store_pending()
-                    if faults.too_many:
+            batches: Iterable[Iterable[GameSpec]] = [todo] if todo_count else []
+            if early_stop is not None and todo_count:  # a pair of games per worker, then the test
+                size = 2 * getattr(executor, "workers", CLUSTER_BATCH_PAIRS)
+                batches = iter(lambda: list(itertools.islice(todo, size)), [])
+            for games in batches:
+                rounds = 0
+                while True:
+                    assert executor is not None
+                    count = len(games) if isinstance(games, list) else todo_count  # chunks sized to it
+                    for records in executor.map_unordered(play_for_store, chunked(tracked(games), count, executor)):
+                        take(records)
+                        store_pending()
+                        if faults.too_many:
+                            raise ArenaFailing(faults.describe())
+                        if progress is not None:
+                            progress(outcome.played, todo_count, time.perf_counter() - started)
+                    if not replay:
+                        break
+                    rounds += 1
+                    if rounds > MAX_REPLAY_ROUNDS:
                         raise ArenaFailing(faults.describe())
-                    if progress is not None:
-                        progress(outcome.played, todo_count, time.perf_counter() - started)
-                if not replay:
-                    break
-                rounds += 1
-                if rounds > MAX_REPLAY_ROUNDS:
-                    raise ArenaFailing(faults.describe())
-                todo, replay = list(replay), []  # the void games, played again
+                    games, replay[:] = list(replay), []  # the void games, played again
+                if early_stop is not None:
+                    told, batch[:] = list(batch), []
+                    if early_stop.decided(told):
+                        break
         except KeyboardInterrupt:
             outcome.interrupted = True
         except (WorkerLost, ArenaFailing, _StoreFailed) as lost:

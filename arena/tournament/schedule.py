@@ -10,10 +10,14 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from itertools import combinations
+from typing import Any
 
+from arena.engine.game import Rules
 from arena.engine.openings import game_seed, iter_random_openings, openings_rng
-from arena.records import BotCode, GameSpec
-from arena.tournament.config import TournamentConfig
+from arena.records import BotCode, GameSpec, TimeControl
+from arena.tournament.config import MATCH_FORMAT, TournamentConfig
+
+MATCH_PAIRING = "match"  # a match is one pairing; its game keys start with it
 
 
 def seed_secret(config: TournamentConfig) -> bytes | None:
@@ -29,7 +33,7 @@ def seed_secret(config: TournamentConfig) -> bytes | None:
 def pairings(config: TournamentConfig) -> list[tuple[str, str]]:
     """Unordered pairs of bots that meet: every pair (round robin), or each
     challenger against the whole field (gauntlet)."""
-    if config.format == "gauntlet":
+    if config.format in ("gauntlet", MATCH_FORMAT):
         return [(c, b) for c in config.challengers for b in config.bots]
     return list(combinations(config.bots, 2))
 
@@ -59,6 +63,14 @@ def game_count(config: TournamentConfig) -> int:
 
 def iter_schedule(config: TournamentConfig) -> Iterator[GameSpec]:
     """``schedule`` one game at a time: a long tournament need not be held in memory."""
+    if config.format == MATCH_FORMAT:
+        (a, b), = pairings(config)
+        yield from iter_match_games(
+            a, b, config.games, config.seed, config.rules, config.time_control, config.openings.plies,
+            seed_secret(config), isolate=config.isolate, limits=config.limits,
+            submitted=_submitted_code(config, a, b),
+            failed_start=tuple((bot, why) for bot, why in config.failed_start if bot in (a, b)))
+        return
     pairs = pairings(config)
     lines = iter_openings(config)
     secret = seed_secret(config)
@@ -91,3 +103,22 @@ def _submitted_code(config: TournamentConfig, *bots: str) -> tuple[tuple[str, Bo
     """The code of the submitted bots among ``bots`` (only theirs: specs travel per game)."""
     names = {bot.split(":", 1)[0] for bot in bots}
     return tuple((name, code) for name, code in config.submitted if name in names)
+
+
+def iter_match_games(
+    bot_a: str, bot_b: str, games: int, seed: int, rules: Rules, time_control: TimeControl,
+    opening_plies: int, secret: bytes | None, **extras: Any,
+) -> Iterator[GameSpec]:
+    """The games of a match, one at a time: bot_a moves first in even games, bot_b in
+    odd ones; each pair of games starts from the same seeded random opening of
+    ``opening_plies`` plies. Played here or stored, a match's seed gives these games;
+    ``extras`` are the other fields of each GameSpec (isolate, limits...)."""
+    lines = iter_random_openings(rules, opening_plies, openings_rng("match-openings", seed, secret))
+    opening: tuple[int, ...] = ()
+    for number in range(games):
+        if number % 2 == 0 and opening_plies:
+            opening = next(lines)
+        first, second = (bot_a, bot_b) if number % 2 == 0 else (bot_b, bot_a)
+        key = f"{MATCH_PAIRING}-{number:06d}"
+        yield GameSpec(key=key, rules=rules, first=first, second=second, pairing=MATCH_PAIRING, opening=opening,
+                       seed=game_seed(seed, key, secret), time_control=time_control, **extras)
