@@ -11,8 +11,9 @@ import click
 from tabulate import tabulate
 
 from arena.cli.main import ArenaUsageError, main, make_rules, rules_options
+from arena.entry.submissions import check_bot
 from arena.errors import ArenaFault
-from arena.players.plugins import check_spec, spec_text
+from arena.store.location import default_db
 from arena.text import plural, printable
 
 
@@ -69,8 +70,8 @@ def match_command(
     from arena.tournament.match import SPRT_MAX_GAMES, match_specs, play_match, play_sprt
 
     rules = make_rules(width, height, connect, no_gravity, scoring)
-    a = spec_text(check_spec(bot_a))
-    b = spec_text(check_spec(bot_b))
+    found = check_bot(bot_a, default_db()), check_bot(bot_b, default_db())
+    a, b = found[0].spec, found[1].spec
     if bank_seconds and move_seconds is None:
         raise ArenaUsageError(f"--bank-seconds {bank_seconds:g} needs --move-seconds: a bank adds to a move limit")
     test = Sprt.parse(sprt_text) if sprt_text else None
@@ -79,7 +80,8 @@ def match_command(
         games = 10 if test is None else SPRT_MAX_GAMES
     # A match stores nothing, so its secret is kept nowhere: its games are not played again.
     secret = new_seed_secret() if private_seeds else None
-    specs = match_specs(a, b, games, seed, rules, time_control=clock, opening_plies=opening_plies, secret=secret)
+    specs = match_specs(a, b, games, seed, rules, time_control=clock, opening_plies=opening_plies, secret=secret,
+                        submitted={**found[0].submitted, **found[1].submitted})
     bar = progress_bar.ProgressBar.for_stderr()  # on a terminal only
     progress = bar.update if bar else None
     try:

@@ -12,7 +12,9 @@ bots down with it.
 
 from __future__ import annotations
 
+import difflib
 import inspect
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import metadata
@@ -176,14 +178,30 @@ def load_entry(spec: BotSpec, installed: dict[str, BotEntry] | None = None) -> B
     installed = installed_bots() if installed is None else installed
     entry = installed.get(spec.name)
     if entry is None:
-        usable = ", ".join(sorted(n for n, e in installed.items() if not e.error))
-        raise BotSpecError(
-            f"unknown bot {spec.name!r}; installed bots: {usable or 'none'} "
-            "(or give a path to a .py file)"
-        )
+        raise unknown_bot(spec.name, installed)
     if entry.error:
         raise BotSpecError(f"bot {spec.name!r} cannot be used: {entry.error}")
     return entry
+
+
+#: Submitted bots an unknown name's message names, at most (close matches come first).
+SUBMITTED_NAMED = 10
+
+
+def unknown_bot(
+    name: str, installed: dict[str, BotEntry], submitted: Iterable[str] = (), where: str | None = None
+) -> BotSpecError:
+    """The one line that refuses a name that is no bot: the known names closest to it
+    first, then the installed bots and the bots submitted to the database ``where``."""
+    usable = sorted(n for n, e in installed.items() if not e.error)
+    names = sorted(set(submitted))
+    close = difflib.get_close_matches(name, usable + names, n=3, cutoff=0.6)
+    guess = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+    listed = f"; installed bots: {', '.join(usable) or 'none'}"
+    if where is not None:
+        shown = ", ".join(names[:SUBMITTED_NAMED]) + (", ..." if len(names) > SUBMITTED_NAMED else "")
+        listed += f"; submitted to {where}: {shown or 'none'}"
+    return BotSpecError(f"unknown bot {name!r}{guess}{listed} (or give a path to a .py file)")
 
 
 def make_bot(

@@ -13,7 +13,7 @@ from arena.engine.game import Rules
 from arena.engine.openings import game_seed, openings_rng, random_openings
 from arena.errors import ArenaFault
 from arena.ratings.sprt import CONTINUE, Outcomes, Sprt
-from arena.records import GameRecord, GameSpec, Termination, TimeControl
+from arena.records import BotCode, GameRecord, GameSpec, Termination, TimeControl
 from arena.referee.referee import play_game
 from arena.tournament.faults import Faults
 
@@ -121,6 +121,7 @@ def match_specs(
     time_control: TimeControl | None = None,
     opening_plies: int = 2,
     secret: bytes | None = None,
+    submitted: dict[str, BotCode] | None = None,
 ) -> list[GameSpec]:
     """The games of a match: bot_a moves first in even games, bot_b in odd ones.
 
@@ -128,11 +129,14 @@ def match_specs(
     ``opening_plies`` plies, so that deterministic bots do not replay one game.
     With ``secret`` (private seeds: see :func:`~arena.engine.openings.new_seed_secret`)
     the openings and game seeds are keyed by it, and no bot can work them out.
+    ``submitted``: the code of submitted bots among the two, by name, as
+    :func:`~arena.entry.submissions.resolve_bot` found it.
     """
     rules = rules or Rules()
     clock = time_control or TimeControl()
     rng = openings_rng("match-openings", seed, secret)
     openings = random_openings(rules, opening_plies, (games + 1) // 2, rng) if opening_plies else []
+    carried = tuple(sorted((submitted or {}).items()))
     specs = []
     for number in range(games):
         first, second = (bot_a, bot_b) if number % 2 == 0 else (bot_b, bot_a)
@@ -147,6 +151,7 @@ def match_specs(
                 opening=openings[number // 2] if openings else (),
                 seed=game_seed(seed, key, secret),
                 time_control=clock,
+                submitted=carried,
             )
         )
     return specs
