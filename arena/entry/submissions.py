@@ -26,6 +26,7 @@ from arena.players.plugins import (
     unknown_bot,
 )
 from arena.records import BotCode
+from arena.sandbox.system import require_sandbox
 from arena.store import Store, StoreError, Submission
 from arena.text import source_text
 
@@ -50,6 +51,8 @@ def submit_file(store: Store, path: str, name: str | None = None) -> tuple[Submi
     spec = parse_spec(path)
     if not spec.is_file:
         raise SubmissionError(f"{path!r} is not a .py file: give the path of a bot file")
+    # Checked here for a league that runs it beside others' bots: in the sandbox only.
+    require_sandbox(f"submitting {path} (a league runs its bots only in the sandbox)")
     if spec.options:
         raise SubmissionError(
             f"options are given when the bot plays (--bots NAME:key=value), not when it is submitted: {path!r}"

@@ -20,7 +20,7 @@ import dataclasses
 from collections.abc import Callable
 
 from arena.entry.submissions import existing_store, resolve_bot
-from arena.players.plugins import BotChecker, BotSpecError, BotStartError, spec_text
+from arena.players.plugins import BotChecker, BotSpecError, BotStartError, file_identity, parse_spec, spec_text
 from arena.records import BotCode
 from arena.store import Store
 from arena.tournament.config import ConfigError, TournamentConfig, check_field_of_play, check_listed_once
@@ -51,8 +51,10 @@ def resolve_bots(
         config, bots=bots, challengers=challengers, submitted=tuple(sorted(submitted.items())),
         failed_start=tuple(failed.items()), resolved=True,
     )
-    if not resolved.name:  # given by flags alone: named by what it is, versions pinned
-        resolved = dataclasses.replace(resolved, name=resolved.default_name())
+    if not resolved.name:  # given by flags alone: named by what it is, versions pinned, bot files' code
+        code = {text: file_identity(spec.path)[1] for text in resolved.entrants
+                if (spec := parse_spec(text)).path is not None}
+        resolved = dataclasses.replace(resolved, name=resolved.default_name(code), named_by_code=True)
     return resolved
 
 
