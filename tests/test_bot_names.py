@@ -151,7 +151,7 @@ def test_an_edited_bot_file_starts_a_new_auto_named_tournament(tmp_path, monkeyp
 def no_sandbox(monkeypatch):
     """This machine, as macOS would be: everything imported first (the standard
     library's own modules read sys.platform when imported)."""
-    import arena.protocol.local  # noqa: F401
+    import arena.protocol.local
     import arena.sandbox.proxy  # noqa: F401
 
     monkeypatch.setattr(sys, "platform", "darwin")

@@ -16,12 +16,6 @@ from arena.bot import BotFailure, Limit
 from arena.engine.game import Board, Rules
 from arena.records import BotCode, Limits
 
-# Whether this system has a sandbox at all, for the rooms above that may not import it
-# (a league refuses to run its entrants without one).
-from arena.sandbox.system import NoSandbox, require_sandbox
-
-__all__ = ["Check", "CheckReport", "NoSandbox", "check_code", "require_sandbox"]
-
 if TYPE_CHECKING:
     from arena.protocol.player import ChannelBot
 
@@ -59,6 +53,15 @@ class CheckReport:
     def as_dict(self) -> dict[str, object]:
         return {"passed": self.passed, "kind": self.kind,
                 "checks": [{"name": c.name, "passed": c.passed, "detail": c.detail} for c in self.checks]}
+
+
+def require_sandbox(what: str) -> None:
+    """:func:`arena.sandbox.system.require_sandbox`, for the rooms above that may not
+    import the sandbox (a league refuses to run its entrants without one); loaded
+    only when asked, as reading results loads nothing of the sandbox."""
+    from arena.sandbox.system import require_sandbox as require
+
+    require(what)
 
 
 def check_code(

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.entry.checks import CheckReport, check_code
+from arena.entry.checks import CheckReport, check_code, require_sandbox
 from arena.errors import ArenaError
 from arena.players.plugins import (
     BotSpec,
@@ -26,7 +26,6 @@ from arena.players.plugins import (
     unknown_bot,
 )
 from arena.records import BotCode
-from arena.sandbox.system import require_sandbox
 from arena.store import Store, StoreError, Submission
 from arena.text import source_text
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from arena.entry.checks import CheckReport, NoSandbox, check_code
+from arena.entry.checks import CheckReport, check_code
 from arena.entry.submissions import NAME
-from arena.errors import ArenaError, ArenaFault
+from arena.errors import ArenaError, ArenaFault, NoSandbox
 from arena.players.plugins import installed_bots
 from arena.records import BotCode
 from arena.store import Entry, League, Store, Submission, User

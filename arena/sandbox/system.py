@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import sys
 
-from arena.errors import ArenaError
+from arena.errors import NoSandbox
 from arena.text import printable
 
-
-class NoSandbox(ArenaError):
-    """Bots others wrote were to run on a system without the sandbox."""
+__all__ = ["NoSandbox", "require_sandbox", "sandbox_missing", "tell_unsandboxed"]
 
 
 def sandbox_missing() -> str | None:
