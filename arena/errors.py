@@ -40,3 +40,7 @@ class ArenaFault(Exception):
     Raised only by the arena's own code, never on a bot's word: a bot cannot have a
     game it is losing voided by claiming a fault.
     """
+
+
+class NoSandbox(ArenaError):
+    """Code others wrote was to run on a system without the sandbox (see arena/sandbox/system.py)."""

@@ -507,8 +507,9 @@ def no_processes_or_databases(monkeypatch: pytest.MonkeyPatch):
 
 def test_loading_starts_no_bot_process(toml, write_bot, no_processes_or_databases):
     broken = write_bot("broken", BROKEN_BOT)
-    config = load_config(toml(f'bots = ["random", "{broken}", "missing.py", "deep-blue"]\n'))
-    assert config.bots == ("random", broken, "missing.py", "deep-blue")
+    path = toml(f'bots = ["random", "{broken}", "missing.py", "deep-blue"]\n')
+    config = load_config(path)
+    assert config.bots == ("random", broken, str(Path(path).parent / "missing.py"), "deep-blue")  # beside the file
     assert not config.resolved and config.submitted == ()
 
 

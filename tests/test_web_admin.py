@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli.main import main
-from arena.entry.submissions import resolve
+from arena.entry.submissions import resolve_bot
 from arena.league.accounts import sign_in, user_of_token
 from arena.league.policy import Refusal, Refused, submit_to_league
 from arena.league.removal import remove_user
@@ -305,7 +305,7 @@ def test_a_removed_version_is_refused_where_a_tournament_names_it(site):
     with Store(site.db) as store:
         removed = remove_user(store, "alice")
         with pytest.raises(BotSpecError, match=r"the code of removed-\d+@v1 was removed with its author's account"):
-            resolve(f"{removed.bots['lefty']}@v1", store)
+            resolve_bot(f"{removed.bots['lefty']}@v1", store)
 
 
 def test_users_delete_asks_first_and_refuses_what_it_cannot_do(played):

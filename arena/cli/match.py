@@ -13,6 +13,7 @@ from tabulate import tabulate
 from arena.cli.cluster import cluster_options
 from arena.cli.main import ArenaUsageError, db_option, main, make_rules, open_store, rules_options
 from arena.cli.tournament import report_stop, report_voided
+from arena.entry.submissions import existing_store, resolve_bot
 from arena.players.plugins import BotChecker, spec_text
 from arena.text import plural, printable
 
@@ -89,8 +90,9 @@ def match_command(
 
     rules = make_rules(width, height, connect, no_gravity, scoring)
     checker = BotChecker()  # each untrusted bot started once: here, not again when the match resolves its bots
-    a = spec_text(checker.check(bot_a))
-    b = spec_text(checker.check(bot_b))
+    with existing_store(db) as found_in:  # only read: a refused match leaves no database
+        found = resolve_bot(bot_a, found_in), resolve_bot(bot_b, found_in)
+    a, b = (spec_text(checker.check(bot.spec, submitted=bot.submitted)) for bot in found)
     if bank_seconds and move_seconds is None:
         raise ArenaUsageError(f"--bank-seconds {bank_seconds:g} needs --move-seconds: a bank adds to a move limit")
     test = Sprt.parse(sprt_text) if sprt_text else None

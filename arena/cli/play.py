@@ -10,8 +10,8 @@ import click
 
 from arena.cli.main import ArenaUsageError, db_option, main, make_rules, open_store, rules_options
 from arena.engine.game import Board, parse_moves
+from arena.entry.submissions import check_bot
 from arena.errors import ArenaError
-from arena.players.plugins import check_spec, spec_text
 from arena.ratings.analysis import analyse_stored
 from arena.store import Store, check_database, rules_of
 from arena.terminal.casual import HUMAN, save_game
@@ -39,11 +39,14 @@ def play_command(bot: str | None, first: bool, second: bool, width: int | None, 
         raise ArenaUsageError("--first and --second each say who moves first: give one of them")
     human_first = not second
     rules = make_rules(width, height, connect, no_gravity, scoring)
-    bot_spec = spec_text(check_spec(bot)) if bot else None
+    found = check_bot(bot, db) if bot else None
+    bot_spec = found.spec if found else None
+    submitted = found.submitted if found else {}
     try:  # both checked before the first move, not when 'h' is pressed or the game is saved
-        check_spec(hint_bot)
+        hint = check_bot(hint_bot, db)
     except ArenaError as exc:
         raise ArenaUsageError(f"--hint-bot {hint_bot!r}: {exc}") from None
+    submitted = {**submitted, **hint.submitted}
     check_database(db)
     human = 0 if human_first else 1
     players = (HUMAN, HUMAN) if bot_spec is None else ((HUMAN, bot_spec) if human == 0 else (bot_spec, HUMAN))
@@ -52,11 +55,11 @@ def play_command(bot: str | None, first: bool, second: bool, width: int | None, 
     def on_save(board: Board, finished: bool) -> str:
         plies = [(r.ms, r.info) for r in session.records]
         with Store(db) as store:
-            saved["id"] = save_game(store, rules, players, board, plies, replace=saved.get("id"))
+            saved["id"] = save_game(store, rules, players, board, plies, replace=saved.get("id"), submitted=submitted)
         return f"{'stored' if finished else 'saved'} as game {saved['id']} in {db}"
 
-    session = PlaySession(rules, bot_spec, human_player=human, color=_colour(), hint_bot=hint_bot,
-                          on_save=on_save, seed=seed)
+    session = PlaySession(rules, bot_spec, human_player=human, color=_colour(), hint_bot=hint.spec,
+                          on_save=on_save, seed=seed, submitted=submitted)
     try:
         session.run()
     except KeyboardInterrupt:

@@ -156,7 +156,7 @@ def check_command(path: str, seconds: float, width: int | None, height: int | No
     spec = parse_spec(path)
     if not spec.is_file:
         raise BotSpecError(f"{path!r} is not a .py file: give the path of a bot file (PATH.py[:Class][:key=value])")
-    report = check_code(file_code(spec), spec.options, rules_list=(rules,), seconds=seconds)
+    report = check_code(file_code(spec), spec.options, rules_list=(rules,), seconds=seconds, own=True)
     _echo_checks(report)
     if not report.passed:
         click.echo(printable(f"{path}: not ready to submit ({report.first_failure()})"))

@@ -17,7 +17,7 @@ from arena.engine.game import Board, Rules
 from arena.records import BotCode, Limits
 
 if TYPE_CHECKING:
-    from arena.sandbox.proxy import SandboxedBot
+    from arena.protocol.player import ChannelBot
 
 # The sandbox is imported when a check runs: the league's rules and the site import
 # this module for its reports, and reading results must not load the sandbox.
@@ -55,6 +55,15 @@ class CheckReport:
                 "checks": [{"name": c.name, "passed": c.passed, "detail": c.detail} for c in self.checks]}
 
 
+def require_sandbox(what: str) -> None:
+    """:func:`arena.sandbox.system.require_sandbox`, for the rooms above that may not
+    import the sandbox (a league refuses to run its entrants without one); loaded
+    only when asked, as reading results loads nothing of the sandbox."""
+    from arena.sandbox.system import require_sandbox as require
+
+    require(what)
+
+
 def check_code(
     code: BotCode,
     options: dict[str, str] | None = None,
@@ -62,13 +71,19 @@ def check_code(
     seconds: float = 1.0,
     seed: int = 1,
     limits: Limits | None = None,
+    own: bool = False,
 ) -> CheckReport:
-    """Run the checks on a bot's code; stop at the first rules that fail."""
-    from arena.sandbox.proxy import SandboxedBot
+    """Run the checks on a bot's code; stop at the first rules that fail.
+
+    The code runs in the sandbox. Where the system has none, code ``own`` to whoever
+    checks it (``arena check``) runs in this process, said on stderr; any other (a
+    submission to a league) is refused: NoSandbox.
+    """
+    from arena.players.plugins import untrusted_bot
 
     report = CheckReport()
     for rules in rules_list:
-        bot = SandboxedBot(code, options or {}, limits)
+        bot = untrusted_bot(code, options or {}, limits, own=own)
         try:
             if not _check_rules(bot, rules, seconds, random.Random(seed), report):
                 break
@@ -77,7 +92,7 @@ def check_code(
     return report
 
 
-def _check_rules(bot: SandboxedBot, rules: Rules, seconds: float, rng: random.Random, report: CheckReport) -> bool:
+def _check_rules(bot: ChannelBot, rules: Rules, seconds: float, rng: random.Random, report: CheckReport) -> bool:
     where = rules.describe()
     try:
         bot.new_game(rules, 0, rng.randrange(2**32))
@@ -95,7 +110,7 @@ def _check_rules(bot: SandboxedBot, rules: Rules, seconds: float, rng: random.Ra
     return True
 
 
-def _check_move(bot: SandboxedBot, board: Board, seconds: float, name: str) -> Check:
+def _check_move(bot: ChannelBot, board: Board, seconds: float, name: str) -> Check:
     started = time.perf_counter()
     try:
         move, _ = bot.play(board.copy(), Limit(seconds))

@@ -17,7 +17,7 @@ from typing import Any
 
 from arena.entry.checks import CheckReport, check_code
 from arena.entry.submissions import NAME
-from arena.errors import ArenaError, ArenaFault
+from arena.errors import ArenaError, ArenaFault, NoSandbox
 from arena.players.plugins import installed_bots
 from arena.records import BotCode
 from arena.store import Entry, League, Store, Submission, User
@@ -136,6 +136,8 @@ def submit_to_league(
                       f"{settings.submissions_per_hour} per author per hour; try again later", Refusal.TOO_MANY)
     try:
         report = check_code(BotCode(label=filename, text=text, class_name=class_name))
+    except NoSandbox as refused:  # this machine, not the bot: nothing stored, said as it is
+        raise Refused(str(refused), Refusal.UNAVAILABLE) from None
     except ArenaFault as fault:
         raise Refused(f"the arena failed while checking {filename} ({fault}), not your bot: "
                       "nothing was stored; try again in a few minutes", Refusal.UNAVAILABLE) from None

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.engine.openings import game_seed, new_seed_secret
+from arena.entry.checks import require_sandbox
 from arena.entry.submissions import VERSIONED
 from arena.league.policy import LEAGUE_FORMAT, LeagueError, settings_of
 from arena.players.plugins import BotSpecError, installed_bots, load_entry, parse_spec
@@ -278,6 +279,8 @@ def run_league(
                                  seed_secret=league_seed_secret(store, league))
     # --cluster (none: here), else the league file's, else ARENA_CLUSTER, else DASK_SCHEDULER_ADDRESS
     cluster = None if cluster == NO_CLUSTER else cluster or config.cluster
+    if cluster is None and executor is None:  # its entrants play here: never without the sandbox
+        require_sandbox(f"league {league.name!r} (its entrants are code others wrote)")
     stored = store.games.keys(league.tournament_id)
     schedule = LeagueSchedule(config, stored)
     outcome = LeagueOutcome()

@@ -12,7 +12,9 @@ bots down with it.
 
 from __future__ import annotations
 
+import difflib
 import inspect
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import metadata
@@ -22,7 +24,7 @@ from typing import Any
 from arena.bot import Bot, BotFailure, BotOptionError, Option
 from arena.engine.game import Rules
 from arena.errors import ArenaError
-from arena.protocol.player import Player, as_player
+from arena.protocol.player import ChannelBot, Player, as_player
 from arena.records import BotCode, Limits
 from arena.text import content_hash, source_text
 
@@ -176,14 +178,30 @@ def load_entry(spec: BotSpec, installed: dict[str, BotEntry] | None = None) -> B
     installed = installed_bots() if installed is None else installed
     entry = installed.get(spec.name)
     if entry is None:
-        usable = ", ".join(sorted(n for n, e in installed.items() if not e.error))
-        raise BotSpecError(
-            f"unknown bot {spec.name!r}; installed bots: {usable or 'none'} "
-            "(or give a path to a .py file)"
-        )
+        raise unknown_bot(spec.name, installed)
     if entry.error:
         raise BotSpecError(f"bot {spec.name!r} cannot be used: {entry.error}")
     return entry
+
+
+#: Submitted bots an unknown name's message names, at most (close matches come first).
+SUBMITTED_NAMED = 10
+
+
+def unknown_bot(
+    name: str, installed: dict[str, BotEntry], submitted: Iterable[str] = (), where: str | None = None
+) -> BotSpecError:
+    """The one line that refuses a name that is no bot: the known names closest to it
+    first, then the installed bots and the bots submitted to the database ``where``."""
+    usable = sorted(n for n, e in installed.items() if not e.error)
+    names = sorted(set(submitted))
+    close = difflib.get_close_matches(name, usable + names, n=3, cutoff=0.6)
+    guess = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+    listed = f"; installed bots: {', '.join(usable) or 'none'}"
+    if where is not None:
+        shown = ", ".join(names[:SUBMITTED_NAMED]) + (", ..." if len(names) > SUBMITTED_NAMED else "")
+        listed += f"; submitted to {where}: {shown or 'none'}"
+    return BotSpecError(f"unknown bot {name!r}{guess}{listed} (or give a path to a .py file)")
 
 
 def make_bot(
@@ -200,16 +218,15 @@ def make_bot(
     cluster's worker) are untrusted: they always run sandboxed in a process of
     their own. Installed bots run in this process unless ``isolate`` is set.
     """
-    from arena.sandbox.proxy import SandboxedBot
-
     if isinstance(spec, str):
         spec = _parse_installed_spec(spec) if installed is None else parse_spec(spec)
     if spec.is_file:
         # On another machine the file is not there: its code comes with the game, by path.
         carried = submitted.get(spec.path) if submitted and spec.path else None
-        return SandboxedBot(carried or file_code(spec), spec.options, limits)
+        # The file of whoever runs the arena: theirs to play where there is no sandbox.
+        return untrusted_bot(carried or file_code(spec), spec.options, limits, own=carried is None)
     if submitted and spec.name in submitted:
-        return SandboxedBot(submitted[spec.name], spec.options, limits)
+        return untrusted_bot(submitted[spec.name], spec.options, limits)
     entry = load_entry(spec, installed)
     assert entry.bot_class is not None
     try:
@@ -218,8 +235,29 @@ def make_bot(
         raise BotSpecError(f"bot spec {spec_text(spec)!r}: {exc}") from None
     if isolate:
         target = f"{entry.bot_class.__module__}:{entry.bot_class.__qualname__}"
-        return SandboxedBot(BotCode(label=spec.name, entry_point=target), spec.options, limits)
+        return untrusted_bot(BotCode(label=spec.name, entry_point=target), spec.options, limits)
     return bot
+
+
+def untrusted_bot(
+    code: BotCode, options: dict[str, str], limits: Limits | None = None, own: bool = False
+) -> ChannelBot:
+    """A bot of code that is not trusted, in the sandbox. Where the system has none
+    (:func:`~arena.sandbox.system.sandbox_missing`), a bot file ``own`` to whoever
+    runs the arena plays in this process, said once on stderr; any other code
+    (submitted bots, installed bots to isolate) is refused: NoSandbox."""
+    from arena.sandbox.system import require_sandbox, sandbox_missing, tell_unsandboxed
+
+    if sandbox_missing() is not None:
+        if not own:
+            require_sandbox(f"bot {code.label!r} (code others wrote)")  # fails closed
+        from arena.protocol.local import UnsandboxedBot
+
+        tell_unsandboxed(code.label)
+        return UnsandboxedBot(code, options, limits)
+    from arena.sandbox.proxy import SandboxedBot  # only where there is a sandbox: it needs Linux
+
+    return SandboxedBot(code, options, limits)
 
 
 def make_player(
@@ -266,11 +304,9 @@ class BotChecker:
 
     def check(self, text: str, submitted: dict[str, BotCode] | None = None) -> BotSpec:
         """The parsed spec, once its bot was built (and, if sandboxed, started a game)."""
-        from arena.sandbox.proxy import SandboxedBot  # only when checking: listing bots must not load it
-
         spec = parse_spec(text)
         bot = make_bot(spec, self.installed, submitted=submitted)
-        if isinstance(bot, SandboxedBot):
+        if isinstance(bot, ChannelBot):
             key = (spec_text(spec), content_hash(bot.code.text or ""))
             if key in self._started:
                 bot.close()

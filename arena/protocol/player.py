@@ -26,11 +26,11 @@ import time
 from abc import ABC, abstractmethod
 from typing import Any
 
-from arena.bot import Bot, BotFailure, Limit, split_answer
+from arena.bot import Bot, BotFailure, Choice, Limit, split_answer
 from arena.engine.game import Board, Rules
 from arena.protocol import messages
 from arena.protocol.connectx import KaggleAgentBot
-from arena.records import TimeControl
+from arena.records import BotCode, Limits, TimeControl
 
 
 class Player(ABC):
@@ -250,3 +250,29 @@ class ProtocolPlayer(Player):
 
     def _answer(self, seconds: float, since: float) -> dict[str, Any]:
         return messages.parse_answer(self._receive(seconds, since))
+
+
+class ChannelBot(ProtocolPlayer, Bot):
+    """A protocol player that is also a :class:`~arena.bot.Bot`, for callers that hold
+    it as one (the submission checks, older callers): a sandboxed bot, or a bot file
+    played in this process where there is no sandbox. A subclass gives the channel
+    (see :class:`ProtocolPlayer`) and sets ``code`` and ``limits``."""
+
+    code: BotCode
+    limits: Limits
+
+    def new_game(self, rules: Rules, side: int, seed: int, time_control: TimeControl | None = None) -> None:
+        self.begin_game(rules, side, seed, time_control)
+        self.finish_start()
+
+    def begin_game(self, rules: Rules, side: int, seed: int, time_control: TimeControl | None = None) -> None:
+        """Start the bot and send it the game, without waiting for it: the referee
+        starts both sides at once, then waits (finish_start)."""
+        Bot.new_game(self, rules, side, seed)
+        ProtocolPlayer.begin_game(self, rules, side, seed, time_control)
+
+    def choose_move(self, board: Board) -> int | Choice:
+        """The move within ``time_allowed`` (the bot's own ``move_seconds`` if None)."""
+        limit = Limit(self.time_allowed) if self.time_allowed is not None else Limit()
+        move, info = self.play(board, limit)
+        return Choice(move, info or {})  # type: ignore[arg-type]  # the move is the bot's, unchecked

@@ -188,12 +188,20 @@ def _json_value(value: Any) -> Any:
 def serve(channel: Channel, job: Job) -> None:
     """Load the bot of ``job`` and answer the arena on ``channel`` until it is done.
     A bot that cannot be loaded answers its first request with why, and the server stops."""
+    server = server_for(job)
+    if isinstance(server, Server):
+        server.run(channel)
+    else:
+        channel.write(server)
+
+
+def server_for(job: Job) -> Server | dict[str, Any]:
+    """The server of the bot ``job`` names, or (a bot that cannot be loaded) the
+    failure that answers its first request."""
     try:
-        bot = load_bot(job.code, job.options)
+        return Server(load_bot(job.code, job.options), job.limits)
     except _Failed as exc:
-        channel.write(failed(str(exc)))
-        return
-    Server(bot, job.limits).run(channel)
+        return failed(str(exc))
 
 
 # --- loading a bot ------------------------------------------------------------------------

@@ -29,12 +29,11 @@ import signal
 import time
 from typing import Any
 
-from arena.bot import Bot, BotFailure, Choice, Limit
-from arena.engine.game import Board, Rules
+from arena.bot import Bot, BotFailure
 from arena.errors import ArenaFault
 from arena.protocol import messages
-from arena.protocol.player import ProtocolPlayer
-from arena.records import BotCode, Limits, TimeControl
+from arena.protocol.player import ChannelBot
+from arena.records import BotCode, Limits
 from arena.sandbox import cgroups, process_control, spawner
 from arena.sandbox.wire import CONFINED, Ending, wait_readable
 
@@ -43,7 +42,7 @@ class BotTimeout(BotFailure):
     """The bot did not answer within the time it had."""
 
 
-class SandboxedBot(ProtocolPlayer, Bot):
+class SandboxedBot(ChannelBot):
     """A proxy in the referee's process for a bot running in its own process: a
     player of protocol v0 over the socket to it (and, for older callers, a Bot)."""
 
@@ -61,31 +60,13 @@ class SandboxedBot(ProtocolPlayer, Bot):
         self.spawners = spawners if spawners is not None else spawner.PROCESS_SPAWNER
         self.bot_options = dict(options)
         self.limits = limits or Limits()
-        ProtocolPlayer.__init__(self, self.limits.start_seconds, self.limits.move_seconds)
+        ChannelBot.__init__(self, self.limits.start_seconds, self.limits.move_seconds)
         self._pid: int | None = None
         self._channel: int | None = None  # a socket: requests go down it, answers come up
         self._ended = False  # the bot process is gone (its group may live on)
         self._freezer: cgroups.Freezer | None = None  # stops the bot while it is not on move
         self._buffer = b""
         self._source: spawner.Spawner | None = None  # the spawner its process came from
-
-    # --- the Bot contract, for callers that hold a SandboxedBot as a Bot --------------
-
-    def new_game(self, rules: Rules, side: int, seed: int, time_control: TimeControl | None = None) -> None:
-        self.begin_game(rules, side, seed, time_control)
-        self.finish_start()
-
-    def begin_game(self, rules: Rules, side: int, seed: int, time_control: TimeControl | None = None) -> None:
-        """Start the bot process and send it the game, without waiting for it: the
-        referee starts both sides' processes at once, then waits (finish_start)."""
-        Bot.new_game(self, rules, side, seed)
-        ProtocolPlayer.begin_game(self, rules, side, seed, time_control)
-
-    def choose_move(self, board: Board) -> int | Choice:
-        """The move within ``time_allowed`` (the sandbox's ``move_seconds`` if None)."""
-        limit = Limit(self.time_allowed) if self.time_allowed is not None else Limit()
-        move, info = self.play(board, limit)
-        return Choice(move, info or {})  # type: ignore[arg-type]  # the move is the bot's, unchecked
 
     def close(self) -> None:
         """Kill the bot process and everything it started (the spawner collects them)."""

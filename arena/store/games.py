@@ -247,12 +247,10 @@ class Games(Repository):
             where.append("t.name = ?")
             params.append(tournament)
         if bot is not None:
-            rows = list(self.db.table("bots").rows_where(order_by="spec"))
-            if not any(bot in (row["spec"], row["name"]) for row in rows):
-                known = ", ".join(dict.fromkeys(row["spec"] for row in rows)) or "none yet"
-                raise StoreError(f"no bot {bot!r} in {self.path}; bots: {known}")
-            where.append("(b1.spec = ? or b1.name = ? or b2.spec = ? or b2.name = ?)")
-            params += [bot] * 4
+            bot_ids = self._store.bots.ids_matching(bot)
+            marks = param_marks(bot_ids)
+            where.append(f"(g.first_bot_id in ({marks}) or g.second_bot_id in ({marks}))")
+            params += [*bot_ids, *bot_ids]
         return (" where " + " and ".join(where) if where else ""), params
 
     def tournament_count(self, tournament_id: int) -> int:

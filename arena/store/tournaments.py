@@ -149,10 +149,23 @@ class Tournaments(Repository):
         }
         return insert_row(self.db.table("tournaments"), row)
 
-    def _check_same_code(self, tournament: StoredTournament, bots: Iterable[BotIdentity]) -> None:
-        """Refuse to resume ``tournament`` when a bot's stored games were played by
-        other code: a file bot with another hash, a plug-in from another
-        distribution version (its code may differ, and no hash says otherwise)."""
+    def same_settings(self, identity: dict[str, Any]) -> list[StoredTournament]:
+        """The stored tournaments whose identity (settings) is ``identity``, oldest first."""
+        identity_text = json.dumps(identity, sort_keys=True)
+        return [t for t in self.all()[::-1] if t.identity == identity_text]
+
+    def played_by_other_code(self, tournament: StoredTournament, bots: Iterable[BotIdentity]) -> list[str]:
+        """The specs among ``bots`` whose games in ``tournament`` were played by other
+        code (see :meth:`_check_same_code`), in the order of ``bots``."""
+        return [bot.spec for bot, _, _ in self._other_code(tournament, bots)]
+
+    def _other_code(
+        self, tournament: StoredTournament, bots: Iterable[BotIdentity]
+    ) -> Iterator[tuple[BotIdentity, str, str]]:
+        """(bot, stored source, stored hash) for each bot whose stored games in
+        ``tournament`` were played by other code: a file bot with another hash, a
+        plug-in from another distribution version (its code may differ, and no hash
+        says otherwise)."""
         rows = self.db.execute(
             "select distinct b.spec, b.source, b.content_hash from bots b join games g "
             "on b.id = g.first_bot_id or b.id = g.second_bot_id where g.tournament_id = ?",
@@ -161,20 +174,27 @@ class Tournaments(Repository):
         stored: dict[str, list[tuple[str, str]]] = {}
         for spec, source, digest in rows:
             stored.setdefault(spec, []).append((source, digest))
-        where = f"tournament {tournament.name!r} in {self.path}"
         for bot in bots:
             for source, digest in stored.get(bot.spec, []):
-                if digest != bot.content_hash:
-                    raise StoreError(
-                        f"{where} was played with other code for bot {bot.spec!r} "
-                        f"(sha256 {digest[:12] or 'none'}, now {bot.content_hash[:12] or 'none'}): "
-                        "restore the file to resume it, or run under another --name"
-                    )
-                if not digest and source != bot.source:
-                    raise StoreError(
-                        f"{where} was played with bot {bot.spec!r} from {source}, now from "
-                        f"{bot.source}: reinstall {source} to resume it, or run under another --name"
-                    )
+                if digest != bot.content_hash or (not digest and source != bot.source):
+                    yield bot, source, digest
+                    break
+
+    def _check_same_code(self, tournament: StoredTournament, bots: Iterable[BotIdentity]) -> None:
+        """Refuse to resume ``tournament`` when a bot's stored games were played by
+        other code (:meth:`_other_code`)."""
+        where = f"tournament {tournament.name!r} in {self.path}"
+        for bot, source, digest in self._other_code(tournament, bots):
+            if digest != bot.content_hash:
+                raise StoreError(
+                    f"{where} was played with other code for bot {bot.spec!r} "
+                    f"(sha256 {digest[:12] or 'none'}, now {bot.content_hash[:12] or 'none'}): "
+                    "restore the file to resume it, or run under another --name"
+                )
+            raise StoreError(
+                f"{where} was played with bot {bot.spec!r} from {source}, now from "
+                f"{bot.source}: reinstall {source} to resume it, or run under another --name"
+            )
 
     def set_status(self, tournament_id: int, status: str) -> None:
         """Mark a tournament "running", "interrupted" or "finished" (the time it finished, only then)."""

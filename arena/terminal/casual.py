@@ -16,7 +16,7 @@ from typing import Any
 from arena.engine.game import Board, Rules
 from arena.errors import ArenaError
 from arena.formats.game_files import ImportedGame, rules_prefix
-from arena.records import RESULTS, GameRecord, GameSpec, MoveRecord, Outcome, Termination
+from arena.records import RESULTS, BotCode, GameRecord, GameSpec, MoveRecord, Outcome, Termination
 from arena.store import UNNAMED, BotIdentity, Store
 from arena.text import clip
 
@@ -62,17 +62,19 @@ def save_game(
     plies: Sequence[tuple[float | None, dict[str, Any] | None]],
     replace: int | None = None,
     outcome: Outcome | None = None,
+    submitted: dict[str, BotCode] | None = None,
 ) -> int:
     """Store ``board``'s game (``plies`` gives each move's ms and info); return its id.
 
     ``replace`` is the id of an earlier save of the same game, removed in the same
     transaction. ``outcome`` overrides what the board says, for imported games
-    that ended by forfeit.
+    that ended by forfeit. ``submitted``: the code of a submitted bot among the
+    players, by name (its version and code hash go into the bots table).
     """
     name = f"casual {rules_prefix(rules)}"
     identity = {"format": "casual", "rules": rules.as_dict()}
     tournament_id = store.tournaments.start(name, "casual", identity, identity, 0)
-    bot_ids = {p: store.bots.id_of(_identity(p)) for p in players}
+    bot_ids = {p: store.bots.id_of(_identity(p, submitted)) for p in players}
     key = f"c{int(time.time() * 1000):013d}"
     # Each casual game is a pairing of its own, named by its key.
     spec = GameSpec(key=key, rules=rules, first=players[0], second=players[1], pairing=key)
@@ -90,7 +92,7 @@ def _outcome_of(board: Board) -> Outcome:
     return Outcome(board.winner, Termination.WIN if board.winner is not None else Termination.DRAW)
 
 
-def _identity(player: str) -> BotIdentity:
+def _identity(player: str, submitted: dict[str, BotCode] | None = None) -> BotIdentity:
     if player == HUMAN:
         return BotIdentity(spec=HUMAN, name=HUMAN, options={}, source="a person at the terminal")
     if player == UNNAMED:
@@ -98,6 +100,6 @@ def _identity(player: str) -> BotIdentity:
     from arena.tournament.runner import bot_identity
 
     try:
-        return bot_identity(player)
+        return bot_identity(player, submitted)
     except ValueError:  # an imported game's player that is not a bot here
         return BotIdentity(spec=player, name=player, options={}, source="imported")

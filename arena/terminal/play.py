@@ -37,6 +37,7 @@ from arena.bot import NO_LIMIT
 from arena.engine.game import PLAYER_MARKS, Board, NotationError, Rules, format_move, parse_move
 from arena.players.plugins import make_player
 from arena.protocol.player import Player
+from arena.records import BotCode
 from arena.terminal.console import TerminalIO
 from arena.text import clip, printable, storable
 
@@ -149,6 +150,7 @@ class PlaySession(TerminalIO):
         hint_bot: str | None = "minimax:depth=6",
         on_save: Callable[[Board, bool], str] | None = None,
         seed: int = 0,
+        submitted: dict[str, BotCode] | None = None,
     ) -> None:
         if human_player not in (0, 1):
             raise ValueError(f"human_player must be 0 (moves first) or 1, got {human_player!r}")
@@ -168,7 +170,8 @@ class PlaySession(TerminalIO):
         self._redo: list[list[PlyRecord]] = []  # groups of plies, undone last at the end
         #: How the session ended: "X wins", "O wins", "draw", "quit", "bot failed" (None while running).
         self.outcome: str | None = None
-        self._bot: Player | None = make_player(bot) if bot is not None else None
+        self.submitted = dict(submitted or {})  # the code of submitted bots among bot and hint_bot, by name
+        self._bot: Player | None = make_player(bot, submitted=self.submitted) if bot is not None else None
         self._hint: Player | None = None
 
     # --- public -------------------------------------------------------------------
@@ -283,7 +286,7 @@ class PlaySession(TerminalIO):
             return
         try:
             if self._hint is None:
-                self._hint = make_player(self.hint_spec)
+                self._hint = make_player(self.hint_spec, submitted=self.submitted)
             self._hint.new_game(self.rules, self.board.to_move, self.seed)
             move, info = self._hint.play(self.board.copy(), NO_LIMIT)
         except Exception as exc:  # any failure of the hint bot is only a message

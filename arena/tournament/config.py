@@ -73,6 +73,8 @@ class TournamentConfig:
     # each forfeits its games (see arena/tournament/entrants.py).
     failed_start: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     resolved: bool = False  # every bot found, built once, and (if untrusted) started in the sandbox
+    # Named by default_name when resolved (no name given): an edited bot file names another tournament.
+    named_by_code: bool = field(default=False, compare=False)
     # With private_seeds: the tournament's secret, read from (or first written to) its
     # database by the runner. Never part of the identity, the settings shown, or a repr.
     seed_secret: bytes | None = field(default=None, compare=False, repr=False)
@@ -107,13 +109,18 @@ class TournamentConfig:
                        **({"processes": self.limits.processes} if self.limits.processes != Limits.processes else {})},
         }
 
-    def default_name(self) -> str:
+    def default_name(self, code: dict[str, str] | None = None) -> str:
         """The name of a tournament given by flags alone: ``tournament-`` and the first
         8 hex digits of the SHA-256 of its identity (bots with submitted versions pinned,
-        games, rules, seed...). The same command names the same tournament, so running
-        it again resumes it; any other setting names a new one instead of clashing.
-        A match is ``match-A-B-`` and the hash, A and B its bots' names."""
-        digest = content_hash(json.dumps(self.identity(), sort_keys=True))[:8]
+        games, rules, seed...) and of ``code``, the SHA-256 of each bot file's code by
+        spec. The same command with the same code names the same tournament, so running
+        it again resumes it; any other setting, a new version of a submitted bot or an
+        edited bot file names a new one instead of clashing. A match is ``match-A-B-``
+        and the hash, A and B its bots' names."""
+        named = self.identity()
+        if code:  # only then: the names of tournaments without bot files stay as they were
+            named["code"] = dict(sorted(code.items()))
+        digest = content_hash(json.dumps(named, sort_keys=True))[:8]
         if self.format == MATCH_FORMAT:
             return "-".join(["match", *(_name_part(bot) for bot in self.challengers + self.bots), digest])
         return "tournament-" + digest
@@ -151,6 +158,10 @@ def load_config(path: str | None, overrides: dict[str, Any] | None = None) -> To
     _check_all(raw, source)
     if path is not None and raw.get("db"):
         raw["db"] = _db_beside(path, raw["db"])  # before the overrides: --db is relative to here
+    if path is not None:  # so are bot files: --bots is relative to here, the file's to the file
+        for key in ("bots", "challengers"):
+            if isinstance(raw.get(key), list):
+                raw[key] = [_bot_beside(path, item, key) for item in raw[key]]
     merged = _merge(raw, overrides or {})
     _check_all(merged, source)  # overrides too: the library may be called without the CLI
     return _build(merged, source, base)
@@ -171,6 +182,32 @@ def _db_beside(config_path: str, db: str) -> str:
     """A ``db`` written in a tournament file: relative to the file's folder, as
     ``openings.file`` is (an absolute path stays as it is)."""
     return str(Path(config_path).parent / db)
+
+
+def _bot_beside(config_path: str, item: Any, key: str) -> Any:
+    """A bot file written in a tournament file, relative to the file's folder (as
+    ``db`` and ``openings.file`` are; an absolute path stays as it is), so a tournament
+    file plays the same bots wherever the command runs. A path that is not there but
+    would be from the current folder is refused here, naming the path and the
+    tournament file: the file's folder decides, never the current one, which would
+    play another bot from another folder. One that is nowhere is refused when the
+    bots are resolved, with the path it was looked for at."""
+    if not isinstance(item, str):
+        return item  # refused with the other wrong types when the list is checked
+    text = item.strip()
+    try:
+        spec = parse_spec(text)
+    except BotSpecError:
+        return item  # refused, naming the key, when the list is checked
+    if not spec.is_file or Path(spec.path or "").is_absolute():
+        return item
+    written = spec.path or ""
+    beside = str(Path(config_path).parent / written)
+    if not Path(beside).is_file() and Path(written).is_file():
+        raise ConfigError(f"{config_path}: {key}: bot file {written!r} is not next to the tournament file (looked "
+                          f"at {beside}); bot files in a tournament file are relative to the file, not to the current "
+                          f"folder: write the path from {str(Path(config_path).parent)!r}")
+    return beside + text[len(written):]  # the class and options as written (one not there: refused when resolved)
 
 
 def _check_all(raw: dict[str, Any], source: str) -> None:

@@ -17,14 +17,12 @@ runs the tournament holds the file, and can mend it or leave it out.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Callable
 
-from arena.entry.submissions import resolve
-from arena.players.plugins import BotChecker, BotSpecError, BotStartError, parse_spec, spec_text
+from arena.entry.submissions import existing_store, resolve_bot
+from arena.players.plugins import BotChecker, BotSpecError, BotStartError, file_identity, parse_spec, spec_text
 from arena.records import BotCode
-from arena.store import Store, StoreError
+from arena.store import Store
 from arena.tournament.config import ConfigError, TournamentConfig, check_field_of_play, check_listed_once
 
 
@@ -53,8 +51,10 @@ def resolve_bots(
         config, bots=bots, challengers=challengers, submitted=tuple(sorted(submitted.items())),
         failed_start=tuple(failed.items()), resolved=True,
     )
-    if not resolved.name:  # given by flags alone: named by what it is, versions pinned
-        resolved = dataclasses.replace(resolved, name=resolved.default_name())
+    if not resolved.name:  # given by flags alone: named by what it is, versions pinned, bot files' code
+        code = {text: file_identity(spec.path)[1] for text in resolved.entrants
+                if (spec := parse_spec(text)).path is not None}
+        resolved = dataclasses.replace(resolved, name=resolved.default_name(code), named_by_code=True)
     return resolved
 
 
@@ -65,23 +65,8 @@ def resolve_bots_in_database(config: TournamentConfig, checker: BotChecker | Non
     with a mistake leaves the file as it was. One that cannot be opened is no place to look up submitted
     bots; the error comes when the tournament opens it to store games.
     """
-    with _existing_store(config.db) as store:
+    with existing_store(config.db) as store:
         return resolve_bots(config, store, checker)
-
-
-@contextmanager
-def _existing_store(db: str) -> Iterator[Store | None]:
-    store = None
-    if Path(db).is_file():
-        try:
-            store = Store(db, read_only=True)
-        except StoreError:
-            pass  # reported when the tournament opens the database to store games
-    try:
-        yield store
-    finally:
-        if store is not None:
-            store.close()
 
 
 def _resolve_specs(
@@ -96,17 +81,16 @@ def _resolve_specs(
     resolved = []
     for text in specs:
         try:
-            found = resolve(text, store)
-            if found is not None:
-                text, code = found
-                submitted[parse_spec(text).name] = code
+            found = resolve_bot(text, store)
+            if found.code is not None:
+                submitted.update(found.submitted)
                 try:
-                    checker.check(text, submitted=submitted)
+                    checker.check(found.spec, submitted=submitted)
                 except BotStartError as exc:  # the author's bot, not the organiser's mistake: it forfeits
-                    failed[text] = exc.reason
-                resolved.append(text)
+                    failed[found.spec] = exc.reason
+                resolved.append(found.spec)
             else:
-                resolved.append(spec_text(checker.check(text)))
+                resolved.append(spec_text(checker.check(found.spec)))
         except BotSpecError as exc:
             raise fail(f"{key}: {exc}") from None
     check_listed_once(resolved, key, fail)  # "x" and "x@v2" are one bot when v2 is the latest

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from arena.engine.game import Rules
 from arena.errors import ArenaFault
 from arena.ratings.sprt import CONTINUE, Outcomes, Sprt
-from arena.records import GameRecord, GameSpec, Termination, TimeControl
+from arena.records import BotCode, GameRecord, GameSpec, Termination, TimeControl
 from arena.referee.referee import play_game
 from arena.tournament.config import MATCH_FORMAT, OpeningsConfig, TournamentConfig
 from arena.tournament.faults import Faults
@@ -152,6 +152,7 @@ def match_specs(
     time_control: TimeControl | None = None,
     opening_plies: int = 2,
     secret: bytes | None = None,
+    submitted: dict[str, BotCode] | None = None,
 ) -> list[GameSpec]:
     """The games of a match: bot_a moves first in even games, bot_b in odd ones.
 
@@ -159,9 +160,12 @@ def match_specs(
     ``opening_plies`` plies, so that deterministic bots do not replay one game.
     With ``secret`` (private seeds: see :func:`~arena.engine.openings.new_seed_secret`)
     the openings and game seeds are keyed by it, and no bot can work them out.
+    ``submitted``: the code of submitted bots among the two, by name, as
+    :func:`~arena.entry.submissions.resolve_bot` found it.
     """
+    extras = {"submitted": tuple(sorted(submitted.items()))} if submitted else {}
     return list(iter_match_games(bot_a, bot_b, games, seed, rules or Rules(), time_control or TimeControl(),
-                                 opening_plies, secret))
+                                 opening_plies, secret, **extras))
 
 
 def paired(specs: list[GameSpec]) -> bool:

@@ -109,6 +109,8 @@ def _run(
     total = game_count(config)
     submitted = dict(config.submitted)
     identities = {spec: bot_identity(spec, submitted) for spec in config.entrants}
+    if notify is not None and config.named_by_code and store.tournaments.get(config.name) is None:
+        _say_code_changed(config, store, identities.values(), notify)
     tournament_id = store.tournaments.start(
         config.name, config.format, config.identity(), _as_given(config), config.seed, identities.values(),
         seed_secret=new_seed_secret() if config.private_seeds else None,
@@ -266,6 +268,19 @@ def chunked(specs: Iterable[GameSpec], count: int, executor: Any) -> Iterator[li
             chunk = []
     if chunk:
         yield chunk
+
+
+def _say_code_changed(
+    config: TournamentConfig, store: Store, bots: Iterable[BotIdentity], notify: Callable[[str], None]
+) -> None:
+    """Say that a tournament named by its code starts anew because a bot file was
+    edited: another one with the same settings was played with other code."""
+    for earlier in reversed(store.tournaments.same_settings(config.identity())):
+        changed = store.tournaments.played_by_other_code(earlier, bots)
+        if changed:
+            notify(f"New tournament {config.name!r}: the code of {', '.join(changed)} changed since "
+                   f"{earlier.name!r} was played with the same settings (restore the code to resume that one)")
+            return
 
 
 def bot_identity(spec_text: str, submitted: dict[str, BotCode] | None = None) -> BotIdentity:

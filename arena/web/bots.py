@@ -29,6 +29,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 
+from arena.entry.submissions import resolve_bot
 from arena.errors import ArenaError
 from arena.players.plugins import installed_bots
 from arena.ratings.fit import MEAN_RATING
@@ -104,6 +105,23 @@ class LeagueBots:
         if len(known) > NAMED_IN_ERRORS:
             shown += f" and {len(known) - NAMED_IN_ERRORS} more (/api/bots lists them all)"
         raise UnknownBot(f"no bot named {name!r} has a finished game in the league; bots: {shown}")
+
+
+def entrant_named(store: Store, bots: LeagueBots, name: str) -> str:
+    """The entrant a page is asked for: ``name`` as the standings name it, or a
+    submitted bot's bare name (``mybot``) for its newest version, as every command
+    takes it (:func:`~arena.entry.submissions.resolve_bot`)."""
+    if name in bots.ids:
+        return name
+    try:
+        pinned = resolve_bot(name, store).spec
+    except ArenaError:  # no bot anywhere: find says so, naming the league's bots
+        return name
+    if pinned == name or pinned in bots.ids:
+        return pinned
+    played = sorted(bot for bot in bots.ids if bot.rpartition("@v")[0] == name)
+    raise UnknownBot(f"{name!r} is {pinned}, its newest version, which has no finished game in the league yet"
+                     + (f"; versions with games: {', '.join(played)}" if played else ""))
 
 
 def league_bots(request: Request, store: Store) -> LeagueBots:
@@ -368,6 +386,7 @@ def finite(value: float) -> float | None:
 @router.get("/bots/{name:path}", response_class=HTMLResponse, include_in_schema=False)
 def bot_page(request: Request, store: StoreDep, name: str) -> HTMLResponse:
     bots = league_bots(request, store)
+    name = entrant_named(store, bots, name)
     data = bot_data(store, bots, name)
     history = bots.history.get(name)
     # The title goes into base.html as it is: a bot's name is made printable here.
@@ -379,7 +398,9 @@ def bot_page(request: Request, store: StoreDep, name: str) -> HTMLResponse:
 @router.get("/matchup", response_class=HTMLResponse, include_in_schema=False)
 def matchup_page(request: Request, store: StoreDep, a: BotName, b: BotName,
                  page_number: Annotated[int, Query(alias="page", ge=1, le=1_000_000)] = 1) -> HTMLResponse:
-    data = matchup_data(store, league_bots(request, store), a, b, page_number)
+    bots = league_bots(request, store)
+    a, b = entrant_named(store, bots, a), entrant_named(store, bots, b)
+    data = matchup_data(store, bots, a, b, page_number)
     return page(request, "matchup.html", title=printable(f"{a} v {b}"), m=data)
 
 
@@ -402,11 +423,13 @@ def api_bots(request: Request, store: StoreDep) -> list[dict[str, Any]]:
 @router.get("/api/bots/{name:path}", summary="One bot: what it is, its results against each opponent, its forfeits, "
             "its rating after each game and its latest games")
 def api_bot(request: Request, store: StoreDep, name: str) -> dict[str, Any]:
-    return bot_data(store, league_bots(request, store), name)
+    bots = league_bots(request, store)
+    return bot_data(store, bots, entrant_named(store, bots, name))
 
 
 @router.get("/api/matchup", summary="Two bots' games against each other: score, by colour, by opening, a page of "
             "the games")
 def api_matchup(request: Request, store: StoreDep, a: BotName, b: BotName,
                 page_number: Annotated[int, Query(alias="page", ge=1, le=1_000_000)] = 1) -> dict[str, Any]:
-    return matchup_data(store, league_bots(request, store), a, b, page_number)
+    bots = league_bots(request, store)
+    return matchup_data(store, bots, entrant_named(store, bots, a), entrant_named(store, bots, b), page_number)
