@@ -2,8 +2,10 @@
 
 The supported Python API is the names in ``__all__``: the game (``Board``,
 ``Rules``), the bot authors' contract (``Bot``, ``Option``, ``Choice``,
-``Limit``, ``BotFailure``), the records of a game, and four calls (``play_match``,
-``run_tournament``, ``open_store``, ``standings``; see :mod:`arena.api`).
+``Limit``, ``BotFailure``), the records of a game, and five calls (``play_match``,
+``run_tournament``, ``open_store``, ``standings``, ``analyse``; see :mod:`arena.api`).
+In a notebook a board shows as a picture, a game as its animated replay and a
+match as a table of its results.
 Everything else is internal: its modules may move between releases.
 
 Names load on first use (PEP 562), so ``import arena`` costs almost nothing: the
@@ -17,7 +19,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from arena.api import open_store, play_match, run_tournament, standings
+    from arena.api import analyse, open_store, play_match, run_tournament, standings
     from arena.bot import Bot, BotFailure, Choice, Limit, Option
     from arena.engine.game import Board, IllegalMoveError, Rules, RulesError
     from arena.errors import ArenaError
@@ -45,12 +47,13 @@ _HOMES = {
     "run_tournament": "arena.api",
     "open_store": "arena.api",
     "standings": "arena.api",
+    "analyse": "arena.api",
 }
 
 __all__ = [
     "ArenaError", "Board", "Bot", "BotFailure", "Choice", "GameRecord", "GameSpec", "IllegalMoveError",
     "Limit", "MoveRecord", "Option", "Outcome", "Rules", "RulesError", "Termination", "TimeControl",
-    "open_store", "play_match", "run_tournament", "standings",
+    "analyse", "open_store", "play_match", "run_tournament", "standings",
 ]
 
 

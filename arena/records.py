@@ -1,7 +1,8 @@
 """Plain data every layer shares: what a game is, how it ended, how it went, and
 what a bot process runs under.
 
-This module imports nothing but the standard library and :mod:`arena.engine.game`.
+This module imports nothing but the standard library and :mod:`arena.engine.game`
+(a game's replay, drawn for a notebook, loads :mod:`arena.render` when it is asked for).
 The spawner and every bot process load it (for :class:`BotCode` and
 :class:`Limits`), and the league reads and writes records without loading the
 referee, the plug-ins or the sandbox.
@@ -177,6 +178,17 @@ class GameRecord:
 
     def move_list(self) -> list[int]:
         return [m.move for m in self.moves]
+
+    def _repr_html_(self) -> str:
+        """The game as the league site's animated replay (what a notebook shows)."""
+        from arena.render.replay import replay_html
+
+        spec = self.spec
+        return replay_html(
+            spec.rules, self.move_list(), spec.bots, self.result, self.termination.value, self.reason,
+            opening_plies=len(spec.opening), move_ms=[m.ms for m in self.moves],
+            move_info=[m.info for m in self.moves],
+        )
 
     # Records cross process boundaries by the thousand: pickle the moves as plain
     # tuples (plies are implied by position), several times cheaper than objects,

@@ -18,7 +18,9 @@ ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "text": set(),
     "engine": BASE,
-    "records": BASE | {"engine"},
+    "records": BASE | {"engine", "render"},
+    # games and matches drawn as HTML for a notebook (the records' replays load it when asked)
+    "render": BASE | {"engine"},
     "bot": BASE | {"engine", "records"},
     "formats": BASE | {"engine", "records"},
     # playing: the protocol a bot is spoken to in, containment, finding bots, one game
@@ -27,11 +29,12 @@ ALLOWED: dict[str, set[str]] = {
     "players": BASE | {"engine", "records", "bot", "protocol", "sandbox"},
     "referee": BASE | {"engine", "records", "bot", "protocol", "players"},
     # reading results: never the sandbox, never a bot
-    "store": BASE | {"engine", "records"},
+    "store": BASE | {"engine", "records", "render"},
     "ratings": BASE | {"engine", "records", "store"},
     # how a bot gets in: the only room above the sandbox that starts bots outside a game
     "entry": BASE | {"engine", "records", "bot", "protocol", "sandbox", "players", "store"},
-    "tournament": BASE | {"engine", "records", "bot", "sandbox", "players", "referee", "store", "ratings", "entry"},
+    "tournament": BASE | {"engine", "records", "bot", "sandbox", "players", "referee", "store", "ratings", "entry",
+                          "render"},
     "league": BASE | {"engine", "records", "players", "store", "ratings", "entry", "tournament"},
     # people: the terminal, the site, the command
     "terminal": BASE | {"formats", "engine", "records", "bot", "protocol", "players", "referee", "store", "ratings",

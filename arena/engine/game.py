@@ -530,6 +530,28 @@ class Board:
         first, second = self.window_counts()
         return f"Windows of {self.rules.connect}: {PLAYER_MARKS[0]} {first}, {PLAYER_MARKS[1]} {second}"
 
+    def winning_line(self) -> list[tuple[int, int]]:
+        """(column, row) of every stone of the line that won the game: the runs of
+        ``connect`` or more through the last stone, in each direction that has one.
+        Empty while nobody has won by a line (an open game, a draw, count scoring,
+        where windows are counted over the whole board)."""
+        last = self.last_cell()
+        if self._winner is None or self._g.counts_windows or last is None:
+            return []
+        owner = self.cell(*last)
+        width, height = self.rules.width, self.rules.height
+        cells: list[tuple[int, int]] = []
+        for dc, dr in ((1, 0), (0, 1), (1, 1), (1, -1)):
+            run = [last]
+            for step in (1, -1):  # out from the last stone both ways
+                column, row = last[0] + step * dc, last[1] + step * dr
+                while 0 <= column < width and 0 <= row < height and self.cell(column, row) == owner:
+                    run.append((column, row))
+                    column, row = column + step * dc, row + step * dr
+            if len(run) >= self.rules.connect:
+                cells += [cell for cell in sorted(run) if cell not in cells]
+        return cells
+
     def is_winning_move(self, move: int) -> bool:
         """Would playing ``move`` win the game for the side to move? (unchecked)
 
@@ -579,6 +601,12 @@ class Board:
 
     def __str__(self) -> str:
         return self.render()
+
+    def _repr_svg_(self) -> str:
+        """The board as a picture where one can be shown (a Jupyter notebook)."""
+        from arena.engine.svg import board_svg
+
+        return board_svg(self)
 
     def __repr__(self) -> str:
         return f"Board({self.moves_string()!r}, {self.rules.describe()})"

@@ -34,9 +34,10 @@ class _Forfeit(Exception):
         self.reason = reason
 
 
-def play_game(spec: GameSpec, bots: tuple[Bot | Player, Bot | Player] | None = None) -> GameRecord:
+def play_game(spec: GameSpec, bots: tuple[Bot | Player | None, Bot | Player | None] | None = None) -> GameRecord:
     """Play ``spec`` to the end. Bots are built from the spec unless given (as
-    players, or as Python bots to call in this process)."""
+    players, or as Python bots to call in this process); a side given as None is
+    built from its spec too."""
     started = time.perf_counter()
     board = Board(spec.rules)
     moves = [MoveRecord(ply, move, None) for ply, move in enumerate(spec.opening)]
@@ -44,7 +45,7 @@ def play_game(spec: GameSpec, bots: tuple[Bot | Player, Bot | Player] | None = N
         board.play_checked(move)
     players: tuple[Player, ...] = ()
     try:
-        players = (as_player(bots[0]), as_player(bots[1])) if bots is not None else _make_players(spec)
+        players = _make_players(spec, bots or (None, None))
         _start_bots(players, spec)
         _play_out(board, players, spec.time_control, moves)
         winner = board.winner
@@ -70,16 +71,20 @@ def void_reason(fault: ArenaFault) -> str:
     return f"the arena failed: {fault}"
 
 
-def _make_players(spec: GameSpec) -> tuple[Player, Player]:
+def _make_players(spec: GameSpec, given: tuple[Bot | Player | None, Bot | Player | None]) -> tuple[Player, Player]:
     # A bot that failed its start-up check before the run (a submitted bot: see
     # arena/tournament/entrants.py) forfeits without being started again: the
     # check said why, and starting it for every game would only cost its start time.
     failed = dict(spec.failed_start)
     for player, text in enumerate(spec.bots):
-        if text in failed:
+        if text in failed and given[player] is None:
             raise _Forfeit(player, f"failed its start-up check: {failed[text]}")
     made: list[Player] = []
     for player, text in enumerate(spec.bots):
+        ready = given[player]
+        if ready is not None:
+            made.append(as_player(ready))
+            continue
         try:
             made.append(make_player(text, isolate=spec.isolate, limits=spec.limits, submitted=dict(spec.submitted)))
         except Exception as exc:

@@ -124,6 +124,20 @@ class StoredGame:
         """An imported game whose file did not name a player: it counts in no table."""
         return UNNAMED in (self.first, self.second)
 
+    def _repr_html_(self) -> str:
+        """The game as the league site's animated replay (what a notebook shows): its
+        moves and how it ended; each move's time and info are in the store
+        (``store.games.moves(id)``), not in this row."""
+        from arena.engine.game import parse_moves
+        from arena.render.replay import replay_html
+
+        rules = rules_of(self)
+        return replay_html(
+            rules, parse_moves(self.moves or "", rules), (self.first, self.second),
+            self.result if self.finished else "*", self.termination, self.reason,
+            opening_plies=self.opening_plies or 0,
+        )
+
 
 @dataclass(frozen=True)
 class StoredMove:

@@ -12,11 +12,11 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from arena.engine.game import Rules
 from arena.errors import ArenaFault
-from arena.ratings.sprt import CONTINUE, Outcomes, Sprt
+from arena.ratings.sprt import CONTINUE, Outcomes, Sprt, elo_with_interval
 from arena.records import BotCode, GameRecord, GameSpec, Termination, TimeControl
 from arena.referee.referee import play_game
 from arena.tournament.config import MATCH_FORMAT, OpeningsConfig, TournamentConfig
@@ -83,6 +83,14 @@ def _score(game: Any, player: int) -> float:
     return 0.5 if game.winner is None else float(game.winner == player)
 
 
+class EloDifference(NamedTuple):
+    """One bot's Elo advantage over another, with the ends of its 95% interval."""
+
+    elo: float
+    low: float
+    high: float
+
+
 @dataclass
 class MatchResult:
     """A match's games: GameRecords played here, or the games stored (StoredGames,
@@ -131,6 +139,60 @@ class MatchResult:
                     tallies[bot].forfeits += 1
                     tallies[bot].reasons[record.reason or "no reason given"] += 1
         return tallies
+
+    # --- the results at a glance (a notebook's, as `arena match` prints them) -------------
+
+    @property
+    def games(self) -> list[GameRecord]:
+        """Every game played, in order; each shows as its replay in a notebook."""
+        return self.records
+
+    @property
+    def score(self) -> tuple[float, float]:
+        """Each bot's points: a win 1, a draw 1/2."""
+        tallies = self.tally()
+        return tallies[self.labels[0]].score, tallies[self.labels[1]].score
+
+    @property
+    def wins(self) -> int:
+        """The first bot's wins (its losses are the second bot's wins)."""
+        return self.tally()[self.labels[0]].wins
+
+    @property
+    def draws(self) -> int:
+        return self.tally()[self.labels[0]].draws
+
+    @property
+    def losses(self) -> int:
+        return self.tally()[self.labels[0]].losses
+
+    @property
+    def forfeits(self) -> dict[str, dict[str, int]]:
+        """For each bot, the games it lost by forfeit, counted by reason (most frequent first)."""
+        return {bot: dict(t.reasons.most_common()) for bot, t in self.tally().items()}
+
+    def games_lost(self, bot: str | None = None) -> list[GameRecord]:
+        """The games that ``bot`` (a label; by default the first bot) lost."""
+        label = self.labels[0] if bot is None else bot
+        if label not in self.labels:
+            raise ValueError(f"no bot {label!r} in this match: its bots are {', '.join(map(repr, self.labels))}")
+        return [record for record in self.records if record.score(self.seats(record).index(label)) == 0]
+
+    def elo_difference(self) -> EloDifference | None:
+        """The first bot's Elo advantage over the second with its 95% interval, as
+        `arena match` gives it; None before any game."""
+        tally = self.tally()[self.labels[0]]
+        if not tally.games:
+            return None
+        return EloDifference(*elo_with_interval(tally.wins, tally.draws, tally.losses))
+
+    def _repr_html_(self) -> str:
+        """A small table of the results (what a notebook shows)."""
+        from arena.render.match import BotLine, match_html
+
+        lines = [BotLine(bot, t.games, t.wins, t.draws, t.losses, t.score, t.reasons.most_common())
+                 for bot, t in self.tally().items()]
+        return match_html(lines, self.elo_difference())
 
     def as_json(self) -> dict[str, Any]:
         return {
