@@ -30,7 +30,7 @@ ALLOWED: dict[str, set[str]] = {
     "store": BASE | {"engine", "records"},
     "ratings": BASE | {"engine", "records", "store"},
     # how a bot gets in: the only room above the sandbox that starts bots outside a game
-    "entry": BASE | {"engine", "records", "bot", "sandbox", "players", "store"},
+    "entry": BASE | {"engine", "records", "bot", "protocol", "sandbox", "players", "store"},
     "tournament": BASE | {"engine", "records", "bot", "sandbox", "players", "referee", "store", "ratings", "entry"},
     "league": BASE | {"engine", "records", "players", "store", "ratings", "entry", "tournament"},
     # people: the terminal, the site, the command

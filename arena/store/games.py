@@ -10,7 +10,7 @@ from typing import Any
 from arena.engine.game import Rules
 from arena.records import GameRecord, Termination
 from arena.store.rows import GAME_COLUMNS, FinishedGame, StoredGame, StoredLog, StoredMove, StoreError, VoidGame, \
-    stored_log
+    stored_log, stored_time
 from arena.store.sql import GAME_SELECT, Repository, pair_sql, param_marks
 
 #: The most bot ids whose games a page merges in id order: two parts each, and SQLite
@@ -165,13 +165,15 @@ class Games(Repository):
                                "where game_id = ? order by side", [game_id]).fetchall()
         return [stored_log(row) for row in rows]
 
-    def delete_logs_before(self, tournament_id: int, finished_before: str) -> int:
+    def delete_logs_before(self, tournament_id: int, finished_before: float) -> int:
         """Delete what the bots wrote in a tournament's (a league's) games that finished
-        before ``finished_before`` (a timestamp as stored); how many logs went."""
+        before ``finished_before`` (seconds since the epoch); how many logs went. The
+        logs are read, not the games: only games with a log are looked at."""
         with self._store.writing():
             cursor = self.db.conn.execute(
-                "delete from bot_logs where game_id in (select id from games where tournament_id = ? "
-                "and finished_at < ?)", [tournament_id, finished_before])
+                "delete from bot_logs where game_id in (select l.game_id from bot_logs l join games g "
+                "on g.id = l.game_id where g.tournament_id = ? and g.finished_at < ?)",
+                [tournament_id, stored_time(finished_before)])
         return int(cursor.rowcount)
 
     def get(self, game_id: int) -> StoredGame:

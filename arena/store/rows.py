@@ -336,7 +336,7 @@ class FinishedGame(NamedTuple):
             spec.key, spec.pairing, spec.first, spec.second,
             joiner.join([names[move] for move in spec.opening]), len(spec.opening),
             outcome.result, outcome.winner, str(outcome.termination), outcome.reason, len(played),
-            joiner.join(played), round(record.duration, 6), spec.seed, _timestamp(record.finished_at),
+            joiner.join(played), round(record.duration, 6), spec.seed, stored_time(record.finished_at),
             plies, played, ms, info_texts, _log_rows(record.logs),
         )
 
@@ -484,5 +484,7 @@ def rules_of(row: StoredGame | StoredTournament) -> Rules:
     return Rules(**json.loads(row.rules))
 
 
-def _timestamp(seconds: float) -> str:
+def stored_time(seconds: float) -> str:
+    """A time (seconds since the epoch) as the games table stores it: ISO 8601 in UTC,
+    which sorts as the times do."""
     return dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat(timespec="milliseconds")
