@@ -35,6 +35,7 @@ from arena.text import plural, printable
               help="Extra time a bot may draw on over the game (with --move-seconds).")
 @rules_options
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--debug", is_flag=True, help="Print what the bots write (stdout, stderr) to stderr as they write it.")
 def match_command(
     bot_a: str,
     bot_b: str,
@@ -51,6 +52,7 @@ def match_command(
     no_gravity: bool,
     scoring: str | None,
     as_json: bool,
+    debug: bool = False,
 ) -> None:
     """Play GAMES games between BOT_A and BOT_B, alternating who moves first.
 
@@ -66,6 +68,7 @@ def match_command(
     from arena.ratings.sprt import Sprt, elo_with_interval, normalized_elo
     from arena.records import TimeControl
     from arena.terminal import progress as progress_bar
+    from arena.terminal.bot_logs import LiveLog
     from arena.tournament.match import SPRT_MAX_GAMES, match_specs, play_match, play_sprt
 
     rules = make_rules(width, height, connect, no_gravity, scoring)
@@ -80,13 +83,14 @@ def match_command(
     # A match stores nothing, so its secret is kept nowhere: its games are not played again.
     secret = new_seed_secret() if private_seeds else None
     specs = match_specs(a, b, games, seed, rules, time_control=clock, opening_plies=opening_plies, secret=secret)
-    bar = progress_bar.ProgressBar.for_stderr()  # on a terminal only
+    bar = None if debug else progress_bar.ProgressBar.for_stderr()  # on a terminal only
     progress = bar.update if bar else None
+    sink = LiveLog(sys.stderr) if debug else None
     try:
         if test is None:
-            result, decision = play_match(specs, (a, b), progress=progress), None
+            result, decision = play_match(specs, (a, b), progress=progress, log_sink=sink), None
         else:
-            result, decision = play_sprt(specs, (a, b), test, progress=progress)
+            result, decision = play_sprt(specs, (a, b), test, progress=progress, log_sink=sink)
     except ArenaFault as fault:  # the machine's, not the user's nor a bot's: one line, exit 1
         click.echo(f"Stopped: {printable(str(fault))}", err=True)
         sys.exit(1)

@@ -14,7 +14,7 @@ from arena.engine.openings import game_seed, openings_rng, random_openings
 from arena.errors import ArenaFault
 from arena.ratings.sprt import CONTINUE, Outcomes, Sprt
 from arena.records import GameRecord, GameSpec, Termination, TimeControl
-from arena.referee.referee import play_game
+from arena.referee.referee import LogSink, play_game
 from arena.tournament.faults import Faults
 
 MATCH_PAIRING = "match"  # a match is one pairing; its game keys start with it
@@ -167,16 +167,19 @@ def play_match(
     bots: tuple[str, str],
     play: Callable[[Iterable[GameSpec]], Iterator[GameRecord]] | None = None,
     progress: Progress | None = None,
+    log_sink: LogSink | None = None,
 ) -> MatchResult:
     """Play every spec (in this process unless ``play`` maps them elsewhere),
-    telling ``progress`` after each game."""
+    telling ``progress`` after each game, and ``log_sink`` what the bots write as
+    they write it (games played in this process)."""
     specs = list(specs)
     result = MatchResult(bots)
     started = time.perf_counter()
     todo, faults = specs, Faults()
     while todo:
         again = []
-        for record in play(todo) if play is not None else map(play_game, todo):
+        games = play(todo) if play is not None else (play_game(spec, log_sink=log_sink) for spec in todo)
+        for record in games:
             _count(faults, record)
             if record.void:  # the arena failed, not a bot: counts for nobody, played again
                 again.append(record.spec)
@@ -197,13 +200,14 @@ def _count(faults: Faults, record: GameRecord) -> None:
 
 
 def play_sprt(
-    specs: Iterable[GameSpec], bots: tuple[str, str], test: Sprt, progress: Progress | None = None
+    specs: Iterable[GameSpec], bots: tuple[str, str], test: Sprt, progress: Progress | None = None,
+    log_sink: LogSink | None = None,
 ) -> tuple[MatchResult, str]:
     """Play ``specs`` in order, checking ``test`` after each pair of games (one
     opening, both colours) when they come in pairs, else after each game; stop as
     soon as it decides. Returns the games played and the decision (H0, H1, or
     continue if the specs ran out first). ``progress`` is told after each game,
-    against the most games there can be."""
+    against the most games there can be; ``log_sink`` what the bots write."""
     specs = list(specs)
     result = MatchResult(bots)
     by_pair = paired(specs)
@@ -212,10 +216,10 @@ def play_sprt(
     decision = CONTINUE
     started = time.perf_counter()
     for spec in specs:
-        record, faults = play_game(spec), Faults()
+        record, faults = play_game(spec, log_sink=log_sink), Faults()
         _count(faults, record)
         while record.void:  # the arena failed, not a bot: played again
-            record = play_game(spec)
+            record = play_game(spec, log_sink=log_sink)
             _count(faults, record)
         result.records.append(record)
         if progress is not None:
