@@ -17,7 +17,7 @@ from enum import StrEnum
 from typing import Any
 
 from arena.entry.checks import CheckReport, check_code
-from arena.entry.submissions import NAME
+from arena.entry.submissions import NAME, VERSIONED
 from arena.errors import ArenaError, ArenaFault
 from arena.players.plugins import installed_bots
 from arena.records import BotCode
@@ -219,3 +219,28 @@ def may_read_code(league: League | None, user: User | None, submission: Submissi
     if league is not None and league.public_code:
         return True
     return user is not None and (user.admin or submission.user_id == user.id)
+
+
+def may_read_log(store: Store, user: User | None, spec: str, tournament: str) -> bool:
+    """Whether ``user`` may read what the bot ``spec`` wrote in a game of ``tournament``:
+    whoever may read its code (:func:`may_read_code`, as the code page decides: for a
+    submitted version, in any league it was entered in). A bot that is no submitted
+    version (an installed bot, a bot file) has no author here: its log is the admins',
+    and everyone's in a league with public code."""
+    submission = _submission_of(store, spec)
+    if submission is not None:
+        leagues: list[League | None] = [*store.leagues.of_submission(submission.id)] or [None]  # type: ignore[arg-type]
+        return any(may_read_code(league, user, submission) for league in leagues)
+    league = store.leagues.get(tournament)  # a league's games are stored under its name
+    if league is not None and league.public_code:
+        return True
+    return user is not None and user.admin
+
+
+def _submission_of(store: Store, spec: str) -> Submission | None:
+    """The submitted version a spec plays (``guard@v2``, with options or not), or None."""
+    name = spec.partition(":")[0]
+    match = VERSIONED.fullmatch(name)
+    if match is None or match["version"] is None:
+        return None
+    return store.submissions.get(match["name"], int(match["version"]))
