@@ -69,8 +69,8 @@ class Loud(Bot):
 '''
 
 
-def spec(first: str, second: str = "random", limits: Limits = Limits()) -> GameSpec:
-    return GameSpec(key="g", rules=Rules(), first=first, second=second, pairing="p", limits=limits)
+def spec(first: str, second: str = "random", limits: Limits | None = None) -> GameSpec:
+    return GameSpec(key="g", rules=Rules(), first=first, second=second, pairing="p", limits=limits or Limits())
 
 
 @pytest.fixture
@@ -171,12 +171,14 @@ def test_threads_capture_their_own_writes():
     seen: dict[int, str] = {}
 
     def write(number: int) -> None:
-        captured = capture.begin()
+        captured: list[str] = []
+        capture.routed()
+        capture.into(captured)
         try:
             for _ in range(200):
                 print(number, end="")
         finally:
-            capture.end()
+            capture.into(None)
         seen[number] = "".join(captured)
 
     threads = [threading.Thread(target=write, args=(n,)) for n in range(4)]

@@ -281,7 +281,7 @@ def test_match_table_shows_forfeits_and_their_reasons() -> None:
     row = next(line for line in result.stdout.splitlines() if line.startswith(crasher))
     assert row.split()[1:7] == ["2", "0", "0", "2", "2", "0"]
     assert f"{crasher} forfeited 2 games:" in result.stdout
-    assert '  2 x crashed: RuntimeError: "hostile raise"' in result.stdout
+    assert '  2 x crashed: RuntimeError: "hostile raise" (hostile.py line 16, in choose_move)' in result.stdout
     assert "random forfeited" not in result.stdout
 
 

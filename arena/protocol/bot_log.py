@@ -53,7 +53,7 @@ class LogCollector:
         self._size = 0  # bytes taken so far (at most LOG_BYTES)
         self._length = 0  # characters kept so far
         self._cut = False
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._decoder: codecs.IncrementalDecoder | None = None  # made for the first bytes: most bots print none
         self.crash: str | None = None
         self.frames: tuple[Frame, ...] = ()
 
@@ -66,6 +66,8 @@ class LogCollector:
         if len(data) > room:
             data, self._cut = data[:room], True
         self._size += len(data)
+        if self._decoder is None:
+            self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._keep(ply, self._decoder.decode(data))
 
     def add_text(self, ply: int | str, text: str) -> None:
@@ -92,7 +94,7 @@ class LogCollector:
 
     def log(self) -> BotLog | None:
         """What the bot wrote over the game; None if nothing (and it did not crash)."""
-        tail = self._decoder.decode(b"", final=True)
+        tail = self._decoder.decode(b"", final=True) if self._decoder is not None else ""
         if tail:
             self._keep(self._plies[-1][0] if self._plies else START, tail)
         if not self._parts and not self._cut and self.crash is None:

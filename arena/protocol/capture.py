@@ -7,7 +7,8 @@ streams, and one bot's lines would end in the other's log, or for good in one of
 them. Instead, once, each of the two streams is wrapped in a :class:`_Routed`
 stream that sends a write to the capture of the calling thread when it has one,
 and to the stream it wraps otherwise. A call costs two assignments to a
-thread-local; a bot that prints nothing pays nothing more. (What a bot writes
+thread-local (the streams are wrapped once a game, not once a move); a bot that
+prints nothing pays nothing more. (What a bot writes
 below Python, to its descriptors, or from threads of its own, is not caught: a
 bot that must be held to what it prints runs in the sandbox, where everything
 it writes is.)
@@ -54,16 +55,14 @@ def _route() -> None:
             sys.stderr = _Routed(sys.stderr)
 
 
-def begin() -> list[str]:
-    """Capture what this thread writes to ``sys.stdout`` and ``sys.stderr`` from now
-    on, until :func:`end`, into the list returned."""
+def routed() -> None:
+    """Make sure ``sys.stdout`` and ``sys.stderr`` can be captured (:func:`into`):
+    once before a game, and again if something replaced them since."""
     if type(sys.stdout) is not _Routed or type(sys.stderr) is not _Routed:
         _route()
-    captured: list[str] = []
+
+
+def into(captured: list[str] | None) -> None:
+    """From now on, what this thread writes to ``sys.stdout`` and ``sys.stderr`` goes
+    to the end of ``captured`` (None: to the streams again). Call :func:`routed` first."""
     _local.capture = captured
-    return captured
-
-
-def end() -> None:
-    """Stop capturing this thread's writes."""
-    _local.capture = None

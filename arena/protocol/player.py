@@ -86,58 +86,79 @@ class InProcessPlayer(Player):
         # option, even) named kind, and the kind is stored with a submission.
         self.kind = "connectx" if isinstance(bot, KaggleAgentBot) else "bot"
         self._with_limit = takes_limit(bot)
+        self._captured: list[str] = []  # what the bot writes during a call, when it has a log
 
     def begin_game(self, rules: Rules, side: int, seed: int, time_control: TimeControl | None = None) -> None:
         if self.log is None:
             self.bot.begin_game(rules, side, seed)
         else:
-            self._logged(START, self.bot.begin_game, rules, side, seed)
+            capture.routed()  # once a game: each call then only switches the capture on and off
+            self._logged(self.bot.begin_game, rules, side, seed)
 
     def finish_start(self) -> None:
         if self.log is None:
             self.bot.finish_start()
         else:
-            self._logged(START, self.bot.finish_start)
+            self._logged(self.bot.finish_start)
 
     def new_game(self, rules: Rules, side: int, seed: int, time_control: TimeControl | None = None) -> None:
         if self.log is None:
             self.bot.new_game(rules, side, seed)
         else:
-            self._logged(START, self.bot.new_game, rules, side, seed)
+            capture.routed()
+            self._logged(self.bot.new_game, rules, side, seed)
 
     def play(self, board: Board, limit: Limit) -> tuple[object, dict[str, Any] | None]:
         bot = self.bot
         if limit.move_seconds is not None:  # else it keeps what it had: None unless set by hand
             bot.time_allowed = limit.time_allowed
-        if self.log is not None:
-            answer = self._logged(board.ply, self._choose, board, limit)
-        else:
+        log = self.log
+        if log is None:
             answer = bot.choose_move(board, limit=limit) if self._with_limit else bot.choose_move(board)  # type: ignore[call-arg]
+        else:
+            # Inline, not through _logged: a random bot's move takes as long as a call.
+            ply = board.ply  # read first: the bot may leave its copy changed
+            captured = self._captured
+            capture.into(captured)
+            try:
+                answer = bot.choose_move(board, limit=limit) if self._with_limit else bot.choose_move(board)  # type: ignore[call-arg]
+            except BotFailure:
+                raise
+            except Exception as exc:
+                self._crashed(exc)
+                raise
+            finally:
+                capture.into(None)
+                if captured:
+                    log.add_text(ply, "".join(captured))
+                    captured.clear()
         if type(answer) is int:  # the usual answer, a bare move
             return answer, None
         return split_answer(answer)
 
-    def _choose(self, board: Board, limit: Limit) -> object:
-        bot = self.bot
-        return bot.choose_move(board, limit=limit) if self._with_limit else bot.choose_move(board)  # type: ignore[call-arg]
-
-    def _logged(self, ply: int | str, call: Any, *args: Any) -> Any:
-        """``call(*args)``, what it writes to sys.stdout and sys.stderr captured for
-        ``ply``, and where it crashed if it raises."""
+    def _logged(self, call: Any, *args: Any) -> None:
+        """``call(*args)`` at the start of a game, what it writes to sys.stdout and
+        sys.stderr captured, and where it crashed if it raises."""
         log = self.log
         assert log is not None
-        captured = capture.begin()
+        captured = self._captured
+        capture.into(captured)
         try:
-            return call(*args)
+            call(*args)
         except BotFailure:
             raise
         except Exception as exc:
-            log.crashed(messages.describe_exception(exc), bot_frames(exc.__traceback__, bot_files(self.bot)))
+            self._crashed(exc)
             raise
         finally:
-            capture.end()
+            capture.into(None)
             if captured:
-                log.add_text(ply, "".join(captured))
+                log.add_text(START, "".join(captured))
+                captured.clear()
+
+    def _crashed(self, exc: Exception) -> None:
+        assert self.log is not None
+        self.log.crashed(messages.describe_exception(exc), bot_frames(exc.__traceback__, bot_files(self.bot)))
 
     def close(self) -> None:
         self.bot.close()

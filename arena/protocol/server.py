@@ -27,7 +27,7 @@ from arena.bot import Bot, BotFailure, describe_non_move
 from arena.engine.game import Board, Rules
 from arena.errors import ArenaError
 from arena.protocol import connectx
-from arena.protocol.bot_log import Frame, bot_files, bot_frames, crash_reason, frames_as_wire
+from arena.protocol.bot_log import bot_files, bot_frames, crash_reason, frames_as_wire
 from arena.protocol.messages import (
     MAX_DEPTH,
     MAX_OUTPUT,
@@ -49,7 +49,7 @@ from arena.protocol.messages import (
     with_output,
 )
 from arena.protocol.player import InProcessPlayer
-from arena.records import BotCode, Limits
+from arena.records import BotCode, Frame, Limits
 from arena.text import json_text, nested_deeper_than
 
 

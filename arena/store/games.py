@@ -9,8 +9,17 @@ from typing import Any
 
 from arena.engine.game import Rules
 from arena.records import GameRecord, Termination
-from arena.store.rows import GAME_COLUMNS, FinishedGame, StoredGame, StoredLog, StoredMove, StoreError, VoidGame, \
-    stored_log, stored_time
+from arena.store.rows import (
+    GAME_COLUMNS,
+    FinishedGame,
+    StoredGame,
+    StoredLog,
+    StoredMove,
+    StoreError,
+    VoidGame,
+    stored_log,
+    stored_time,
+)
 from arena.store.sql import GAME_SELECT, Repository, pair_sql, param_marks
 
 #: The most bot ids whose games a page merges in id order: two parts each, and SQLite

@@ -7,6 +7,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from arena.engine.game import Rules
@@ -178,8 +179,7 @@ def play_match(
     todo, faults = specs, Faults()
     while todo:
         again = []
-        games = play(todo) if play is not None else (play_game(spec, log_sink=log_sink) for spec in todo)
-        for record in games:
+        for record in play(todo) if play is not None else map(_referee(log_sink), todo):
             _count(faults, record)
             if record.void:  # the arena failed, not a bot: counts for nobody, played again
                 again.append(record.spec)
@@ -190,6 +190,11 @@ def play_match(
         todo = again
     result.records.sort(key=lambda record: record.spec.key)
     return result
+
+
+def _referee(log_sink: LogSink | None) -> Callable[[GameSpec], GameRecord]:
+    """What plays a game here: the referee, telling ``log_sink`` what the bots write."""
+    return play_game if log_sink is None else partial(play_game, log_sink=log_sink)
 
 
 def _count(faults: Faults, record: GameRecord) -> None:
@@ -215,11 +220,12 @@ def play_sprt(
     first_of_pair = 0.0
     decision = CONTINUE
     started = time.perf_counter()
+    play = _referee(log_sink)
     for spec in specs:
-        record, faults = play_game(spec, log_sink=log_sink), Faults()
+        record, faults = play(spec), Faults()
         _count(faults, record)
         while record.void:  # the arena failed, not a bot: played again
-            record = play_game(spec, log_sink=log_sink)
+            record = play(spec)
             _count(faults, record)
         result.records.append(record)
         if progress is not None:
