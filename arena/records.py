@@ -130,6 +130,51 @@ class GameSpec:
         return (self.first, self.second)
 
 
+class Frame(NamedTuple):
+    """One frame of a bot's crash, in the bot's own code: the file's name as its
+    author knows it (no folder), the line, the function and that line's source."""
+
+    file: str
+    line: int
+    function: str
+    source: str
+
+
+#: A bot's log is kept to this many bytes per game (what it printed beyond is cut, with a note).
+LOG_BYTES = 64 * 1024
+#: The ply a bot's output before its first move is attributed to.
+START = "start"
+
+
+@dataclass(frozen=True)
+class BotLog:
+    """What one bot wrote in one game (its stdout and stderr together, the first
+    :data:`LOG_BYTES`), by ply, and where it crashed if it did.
+
+    ``plies`` holds, in order, each ply the bot wrote during (:data:`START` for
+    its start, before its first move) with the offset in ``text`` where that
+    ply's text begins. Every text is the bot's own: hostile, stored as text.
+    """
+
+    text: str = ""
+    plies: tuple[tuple[int | str, int], ...] = ()
+    cut: bool = False  # it wrote more than LOG_BYTES; the rest is not kept
+    crash: str | None = None  # how it crashed: the exception's type and message
+    frames: tuple[Frame, ...] = ()  # its crash's frames in its own files, outermost first
+
+    def __bool__(self) -> bool:
+        return bool(self.text or self.cut or self.crash)
+
+    def by_ply(self) -> list[tuple[int | str, str]]:
+        """(ply or :data:`START`, what the bot wrote during it), in order."""
+        bounds = [offset for _, offset in self.plies[1:]] + [len(self.text)]
+        return [(ply, self.text[start:end]) for (ply, start), end in zip(self.plies, bounds)]
+
+    def lines(self) -> int:
+        """How many lines the bot wrote (a last line without its newline counts)."""
+        return self.text.count("\n") + (1 if self.text and not self.text.endswith("\n") else 0)
+
+
 class MoveRecord(NamedTuple):
     ply: int
     move: int
@@ -146,6 +191,8 @@ class GameRecord:
     moves: list[MoveRecord] = field(default_factory=list)
     duration: float = 0.0
     finished_at: float = 0.0
+    #: What each side's bot wrote (None: nothing, as for nearly every game).
+    logs: tuple[BotLog | None, BotLog | None] = (None, None)
 
     @property
     def winner(self) -> int | None:
@@ -199,11 +246,11 @@ class GameRecord:
         outcome = self.outcome
         return (
             self.spec, outcome.winner, outcome.termination, outcome.reason,
-            moves, self.duration, self.finished_at,
+            moves, self.duration, self.finished_at, self.logs,
         )
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.spec, winner, termination, reason, moves, self.duration, self.finished_at = state
+        self.spec, winner, termination, reason, moves, self.duration, self.finished_at, self.logs = state
         self.outcome = Outcome(winner, termination, reason)
         make = tuple.__new__  # skips NamedTuple's Python-level __new__: 5x faster
         self.moves = [make(MoveRecord, (ply, *move)) for ply, move in enumerate(moves)]

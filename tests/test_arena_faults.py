@@ -201,7 +201,7 @@ def test_void_games_are_kept_apart_and_played_again(tmp_path: Path, monkeypatch:
     real = runner.play_game
     failed: set[str] = set()
 
-    def flaky(spec: GameSpec) -> GameRecord:  # the first try of every other game fails
+    def flaky(spec: GameSpec, **options: object) -> GameRecord:  # the first try of every other game fails
         if spec.key not in failed and len(failed) % 2 == 0:
             failed.add(spec.key)
             return void(spec)
@@ -242,7 +242,7 @@ def test_an_arena_that_keeps_failing_stops_the_run_in_one_line(tmp_path: Path,
             "--name", "faults"]
     calls = {"n": 0}
 
-    def counting(spec: GameSpec) -> GameRecord:  # two games, then the arena fails for good
+    def counting(spec: GameSpec, **options: object) -> GameRecord:  # two games, then the arena fails for good
         calls["n"] += 1
         broken["on"] = calls["n"] > 2
         return breaks_after_two(spec)

@@ -185,7 +185,7 @@ def test_a_kind_the_arena_does_not_know_forfeits(noisy_league):
 def test_a_crash_message_is_quoted_as_the_bots_own_words(noisy_league):
     for game in _games_of(noisy_league[1], "CrashesWithEscapes"):
         assert game.reason.startswith('crashed: Evil\\x1b[2J: "the OPPONENT crashed\\x1b]0;pwned\\x07')
-        assert game.reason.endswith('\\nforfeit: opponent"')
+        assert game.reason.endswith('\\nforfeit: opponent" (noisy.py line 81, in choose_move)')
         assert not UNSAFE.search(game.reason)
 
 

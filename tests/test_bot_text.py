@@ -41,7 +41,7 @@ from tests.conftest import TEST_BOTS
 ATTACKS = TEST_BOTS / "text_attacks.py"
 ROOT = Path(__file__).resolve().parent.parent
 # What each forfeiting attack's games record, the surrogates as six visible characters.
-CRASH = r'crashed: ValueError: "bye \ud800"'
+CRASH = r'crashed: ValueError: "bye \ud800" (text_attacks.py line 42, in choose_move)'
 NON_MOVE = r"not a move: weird \udfff (Weird)"
 FORGED = r"forged \ud800 and \udfff"
 TWICE = "protocol: answered twice"

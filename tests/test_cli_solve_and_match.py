@@ -292,7 +292,7 @@ def test_match_table_shows_forfeits_and_their_reasons() -> None:
     row = next(line for line in result.stdout.splitlines() if line.startswith(crasher))
     assert row.split()[1:7] == ["2", "0", "0", "2", "2", "0"]
     assert f"{crasher} forfeited 2 games:" in result.stdout
-    assert '  2 x crashed: RuntimeError: "hostile raise"' in result.stdout
+    assert '  2 x crashed: RuntimeError: "hostile raise" (hostile.py line 16, in choose_move)' in result.stdout
     assert "random forfeited" not in result.stdout
 
 
@@ -323,9 +323,9 @@ def test_match_gives_every_game_the_time_control(monkeypatch: pytest.MonkeyPatch
     seen: list[TimeControl] = []
     real = arena.tournament.runner.play_game
 
-    def spy(spec):  # type: ignore[no-untyped-def]
+    def spy(spec, **options):  # type: ignore[no-untyped-def]
         seen.append(spec.time_control)
-        return real(spec)
+        return real(spec, **options)
 
     monkeypatch.setattr(arena.tournament.runner, "play_game", spy)
     result = _run("match", "random", "greedy", "-n", "2", "--move-seconds", "2", "--bank-seconds", "5")

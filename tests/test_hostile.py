@@ -20,7 +20,7 @@ from tests.conftest import TEST_BOTS, processes_named
 
 HOSTILE = TEST_BOTS / "hostile.py"
 FORFEITS = {
-    "Raises": 'crashed: RuntimeError: "hostile raise"',
+    "Raises": 'crashed: RuntimeError: "hostile raise" (hostile.py line 16, in choose_move)',
     "ReturnsNone": "not a move: None (NoneType)",
     "ReturnsString": "not a move: '4' (str)",
     "ReturnsFloat": "not a move: 2.5 (float)",

@@ -64,11 +64,11 @@ def _counting(monkeypatch: pytest.MonkeyPatch, stop_after: int | None = None) ->
     Ctrl-C comes as the game after that many starts."""
     played: list[str] = []
 
-    def play(spec: GameSpec):  # type: ignore[no-untyped-def]
+    def play(spec: GameSpec, **options):  # type: ignore[no-untyped-def]
         if stop_after is not None and len(played) == stop_after:
             raise KeyboardInterrupt
         played.append(spec.key)
-        return PLAY_GAME(spec)
+        return PLAY_GAME(spec, **options)
 
     monkeypatch.setattr(arena.tournament.runner, "play_game", play)
     return played

@@ -55,7 +55,7 @@ def test_opening_plies_are_played_first_and_marked():
 @pytest.mark.parametrize(
     ("bot", "reason"),
     [
-        ("Raises", 'crashed: RuntimeError: "hostile raise"'),
+        ("Raises", 'crashed: RuntimeError: "hostile raise" (hostile.py line 16, in choose_move)'),
         ("ReturnsNone", "not a move: None (NoneType)"),
         ("ReturnsString", "not a move: '4' (str)"),
         ("ReturnsFloat", "not a move: 2.5 (float)"),
@@ -198,7 +198,8 @@ def test_a_crash_while_starting_forfeits_as_a_crash_in_new_game(step):
     crashing = _StartLog(log, fails_in=step, failure=RuntimeError("no tables"))
     record = play_game(spec("x", "y"), bots=(_StartLog(log), crashing))
     assert (record.termination, record.winner) == ("forfeit", 0)
-    assert record.reason == 'crashed in new_game: RuntimeError: "no tables"'
+    assert record.reason.startswith('crashed in new_game: RuntimeError: "no tables" (test_referee.py line ')
+    assert record.reason.endswith(", in _step)")  # the innermost frame in the bot's own code
 
 
 def test_a_bot_failure_while_moving_forfeits_with_its_reason():

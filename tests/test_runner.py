@@ -138,7 +138,7 @@ def test_a_misbehaving_bot_loses_its_games_and_the_tournament_goes_on(db_path):
     for game in games:
         if bad in (game.first, game.second):
             assert game.termination == "forfeit"
-            assert game.reason == 'crashed: RuntimeError: "hostile raise"'
+            assert game.reason == 'crashed: RuntimeError: "hostile raise" (hostile.py line 16, in choose_move)'
             assert (game.first == bad) == (game.winner == 1)
         else:
             assert game.termination in ("win", "draw")

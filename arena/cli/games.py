@@ -13,7 +13,7 @@ from arena.engine.game import Board, parse_moves
 from arena.formats.game_files import export_json, export_moves, import_game, parse_rules_prefix
 from arena.ratings.analysis import analyse_stored, describe
 from arena.records import Termination
-from arena.store import rules_of
+from arena.store import StoredLog, rules_of
 from arena.terminal.casual import import_into
 from arena.text import plural, printable
 
@@ -55,9 +55,14 @@ def games_command(db: str, tournament: str | None, bot: str | None, limit: int, 
 
 @main.command("show")
 @click.argument("game_id", type=int)
+@click.option("--logs", is_flag=True,
+              help="Also print what each bot wrote (stdout and stderr) by ply, and a crash's traceback.")
 @db_option
-def show_command(game_id: int, db: str) -> None:
-    """Print a stored game: players, result, every move with its time and info, final board."""
+def show_command(game_id: int, logs: bool, db: str) -> None:
+    """Print a stored game: players, result, every move with its time and info, final board.
+
+    With --logs, what each bot printed during each move, and where in its own
+    code a bot crashed (whoever has the database file may read them)."""
     store = open_store(db)
     game = store.games.get(game_id)
     rules = rules_of(game)
@@ -84,6 +89,22 @@ def show_command(game_id: int, db: str) -> None:
     score = board.score_text()  # None where the first line decides
     if score is not None:
         click.echo(score)
+    if logs:
+        _echo_logs(store.games.logs(game_id), (game.first, game.second))
+
+
+def _echo_logs(logs: list[StoredLog], bots: tuple[str, str]) -> None:
+    """Each side's log, its lines prefixed with the side and the ply (as the moves are numbered)."""
+    from arena.terminal.bot_logs import log_lines
+
+    if not logs:
+        click.echo("No bot wrote anything in this game.")
+        return
+    for stored in logs:
+        mark = "XO"[stored.side]
+        click.echo(f"\nLog of {mark} ({printable(bots[stored.side])}), {plural(stored.log.lines(), 'line')}:")
+        for line in log_lines(mark, stored.log):
+            click.echo(line)
 
 
 #: ``arena solve``'s default budget in seconds: an answer or "unknown" soon, never minutes of silence.

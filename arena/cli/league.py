@@ -70,15 +70,17 @@ def add_member_command(name: str, user: str, db: str) -> None:
               help="Everyone may read every entrant's code (--private-code: its author and the admins).")
 @click.option("--submissions-per-hour", type=int, help="Submissions allowed per author per hour.")
 @click.option("--upload-kb", type=int, help="The largest bot file accepted, in KB.")
+@click.option("--logs-days", type=int, help="Days what the bots wrote in a game is kept (the game stays).")
 @db_option
 def settings_command(name: str, closed: bool | None, public_code: bool | None, submissions_per_hour: int | None,
-                     upload_kb: int | None, db: str) -> None:
+                     upload_kb: int | None, logs_days: int | None, db: str) -> None:
     """Show league NAME's settings, or change those given: the league follows them at once."""
     from arena.league.policy import change_settings, settings_of
 
     changes = {key: value for key, value in (("closed", closed), ("public_code", public_code),
                                              ("submissions_per_hour", submissions_per_hour),
-                                             ("upload_kb", upload_kb)) if value is not None}
+                                             ("upload_kb", upload_kb), ("logs_days", logs_days))
+               if value is not None}
     store = open_store(db, write=bool(changes))
     league = store.leagues.check(name)
     if changes:
@@ -86,7 +88,7 @@ def settings_command(name: str, closed: bool | None, public_code: bool | None, s
     settings = settings_of(league.config)
     click.echo(f"league {printable(league.name)}: " + ", ".join(
         f"{key} = {str(getattr(settings, key)).lower()}" for key in ("closed", "public_code", "submissions_per_hour",
-                                                                      "upload_kb")))
+                                                                      "upload_kb", "logs_days")))
 
 
 @league_group.command("run")

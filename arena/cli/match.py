@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections import Counter
 
 import click
@@ -43,6 +44,7 @@ from arena.text import plural, printable
               "settings, so the same command resumes the same match).")
 @rules_options
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--debug", is_flag=True, help="Print what the bots write (stdout, stderr) to stderr as they write it.")
 def match_command(
     bot_a: str,
     bot_b: str,
@@ -63,6 +65,7 @@ def match_command(
     no_gravity: bool,
     scoring: str | None,
     as_json: bool,
+    debug: bool = False,
 ) -> None:
     """Play GAMES games between BOT_A and BOT_B, alternating who moves first.
 
@@ -82,6 +85,7 @@ def match_command(
     from arena.ratings.sprt import Sprt, elo_with_interval, normalized_elo
     from arena.records import TimeControl
     from arena.terminal import progress as progress_bar
+    from arena.terminal.bot_logs import LiveLog
     from arena.tournament.config import ConfigError, configured_cluster
     from arena.tournament.entrants import resolve_bots_in_database
     from arena.tournament.executors import SerialExecutor
@@ -101,15 +105,18 @@ def match_command(
         games = 10 if test is None else SPRT_MAX_GAMES
     where = configured_cluster(cluster, lambda message: ConfigError(f"--cluster: {message}"))
     workers = 1 if workers is None else workers
+    if debug and (workers != 1 or where is not None):
+        raise ArenaUsageError(f"--debug shows what the bots write as this process plays them: use it with "
+                              f"--workers 1 and no cluster (got {'a cluster' if where else f'--workers {workers}'})")
     cfg = resolve_bots_in_database(match_config(
         a, b, games, seed, rules, clock, opening_plies, private_seeds, test, name or "", db, workers, where,
     ), checker)
     store = open_store(db, create=True)
-    # One worker plays here, in this process: the place to wrap each bot (its logs
-    # shown live, say), since no other process plays.
-    executor = SerialExecutor() if workers == 1 and where is None else None
+    # One worker plays here, in this process, which is where what the bots write
+    # can be shown as it comes (--debug).
+    executor = SerialExecutor(LiveLog(sys.stderr) if debug else None) if workers == 1 and where is None else None
     early_stop = SprtStop((a, b), test, games) if test is not None else None
-    bar = progress_bar.ProgressBar.for_stderr()  # on a terminal only
+    bar = None if debug else progress_bar.ProgressBar.for_stderr()  # on a terminal only
     try:
         outcome = run_tournament(cfg, store, executor, progress=bar.update if bar else None, early_stop=early_stop)
     finally:

@@ -14,6 +14,7 @@ from arena.entry.submissions import check_bot
 from arena.errors import ArenaError
 from arena.ratings.analysis import analyse_stored
 from arena.store import Store, check_database, rules_of
+from arena.terminal.bot_logs import LiveLog
 from arena.terminal.casual import HUMAN, save_game
 from arena.terminal.play import PlaySession
 from arena.terminal.replay import ReplaySession
@@ -26,9 +27,10 @@ from arena.terminal.replay import ReplaySession
 @rules_options
 @click.option("--hint-bot", default="minimax:depth=6", show_default=True, help="The bot that answers 'h'.")
 @click.option("--seed", type=int, default=0, help="Seed for the bot.")
+@click.option("--debug", is_flag=True, help="Print what the bot writes (stdout, stderr) to stderr as it writes it.")
 @db_option
 def play_command(bot: str | None, first: bool, second: bool, width: int | None, height: int | None, connect: int | None,
-                 no_gravity: bool, scoring: str | None, hint_bot: str, seed: int, db: str) -> None:
+                 no_gravity: bool, scoring: str | None, hint_bot: str, seed: int, debug: bool, db: str) -> None:
     """Play in the terminal against BOT, or two people at one keyboard without one.
 
     Type a move (a column; a cell such as c3 without gravity), u to undo, r to
@@ -59,7 +61,8 @@ def play_command(bot: str | None, first: bool, second: bool, width: int | None, 
         return f"{'stored' if finished else 'saved'} as game {saved['id']} in {db}"
 
     session = PlaySession(rules, bot_spec, human_player=human, color=_colour(), hint_bot=hint.spec,
-                          on_save=on_save, seed=seed, submitted=submitted)
+                          on_save=on_save, seed=seed, submitted=submitted,
+                          log_sink=LiveLog(sys.stderr) if debug else None)
     try:
         session.run()
     except KeyboardInterrupt:

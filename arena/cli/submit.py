@@ -169,3 +169,5 @@ def _echo_checks(report: CheckReport) -> None:
     the bot said, escaped: one line, and nothing that acts on the terminal)."""
     for check in report.checks:
         click.echo(f"  {'ok' if check.passed else 'FAIL':4}  {printable(check.name)}: {printable(check.detail)}")
+        for line in check.traceback:  # where the bot crashed, in its own code
+            click.echo(f"        {printable(line)}")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from arena.bot import BotFailure, Limit
 from arena.engine.game import Board, Rules
+from arena.protocol.bot_log import LogCollector, traceback_lines
 from arena.records import BotCode, Limits
 
 if TYPE_CHECKING:
@@ -30,6 +31,8 @@ class Check:
     name: str
     passed: bool
     detail: str = ""
+    #: A crash's traceback, in the bot's own code (its raw text: shown escaped).
+    traceback: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -46,13 +49,14 @@ class CheckReport:
         return f"{failed.name}: {failed.detail}" if failed else "all checks passed"
 
     def text(self) -> str:
-        """One line per check, as 'arena check' prints them."""
+        """One line per check, as 'arena check' prints them, and a crash's traceback."""
         return "\n".join(f"{'ok  ' if c.passed else 'FAIL'} {c.name}" + (f": {c.detail}" if c.detail else "")
-                         for c in self.checks)
+                         + "".join(f"\n    {line}" for line in c.traceback) for c in self.checks)
 
     def as_dict(self) -> dict[str, object]:
         return {"passed": self.passed, "kind": self.kind,
-                "checks": [{"name": c.name, "passed": c.passed, "detail": c.detail} for c in self.checks]}
+                "checks": [{"name": c.name, "passed": c.passed, "detail": c.detail,
+                            **({"traceback": c.traceback} if c.traceback else {})} for c in self.checks]}
 
 
 def require_sandbox(what: str) -> None:
@@ -84,6 +88,7 @@ def check_code(
     report = CheckReport()
     for rules in rules_list:
         bot = untrusted_bot(code, options or {}, limits, own=own)
+        bot.log = LogCollector()  # for where it crashed, if it does
         try:
             if not _check_rules(bot, rules, seconds, random.Random(seed), report):
                 break
@@ -97,7 +102,7 @@ def _check_rules(bot: ChannelBot, rules: Rules, seconds: float, rng: random.Rand
     try:
         bot.new_game(rules, 0, rng.randrange(2**32))
     except BotFailure as failure:
-        report.checks.append(Check(f"loads and starts a game ({where})", False, failure.reason))
+        report.checks.append(Check(f"loads and starts a game ({where})", False, failure.reason, _traceback(bot)))
         return False
     report.kind = bot.kind
     report.checks.append(Check(f"loads and starts a game ({where})", True, f"a {bot.kind}"))
@@ -115,11 +120,19 @@ def _check_move(bot: ChannelBot, board: Board, seconds: float, name: str) -> Che
     try:
         move, _ = bot.play(board.copy(), Limit(seconds))
     except BotFailure as failure:
-        return Check(name, False, failure.reason)
+        return Check(name, False, failure.reason, _traceback(bot))
     took = time.perf_counter() - started
     if not board.is_legal(move):  # the bot's answer, of any type: checked here
         return Check(name, False, f"answered {move!r}, which is not a legal move")
     return Check(name, True, f"{took * 1000:.1f} ms")
+
+
+def _traceback(bot: ChannelBot) -> list[str]:
+    """Where the bot crashed, in its own code, if it did."""
+    log = bot.log
+    if log is None or log.crash is None:
+        return []
+    return traceback_lines(log.crash, log.frames)
 
 
 def _positions(rules: Rules, rng: random.Random) -> list[Board]:

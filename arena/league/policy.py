@@ -11,12 +11,13 @@ of the same bot: the old one's games stay, it plays no more.
 from __future__ import annotations
 
 import datetime as dt
+import time
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from arena.entry.checks import CheckReport, check_code
-from arena.entry.submissions import NAME
+from arena.entry.submissions import NAME, VERSIONED
 from arena.errors import ArenaError, ArenaFault, NoSandbox
 from arena.players.plugins import installed_bots
 from arena.records import BotCode
@@ -25,7 +26,8 @@ from arena.text import content_hash, source_text
 
 LEAGUE_FORMAT = "league"  # the format of the tournament row a league's games are stored under
 #: The [league] table of a league file: who may submit, whose code is shown, limits.
-LEAGUE_KEYS: dict[str, type] = {"public_code": bool, "closed": bool, "submissions_per_hour": int, "upload_kb": int}
+LEAGUE_KEYS: dict[str, type] = {"public_code": bool, "closed": bool, "submissions_per_hour": int, "upload_kb": int,
+                                "logs_days": int}
 REMOVED_PREFIX = "removed-"  # the names of removed accounts' bots (arena.league.removal), no one else's
 
 
@@ -60,6 +62,7 @@ class LeagueSettings:
     closed: bool = False  # only members may submit
     submissions_per_hour: int = 20  # per author
     upload_kb: int = 256  # the largest bot file accepted
+    logs_days: int = 30  # how long what the bots wrote in a game is kept (the game stays)
 
 
 def settings_of(raw: dict[str, Any], source: str = "<league>") -> LeagueSettings:
@@ -75,9 +78,17 @@ def settings_of(raw: dict[str, Any], source: str = "<league>") -> LeagueSettings
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             raise LeagueError(f"{source}: league.{key} must be {kind.__name__}, got {value!r}")
     settings = LeagueSettings(**table)
-    if settings.submissions_per_hour < 1 or settings.upload_kb < 1:
-        raise LeagueError(f"{source}: league.submissions_per_hour and league.upload_kb must be at least 1")
+    if settings.submissions_per_hour < 1 or settings.upload_kb < 1 or settings.logs_days < 1:
+        raise LeagueError(f"{source}: league.submissions_per_hour, league.upload_kb and league.logs_days must be "
+                          "at least 1")
     return settings
+
+
+def delete_old_logs(store: Store, league: League, now: float | None = None) -> int:
+    """Delete what the bots wrote in ``league``'s games older than its keep time
+    (``league.logs_days``); how many logs went."""
+    days = settings_of(league.config).logs_days
+    return store.games.delete_logs_before(league.tournament_id, (time.time() if now is None else now) - days * 86400)
 
 
 @dataclass(frozen=True)
@@ -210,3 +221,28 @@ def may_read_code(league: League | None, user: User | None, submission: Submissi
     if league is not None and league.public_code:
         return True
     return user is not None and (user.admin or submission.user_id == user.id)
+
+
+def may_read_log(store: Store, user: User | None, spec: str, tournament: str) -> bool:
+    """Whether ``user`` may read what the bot ``spec`` wrote in a game of ``tournament``:
+    whoever may read its code (:func:`may_read_code`, as the code page decides: for a
+    submitted version, in any league it was entered in). A bot that is no submitted
+    version (an installed bot, a bot file) has no author here: its log is the admins',
+    and everyone's in a league with public code."""
+    submission = _submission_of(store, spec)
+    if submission is not None:
+        leagues: list[League | None] = [*store.leagues.of_submission(submission.id)] or [None]  # type: ignore[arg-type]
+        return any(may_read_code(league, user, submission) for league in leagues)
+    league = store.leagues.get(tournament)  # a league's games are stored under its name
+    if league is not None and league.public_code:
+        return True
+    return user is not None and user.admin
+
+
+def _submission_of(store: Store, spec: str) -> Submission | None:
+    """The submitted version a spec plays (``guard@v2``, with options or not), or None."""
+    name = spec.partition(":")[0]
+    match = VERSIONED.fullmatch(name)
+    if match is None or match["version"] is None:
+        return None
+    return store.submissions.get(match["name"], int(match["version"]))

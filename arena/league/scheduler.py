@@ -29,7 +29,7 @@ from typing import Any
 from arena.engine.openings import game_seed, new_seed_secret
 from arena.entry.checks import require_sandbox
 from arena.entry.submissions import VERSIONED
-from arena.league.policy import LEAGUE_FORMAT, LeagueError, settings_of
+from arena.league.policy import LEAGUE_FORMAT, LeagueError, delete_old_logs, settings_of
 from arena.players.plugins import BotSpecError, installed_bots, load_entry, parse_spec
 from arena.records import BotCode, GameRecord, GameSpec
 from arena.store import Entry, FinishedGame, League, Store, StoreWriteFailed
@@ -250,6 +250,10 @@ class Healing:
         self.in_a_row = 0
 
 
+#: Seconds between two looks for logs older than a league keeps them.
+LOGS_DELETED_EVERY = 3600.0
+
+
 def run_league(
     store: Store,
     league: League,
@@ -292,6 +296,16 @@ def run_league(
     known_code: dict[int, BotCode] = {}
 
     faults = Faults()
+    logs_kept_until = [0.0]  # when (time.monotonic()) the old logs are looked for again
+
+    def delete_logs() -> None:
+        """Delete the logs older than the league's keep time, once an hour (its settings
+        read again: they may have changed while it runs)."""
+        if time.monotonic() < logs_kept_until[0]:
+            return
+        with signals_deferred():
+            delete_old_logs(store, store.leagues.check(league.name))
+        logs_kept_until[0] = time.monotonic() + LOGS_DELETED_EVERY
 
     def store_pending() -> None:
         """Store what finished, all of it in one transaction: a batch that fails to
@@ -329,6 +343,7 @@ def run_league(
         idle = False
         while True:
             store_pending()  # what a failed write left, before anything new is played
+            delete_logs()
             entries, code = active_field(store, league, known_code)
             width = getattr(executor, "workers", 1)  # a cluster's workers come and go
             batch = schedule.next_games(entries, code, width * ROUND_GAMES_PER_WORKER,

@@ -11,8 +11,11 @@ The arena asks, the bot answers, in order (docs/protocol.md is the reference):
 - ``quit``: not answered; the bot leaves.
 
 Any request may be answered with ``{"error": "..."}`` (the bot failed: it forfeits
-with that reason), and ``move`` with ``{"not_a_move": "..."}`` (what the bot
-answered instead of a move). A bot process of the sandbox is given its ``job``
+with that reason; a crash adds ``exception``, its type and message, and
+``traceback``, its frames in the bot's own code), and ``move`` with
+``{"not_a_move": "..."}`` (what the bot answered instead of a move). Any answer
+may carry ``output``: what the bot printed since its last answer, in base64
+(:data:`MAX_OUTPUT` bytes a game at most). A bot process of the sandbox is given its ``job``
 (code, options, limits) first, as one more line of the same kind.
 
 Whatever a bot sends is data to check, never to trust: :func:`parse_answer` refuses,
@@ -31,6 +34,7 @@ only the JSON parser and the modules below the sandbox.
 
 from __future__ import annotations
 
+import binascii
 import json
 import math
 from collections.abc import Sequence
@@ -39,14 +43,19 @@ from typing import Any, ClassVar
 
 from arena.bot import BotFailure, Limit
 from arena.engine.game import Rules
-from arena.records import BotCode, Limits, TimeControl
+from arena.records import LOG_BYTES, BotCode, Limits, TimeControl
 from arena.text import clip, json_text, nested_deeper_than, printable, quote, storable
 
 #: The version of the protocol this arena speaks. A bot answers ``hello`` with the
 #: version it speaks; any other than this one is refused.
 PROTOCOL_VERSION = 0
 
-MAX_MESSAGE = 64 * 1024  # bytes of one answer from a bot
+MAX_MESSAGE = 64 * 1024  # bytes of one answer from a bot, but for its output
+#: Bytes of its output a bot process sends over a game: one more than a log keeps,
+#: so that the arena knows when it was cut.
+MAX_OUTPUT = LOG_BYTES + 1
+#: Bytes of one answer with its output (in base64: 4 characters for 3 bytes).
+MAX_ANSWER = MAX_MESSAGE + 4 * (MAX_OUTPUT // 3 + 1)
 #: Bytes of one request from the arena: a move carries the game so far.
 MAX_REQUEST = 1024 * 1024
 #: Bytes of a bot process's job: it carries the bot's source code.
@@ -220,6 +229,25 @@ def not_a_move(description: str) -> dict[str, Any]:
     return {"not_a_move": description}
 
 
+def with_output(answer: dict[str, Any], output: bytes) -> dict[str, Any]:
+    """``answer`` with what the bot printed since its last answer."""
+    if output:
+        answer["output"] = binascii.b2a_base64(output, newline=False).decode("ascii")
+    return answer
+
+
+def output_of(reply: dict[str, Any]) -> bytes:
+    """What a bot printed, from its answer: the bytes of its ``output`` (none if
+    that is not base64 text)."""
+    text = reply.get("output")
+    if not isinstance(text, str):
+        return b""
+    try:
+        return binascii.a2b_base64(text, strict_mode=True)
+    except (binascii.Error, ValueError):
+        return b""
+
+
 def describe_exception(exc: BaseException) -> str:
     """An exception for a forfeit reason: its type, then its message quoted (it is
     the bot's own words, never the arena's verdict: "the opponent crashed" reads as such)."""
@@ -273,8 +301,13 @@ def decode_request(line: bytes, limit: int = MAX_REQUEST) -> Request:
 def parse_answer(line: bytes) -> dict[str, Any]:
     """The answer in ``line`` (one line from the bot, without its newline) as a dict,
     or :class:`BotFailure` ("protocol: ...") saying what is wrong with it."""
-    reply = decode(line)
-    for key in ("error", "not_a_move"):  # texts for the record, kept short and storable
+    if len(line) > MAX_MESSAGE and b'"output"' not in line:
+        raise BotFailure("protocol: answer too long")
+    reply = decode(line, MAX_ANSWER)
+    output = reply.get("output")
+    if len(line) > MAX_MESSAGE and len(line) - (len(output) if isinstance(output, str) else 0) > MAX_MESSAGE:
+        raise BotFailure("protocol: answer too long")  # only its output may take it over
+    for key in ("error", "not_a_move", "exception"):  # texts for the record, kept short and storable
         if key in reply:
             reply[key] = clip(storable(str(reply[key])), MAX_TEXT)  # storable first: a pair is never split
     if "kind" in reply and reply["kind"] not in KINDS:

@@ -17,6 +17,11 @@ halves, so that two bots get ready side by side), asks ``play(board, limit)`` fo
 
 Whatever a player's bot does wrong comes up as :class:`~arena.bot.BotFailure`
 with the forfeit reason, or as the exception the bot raised (in-process bots).
+
+A player given a :class:`~arena.protocol.bot_log.LogCollector` (its ``log``) hands
+it what its bot writes, ply by ply, and where its bot crashed; without one (as in
+a bot process of the sandbox, whose output goes to its output file) it captures
+nothing.
 """
 
 from __future__ import annotations
@@ -28,9 +33,10 @@ from typing import Any
 
 from arena.bot import Bot, BotFailure, Choice, Limit, split_answer
 from arena.engine.game import Board, Rules
-from arena.protocol import messages
+from arena.protocol import capture, messages
+from arena.protocol.bot_log import LogCollector, bot_files, bot_frames, frames_from_wire
 from arena.protocol.connectx import KaggleAgentBot
-from arena.records import BotCode, Limits, TimeControl
+from arena.records import START, BotCode, Limits, TimeControl
 
 
 class Player(ABC):
@@ -38,6 +44,8 @@ class Player(ABC):
 
     #: What runs: "bot" (a Bot subclass) or "connectx" (a Kaggle agent); known once a game has started.
     kind: str = "bot"
+    #: Where what the bot writes goes (None: nowhere, not even captured).
+    log: LogCollector | None = None
 
     @abstractmethod
     def begin_game(self, rules: Rules, side: int, seed: int, time_control: TimeControl | None = None) -> None:
@@ -78,24 +86,79 @@ class InProcessPlayer(Player):
         # option, even) named kind, and the kind is stored with a submission.
         self.kind = "connectx" if isinstance(bot, KaggleAgentBot) else "bot"
         self._with_limit = takes_limit(bot)
+        self._captured: list[str] = []  # what the bot writes during a call, when it has a log
 
     def begin_game(self, rules: Rules, side: int, seed: int, time_control: TimeControl | None = None) -> None:
-        self.bot.begin_game(rules, side, seed)
+        if self.log is None:
+            self.bot.begin_game(rules, side, seed)
+        else:
+            capture.routed()  # once a game: each call then only switches the capture on and off
+            self._logged(self.bot.begin_game, rules, side, seed)
 
     def finish_start(self) -> None:
-        self.bot.finish_start()
+        if self.log is None:
+            self.bot.finish_start()
+        else:
+            self._logged(self.bot.finish_start)
 
     def new_game(self, rules: Rules, side: int, seed: int, time_control: TimeControl | None = None) -> None:
-        self.bot.new_game(rules, side, seed)
+        if self.log is None:
+            self.bot.new_game(rules, side, seed)
+        else:
+            capture.routed()
+            self._logged(self.bot.new_game, rules, side, seed)
 
     def play(self, board: Board, limit: Limit) -> tuple[object, dict[str, Any] | None]:
         bot = self.bot
         if limit.move_seconds is not None:  # else it keeps what it had: None unless set by hand
             bot.time_allowed = limit.time_allowed
-        answer = bot.choose_move(board, limit=limit) if self._with_limit else bot.choose_move(board)  # type: ignore[call-arg]
+        log = self.log
+        if log is None:
+            answer = bot.choose_move(board, limit=limit) if self._with_limit else bot.choose_move(board)  # type: ignore[call-arg]
+        else:
+            # Inline, not through _logged: a random bot's move takes as long as a call.
+            ply = board.ply  # read first: the bot may leave its copy changed
+            captured = self._captured
+            capture.into(captured)
+            try:
+                answer = bot.choose_move(board, limit=limit) if self._with_limit else bot.choose_move(board)  # type: ignore[call-arg]
+            except BotFailure:
+                raise
+            except Exception as exc:
+                self._crashed(exc)
+                raise
+            finally:
+                capture.into(None)
+                if captured:
+                    log.add_text(ply, "".join(captured))
+                    captured.clear()
         if type(answer) is int:  # the usual answer, a bare move
             return answer, None
         return split_answer(answer)
+
+    def _logged(self, call: Any, *args: Any) -> None:
+        """``call(*args)`` at the start of a game, what it writes to sys.stdout and
+        sys.stderr captured, and where it crashed if it raises."""
+        log = self.log
+        assert log is not None
+        captured = self._captured
+        capture.into(captured)
+        try:
+            call(*args)
+        except BotFailure:
+            raise
+        except Exception as exc:
+            self._crashed(exc)
+            raise
+        finally:
+            capture.into(None)
+            if captured:
+                log.add_text(START, "".join(captured))
+                captured.clear()
+
+    def _crashed(self, exc: Exception) -> None:
+        assert self.log is not None
+        self.log.crashed(messages.describe_exception(exc), bot_frames(exc.__traceback__, bot_files(self.bot)))
 
     def close(self) -> None:
         self.bot.close()
@@ -201,9 +264,9 @@ class ProtocolPlayer(Player):
         """Wait for the answers to ``hello`` and ``new_game`` (or why they never come)."""
         since = time.monotonic()
         try:
-            hello = self._answer(self.start_seconds, since)
+            hello = self._answer(self.start_seconds, since, START)
             messages.check_hello(hello)
-            reply = self._answer(self.start_seconds, since)
+            reply = self._answer(self.start_seconds, since, START)
         finally:
             self._waiting()
         if "error" in reply:
@@ -230,7 +293,7 @@ class ProtocolPlayer(Player):
             # (A subclass whose bot must read to make room wakes it as it waits.)
             self._request(messages.encode(messages.Move(board.history, limit)), allowed)
             self._moving()
-            reply = self._answer(allowed, started)
+            reply = self._answer(allowed, started, board.ply)
         finally:
             self._waiting()
         if "error" in reply:
@@ -248,8 +311,16 @@ class ProtocolPlayer(Player):
         except OSError:  # (not a BotFailure: a bot that does not read loses on time)
             pass  # it may have said why before leaving: read on, the end of the channel tells the rest
 
-    def _answer(self, seconds: float, since: float) -> dict[str, Any]:
-        return messages.parse_answer(self._receive(seconds, since))
+    def _answer(self, seconds: float, since: float, ply: int | str) -> dict[str, Any]:
+        reply = messages.parse_answer(self._receive(seconds, since))
+        if self.log is not None:
+            # What the bot printed comes with each answer: its log, the bot's text.
+            output = messages.output_of(reply)
+            if output:
+                self.log.add_bytes(ply, output)
+            if "error" in reply and "exception" in reply:
+                self.log.crashed(str(reply["exception"]), frames_from_wire(reply.get("traceback")))
+        return reply
 
 
 class ChannelBot(ProtocolPlayer, Bot):

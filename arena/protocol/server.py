@@ -9,7 +9,10 @@ channel to :func:`serve`.
 
 The server writes only on its channel, a descriptor of its own, never on the bot's
 stdout or stderr: those stay the bot's, free to be its log (the sandbox sends them
-to the bot's output file).
+to the bot's output file). Given that file to read (``output``), the server sends
+what the bot printed with each answer, and a crash's frames in the bot's own code
+(:mod:`arena.protocol.bot_log`): the arena attributes the one to the ply it asked
+about and reads both as the bot's text.
 """
 
 from __future__ import annotations
@@ -17,14 +20,17 @@ from __future__ import annotations
 import errno
 import importlib
 import os
+import sys
 from typing import Any
 
 from arena.bot import Bot, BotFailure, describe_non_move
 from arena.engine.game import Board, Rules
 from arena.errors import ArenaError
 from arena.protocol import connectx
+from arena.protocol.bot_log import bot_files, bot_frames, crash_reason, frames_as_wire
 from arena.protocol.messages import (
     MAX_DEPTH,
+    MAX_OUTPUT,
     MAX_REQUEST,
     Hello,
     Job,
@@ -40,9 +46,10 @@ from arena.protocol.messages import (
     moved,
     not_a_move,
     ready,
+    with_output,
 )
 from arena.protocol.player import InProcessPlayer
-from arena.records import BotCode, Limits
+from arena.records import BotCode, Frame, Limits
 from arena.text import json_text, nested_deeper_than
 
 
@@ -99,13 +106,18 @@ class Channel:
 
 class Server:
     """Answers the arena's requests for one Python bot, within the process's ``limits``
-    (named in the reasons of a bot that went over them)."""
+    (named in the reasons of a bot that went over them). ``output``: a descriptor
+    to read what the bot prints from (its output file), sent with each answer;
+    ``code``: the bot's code, whose lines a crash's frames quote."""
 
-    def __init__(self, bot: Bot, limits: Limits) -> None:
+    def __init__(self, bot: Bot, limits: Limits, output: int | None = None, code: BotCode | None = None) -> None:
         self.bot = bot
         self.player = InProcessPlayer(bot)
         self.limits = limits
         self.rules = Rules()
+        self.output = output
+        self.code = code
+        self._sent = 0  # bytes of the output file sent so far
 
     def run(self, channel: Channel) -> None:
         """Answer every request on ``channel`` until ``quit`` or its end. Answers to
@@ -127,7 +139,7 @@ class Server:
             answer = self.answer(request)
             if answer is None:
                 break
-            answers += encode(answer)
+            answers += encode(self.with_printed(answer))
         if answers:
             channel.write_bytes(answers)
 
@@ -154,10 +166,10 @@ class Server:
             return failed(f"memory: over the {limits.memory_mb} MB limit")
         except OSError as exc:
             if exc.errno == errno.EFBIG:
-                return failed(f"output: printed more than the {limits.output_kb} KB allowed")
-            return failed(f"crashed: {describe_exception(exc)}")
+                return self._over_output()
+            return self._crash(exc)
         except BaseException as exc:
-            return failed(f"crashed: {describe_exception(exc)}")
+            return self._crash(exc)
         if type(move) is not int:
             return not_a_move(describe_non_move(move))
         if info is None:
@@ -170,6 +182,51 @@ class Server:
             if nested_deeper_than(text.encode(), MAX_DEPTH - 1):  # the answer around it is one level more
                 info = {"error": f"info nested more than {MAX_DEPTH - 1} deep"}
         return moved(move, info)
+
+    def _over_output(self) -> dict[str, Any]:
+        return failed(f"output: printed more than the {self.limits.output_kb} KB allowed")
+
+    def _crash(self, exc: BaseException) -> dict[str, Any]:
+        """The answer of a bot that raised: why it forfeits, its exception, and its
+        frames in its own code (the server's are none of its author's business)."""
+        description = describe_exception(exc)
+        code = self.code
+        frames: list[Frame] = []
+        try:
+            if code is not None and code.text is not None:  # compiled from the job's text, named by its label
+                lines = code.text.splitlines()
+                frames = bot_frames(exc.__traceback__, {code.label},
+                                    lambda file, line: lines[line - 1] if 0 < line <= len(lines) else "")
+            else:
+                frames = bot_frames(exc.__traceback__, bot_files(self.bot))
+        except Exception:  # a frame that cannot be read: the crash is still told
+            pass
+        answer = failed(crash_reason(description, frames))
+        answer["exception"] = description
+        answer["traceback"] = frames_as_wire(frames)
+        return answer
+
+    def with_printed(self, answer: dict[str, Any]) -> dict[str, Any]:
+        """``answer`` with what the bot printed since the last one (flushed first:
+        a print is buffered). A flush over the output limit is the bot's forfeit."""
+        if self.output is None:
+            return answer
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except OSError as exc:
+                if exc.errno == errno.EFBIG and "error" not in answer:
+                    answer = self._over_output()
+            except Exception:  # the bot's own stream, which may be anything
+                pass
+        if self._sent >= MAX_OUTPUT:
+            return answer
+        try:
+            printed = os.pread(self.output, MAX_OUTPUT - self._sent, self._sent)
+        except OSError:  # the bot closed it: nothing more is told
+            return answer
+        self._sent += len(printed)
+        return with_output(answer, printed)
 
     def hello(self) -> dict[str, Any]:
         """The bot's name, kind and options (known from its class: the bot is not asked)."""
@@ -185,23 +242,24 @@ def _json_value(value: Any) -> Any:
     return value if value is None or isinstance(value, (bool, int, float, str)) else repr(value)
 
 
-def serve(channel: Channel, job: Job) -> None:
+def serve(channel: Channel, job: Job, output: int | None = None) -> None:
     """Load the bot of ``job`` and answer the arena on ``channel`` until it is done.
-    A bot that cannot be loaded answers its first request with why, and the server stops."""
-    server = server_for(job)
+    A bot that cannot be loaded answers its first request with why, and the server stops.
+    ``output``: the bot's output file, to read what it prints from."""
+    server = server_for(job, output)
     if isinstance(server, Server):
         server.run(channel)
     else:
         channel.write(server)
 
 
-def server_for(job: Job) -> Server | dict[str, Any]:
+def server_for(job: Job, output: int | None = None) -> Server | dict[str, Any]:
     """The server of the bot ``job`` names, or (a bot that cannot be loaded) the
-    failure that answers its first request."""
+    failure that answers its first request, with what it printed."""
     try:
-        return Server(load_bot(job.code, job.options), job.limits)
+        return Server(load_bot(job.code, job.options), job.limits, output, job.code)
     except _Failed as exc:
-        return failed(str(exc))
+        return Server(Bot(), job.limits, output).with_printed(failed(str(exc)))
 
 
 # --- loading a bot ------------------------------------------------------------------------

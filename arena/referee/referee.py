@@ -9,21 +9,28 @@ made storable (:func:`arena.text.storable`): a lone surrogate in a bot's message
 must not stop the store from writing the game, or the games stored with it. A
 game during which the arena itself failed (:class:`~arena.errors.ArenaFault`) is
 void: nobody wins or loses it, and whoever runs the games plays it again.
+
+What each bot writes (stdout and stderr) is collected by ply, bounded, and kept
+with the record (:class:`~arena.records.BotLog`), with a crash's frames in the
+bot's own code; a crash's reason names its innermost one. Nothing is kept for a
+bot that wrote nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
 from typing import Any
 
 from arena.bot import NO_LIMIT, Bot, BotFailure, Limit, describe_non_move
 from arena.engine.game import Board, format_move
 from arena.errors import ArenaFault
 from arena.players.plugins import make_player
+from arena.protocol.bot_log import LogCollector, crash_reason, where
 from arena.protocol.messages import describe_exception
 from arena.protocol.player import Player, as_player
-from arena.records import GameRecord, GameSpec, MoveRecord, Outcome, Termination, TimeControl
+from arena.records import BotLog, GameRecord, GameSpec, MoveRecord, Outcome, Termination, TimeControl
 from arena.text import json_text, storable
 
 
@@ -34,18 +41,30 @@ class _Forfeit(Exception):
         self.reason = reason
 
 
-def play_game(spec: GameSpec, bots: tuple[Bot | Player | None, Bot | Player | None] | None = None) -> GameRecord:
+#: Told what a bot writes as it writes it: the bot's spec, the ply (or "start"), the text.
+LogSink = Callable[[str, int | str, str], None]
+
+
+def play_game(
+    spec: GameSpec,
+    bots: tuple[Bot | Player | None, Bot | Player | None] | None = None,
+    log_sink: LogSink | None = None,
+) -> GameRecord:
     """Play ``spec`` to the end. Bots are built from the spec unless given (as
     players, or as Python bots to call in this process); a side given as None is
-    built from its spec too."""
+    built from its spec too. ``log_sink`` is told what each bot writes as it comes
+    (``arena play --debug``)."""
     started = time.perf_counter()
     board = Board(spec.rules)
     moves = [MoveRecord(ply, move, None) for ply, move in enumerate(spec.opening)]
     for move in spec.opening:
         board.play_checked(move)
     players: tuple[Player, ...] = ()
+    collectors = (_collector(spec.first, log_sink), _collector(spec.second, log_sink))
     try:
         players = _make_players(spec, bots or (None, None))
+        for player, collector in zip(players, collectors):
+            player.log = collector
         _start_bots(players, spec)
         _play_out(board, players, spec.time_control, moves)
         winner = board.winner
@@ -57,13 +76,22 @@ def play_game(spec: GameSpec, bots: tuple[Bot | Player | None, Bot | Player | No
     finally:
         for bot in players:
             _close(bot)
+            bot.log = None
+    logs: tuple[BotLog | None, BotLog | None] = (collectors[0].log(), collectors[1].log())
     return GameRecord(
         spec=spec,
         outcome=outcome,
         moves=moves,
         duration=time.perf_counter() - started,
         finished_at=time.time(),
+        logs=logs,
     )
+
+
+def _collector(bot: str, sink: LogSink | None) -> LogCollector:
+    if sink is None:
+        return LogCollector()
+    return LogCollector(lambda ply, text: sink(bot, ply, text))
 
 
 def void_reason(fault: ArenaFault) -> str:
@@ -106,20 +134,25 @@ def _start_bots(players: tuple[Player, ...], spec: GameSpec) -> None:
         except ArenaFault:
             raise
         except Exception as exc:
-            raise _start_forfeit(player, exc) from None
+            raise _start_forfeit(player, bot, exc) from None
     for player, bot in enumerate(players):
         try:
             bot.finish_start()
         except ArenaFault:
             raise
         except Exception as exc:
-            raise _start_forfeit(player, exc) from None
+            raise _start_forfeit(player, bot, exc) from None
 
 
-def _start_forfeit(player: int, exc: Exception) -> _Forfeit:
+def _start_forfeit(player: int, bot: Player, exc: Exception) -> _Forfeit:
     if isinstance(exc, BotFailure):
         return _Forfeit(player, exc.reason)
-    return _Forfeit(player, f"crashed in new_game: {describe_exception(exc)}")
+    return _Forfeit(player, f"crashed in new_game: {describe_exception(exc)}{where(_frames(bot))}")
+
+
+def _frames(bot: Player) -> tuple[Any, ...]:
+    """The frames of the crash a bot's player saw, in the bot's own code."""
+    return bot.log.frames if bot.log is not None else ()
 
 
 def _close(bot: Player) -> None:
@@ -155,7 +188,7 @@ def _play_out(
         except ArenaFault:
             raise
         except Exception as exc:
-            raise _Forfeit(player, f"crashed: {describe_exception(exc)}") from None
+            raise _Forfeit(player, crash_reason(describe_exception(exc), _frames(players[player]))) from None
         took = now() - started
         if limit is not None and took > limit:
             banks[player] -= took - limit

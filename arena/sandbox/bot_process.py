@@ -12,6 +12,7 @@ import _signal  # type: ignore[import-not-found]  # signal's C core (no stubs): 
 import os
 import resource
 import select
+import sys
 from typing import Any, NamedTuple
 
 from arena.bot import Bot, Limit
@@ -63,7 +64,7 @@ def run_bot_process(confinement: Confinement) -> None:
     channel = confinement.channel
     try:
         inherited = _address_space()  # what the memory limit comes on top of
-        joined = _confine(confinement)
+        joined, output = _confine(confinement)
         _rehearse()
     except BaseException:  # the arena's own failure (a group gone, out of memory): no bot code has run
         _send_line(channel, _failure_line("sandbox", "could not confine the bot process: "))
@@ -86,7 +87,10 @@ def run_bot_process(confinement: Confinement) -> None:
         # As the first process of its PID namespace it would ignore the kernel's
         # SIGXCPU (only SIGKILL, a second later, would end it): say why, and leave.
         _signal.signal(_signal.SIGXCPU, lambda signum, frame: _out_of_processor_time(channel, limits))
-        serve(lines, job)
+        # Line by line into the output file, as the bot prints: what it printed to
+        # stdout and stderr during a move then reads in the order it printed it.
+        sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+        serve(lines, job, output)
     except BaseException:  # nothing may escape a forked child: it would run the spawner's code
         _send_line(channel, _failure_line("error", "crashed: "))
     finally:
@@ -111,12 +115,13 @@ def _send_line(fd: int, line: bytes) -> None:
         pass
 
 
-def _confine(c: Confinement) -> cgroups.Joined | None:
+def _confine(c: Confinement) -> tuple[cgroups.Joined | None, int]:
     """Everything that does not depend on the bot: its control groups (first, so
     they count all it does), an IPC namespace of its own, a session of its own,
     its folder, its output file, no inherited files, its user, no capabilities,
     and its Landlock domain (prepared by the spawner). Returns the open limit
-    files of its groups."""
+    files of its groups, and the output file open for reading (the server sends
+    what the bot printed from it)."""
     joined = cgroups.join(c.group) if c.group is not None else None
     if c.private_ipc:
         namespaces.make_private_ipc()
@@ -132,8 +137,9 @@ def _confine(c: Confinement) -> cgroups.Joined | None:
     out = os.open(OUTPUT_NAME, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(out, 1)
     os.dup2(out, 2)
+    output = os.open(OUTPUT_NAME, os.O_RDONLY)
     opened = [fd for fd in (joined or ()) if fd is not None]
-    kept = sorted({c.channel, c.lifeline, *opened, *([c.ruleset] if c.ruleset is not None else [])})
+    kept = sorted({c.channel, c.lifeline, output, *opened, *([c.ruleset] if c.ruleset is not None else [])})
     low = 3
     for fd in kept:  # close everything inherited but the channel and the ruleset
         os.closerange(low, fd)
@@ -163,7 +169,7 @@ def _confine(c: Confinement) -> cgroups.Joined | None:
     # Last: it refuses calls the steps above make (unshare, chmod).
     if c.filter is not None and not seccomp.install(c.filter):
         raise RuntimeError("sandbox: the seccomp filter could not be installed")  # never run a bot unconfined
-    return joined
+    return joined, output
 
 
 class _Rehearsal(Bot):

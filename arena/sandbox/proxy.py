@@ -192,7 +192,7 @@ class SandboxedBot(ChannelBot):
             if not chunk:
                 raise BotFailure(self._death_reason())
             self._buffer += chunk
-            if len(self._buffer) > messages.MAX_MESSAGE:
+            if len(self._buffer) > messages.MAX_ANSWER:
                 raise BotFailure("protocol: answer too long")
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line

@@ -9,7 +9,17 @@ from typing import Any
 
 from arena.engine.game import Rules
 from arena.records import GameRecord, Termination
-from arena.store.rows import GAME_COLUMNS, FinishedGame, StoredGame, StoredMove, StoreError, VoidGame
+from arena.store.rows import (
+    GAME_COLUMNS,
+    FinishedGame,
+    StoredGame,
+    StoredLog,
+    StoredMove,
+    StoreError,
+    VoidGame,
+    stored_log,
+    stored_time,
+)
 from arena.store.sql import GAME_SELECT, Repository, pair_sql, param_marks
 
 #: The most bot ids whose games a page merges in id order: two parts each, and SQLite
@@ -24,6 +34,7 @@ values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 _INSERT_MOVE = "insert into moves (game_id, ply, move, ms, info) values (?, ?, ?, ?, ?)"
 _MOVE_COLUMNS = 5
 _MOVES_PER_INSERT = 50
+_INSERT_LOG = "insert into bot_logs (game_id, side, text, plies, cut, crash, traceback) values (?, ?, ?, ?, ?, ?, ?)"
 _INSERT_MOVES = _INSERT_MOVE.replace("values ", "values " + "(?, ?, ?, ?, ?), " * (_MOVES_PER_INSERT - 1))
 
 
@@ -74,6 +85,10 @@ class Games(Repository):
             whole = sum(len(game.move_plies) for game in games) // _MOVES_PER_INSERT
             conn.executemany(_INSERT_MOVES, islice(zip(*[values] * (_MOVE_COLUMNS * _MOVES_PER_INSERT)), whole))
             conn.executemany(_INSERT_MOVE, zip(*[values] * _MOVE_COLUMNS))
+            # What the bots wrote: nothing, for nearly every game.
+            logs = [(game_id, *row) for game_id, game in enumerate(games, last + 1) for row in game.logs or ()]
+            if logs:
+                conn.executemany(_INSERT_LOG, logs)
         return len(games)
 
     def record_void(self, tournament_id: int, games: Sequence[FinishedGame], bot_ids: dict[str, int]) -> int:
@@ -146,9 +161,29 @@ class Games(Repository):
     def delete(self, game_id: int) -> None:
         """Remove a game with its moves and analysis (a casual game saved again)."""
         with self.db.atomic():
-            for table in ("moves", "analyses"):
+            for table in ("moves", "analyses", "bot_logs"):
                 self.db.execute(f"delete from {table} where game_id = ?", [game_id])
             self.db.execute("delete from games where id = ?", [game_id])
+
+    def logs(self, game_id: int) -> list[StoredLog]:
+        """What the bots of a game wrote: a row per side that wrote something (none
+        in a file of an older schema opened read-only)."""
+        if not self.db.execute("select 1 from sqlite_master where name = 'bot_logs'").fetchone():
+            return []
+        rows = self.db.execute("select game_id, side, text, plies, cut, crash, traceback from bot_logs "
+                               "where game_id = ? order by side", [game_id]).fetchall()
+        return [stored_log(row) for row in rows]
+
+    def delete_logs_before(self, tournament_id: int, finished_before: float) -> int:
+        """Delete what the bots wrote in a tournament's (a league's) games that finished
+        before ``finished_before`` (seconds since the epoch); how many logs went. The
+        logs are read, not the games: only games with a log are looked at."""
+        with self._store.writing():
+            cursor = self.db.conn.execute(
+                "delete from bot_logs where game_id in (select l.game_id from bot_logs l join games g "
+                "on g.id = l.game_id where g.tournament_id = ? and g.finished_at < ?)",
+                [tournament_id, stored_time(finished_before)])
+        return int(cursor.rowcount)
 
     def get(self, game_id: int) -> StoredGame:
         """The game with that id; StoreError if there is none."""

@@ -204,3 +204,23 @@ def _account_security(db: Database) -> None:
         {"user_id": int, "address_hash": str, "first_at": str},
         pk=("user_id", "address_hash"), not_null={"first_at"}, foreign_keys=[("user_id", "users", "id")],
     )
+
+
+@_migration("0009_bot_logs")
+def _bot_logs(db: Database) -> None:
+    # What each bot wrote during a game (stdout and stderr, the first 64 KB), with
+    # the offset in it where each ply's text begins, and where it crashed: a row
+    # only for a side that wrote something or crashed. Written with its game; a
+    # league deletes them after its keep time (the games stay).
+    db.execute(
+        """create table bot_logs (
+            game_id integer not null references games(id),
+            side integer not null,
+            text text not null,
+            plies text not null,
+            cut integer not null default 0,
+            crash text,
+            traceback text,
+            primary key (game_id, side)
+        ) without rowid"""
+    )

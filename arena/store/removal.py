@@ -1,7 +1,7 @@
 """Removing an account's data: the rows that name it or hold its code, rewritten in place.
 
 The games stay (the other players' results are theirs), under new names; the code,
-the descriptions and what the bots wrote are emptied. Used through
+the descriptions and what the bots wrote (their infos, reasons and logs) are emptied. Used through
 :func:`arena.league.removal.remove_user`, which decides the new names.
 """
 
@@ -104,6 +104,9 @@ class Removals(Repository):
                    f"where second_bot_id in ({marks})) and ply % 2 = 1", bot_ids)
         db.execute(f"update games set reason = ? where reason is not null and ((winner = 1 and first_bot_id in "
                    f"({marks})) or (winner = 0 and second_bot_id in ({marks})))", [REMOVED_REASON, *bot_ids, *bot_ids])
+        db.execute(f"delete from bot_logs where (side = 0 and game_id in (select id from games where first_bot_id in "
+                   f"({marks}))) or (side = 1 and game_id in (select id from games where second_bot_id in ({marks})))",
+                   [*bot_ids, *bot_ids])
 
 
 def _like_prefix(text: str) -> str:

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from arena.engine.game import Rules, format_moves, move_names
 from arena.errors import ArenaError
-from arena.records import GameRecord, Termination
+from arena.records import BotLog, Frame, GameRecord, Termination
 from arena.text import json_text, storable
 
 #: The spec stored for a player an imported game's file does not name. Such a
@@ -332,6 +332,9 @@ class FinishedGame(NamedTuple):
     move_names: tuple[str, ...]
     move_ms: tuple[float | None, ...]
     move_info: tuple[str | None, ...] | None
+    # The bot_logs rows but for the game's id: (side, text, plies as JSON, cut,
+    # crash, traceback as JSON); None when neither bot wrote anything.
+    logs: tuple[tuple[int, str, str, int, str | None, str | None], ...] | None = None
 
     @classmethod
     def of(cls, record: GameRecord) -> FinishedGame:
@@ -347,8 +350,8 @@ class FinishedGame(NamedTuple):
             spec.key, spec.pairing, spec.first, spec.second,
             joiner.join([names[move] for move in spec.opening]), len(spec.opening),
             outcome.result, outcome.winner, str(outcome.termination), outcome.reason, len(played),
-            joiner.join(played), round(record.duration, 6), spec.seed, _timestamp(record.finished_at),
-            plies, played, ms, info_texts,
+            joiner.join(played), round(record.duration, 6), spec.seed, stored_time(record.finished_at),
+            plies, played, ms, info_texts, _log_rows(record.logs),
         )
 
     def storable(self) -> FinishedGame:
@@ -365,9 +368,10 @@ class FinishedGame(NamedTuple):
         the organiser's, never a bot's.
         """
         infos = [info for info in self.move_info or () if info is not None]
+        logs = [part for _, text, _, _, crash, frames in self.logs or () for part in (text, crash or "", frames or "")]
         try:
             joined = "".join([self.key, self.pairing, self.opening, self.result, self.termination,
-                              self.reason or "", self.moves, self.finished_at, *self.move_names, *infos])
+                              self.reason or "", self.moves, self.finished_at, *self.move_names, *infos, *logs])
         except TypeError:  # a value that is no text: looked at one by one below (the database judges it)
             joined = "\\ud"
         if joined.isascii() and "\\ud" not in joined:
@@ -377,12 +381,48 @@ class FinishedGame(NamedTuple):
         return self._replace(
             **made, move_names=storable(self.move_names),
             move_info=None if self.move_info is None else tuple([_storable_json(info) for info in self.move_info]),
+            logs=None if self.logs is None else tuple(
+                (side, storable(text), plies, cut, storable(crash), _storable_json(frames))
+                for side, text, plies, cut, crash, frames in self.logs),
         )
 
     def move_rows(self, game_id: int) -> Iterator[tuple[int, int, str, float | None, str | None]]:
         """The rows of the moves table, once the game has its id."""
         infos = self.move_info if self.move_info is not None else repeat(None)
         return zip(repeat(game_id), self.move_plies, self.move_names, self.move_ms, infos)
+
+
+def _log_rows(
+    logs: tuple[BotLog | None, BotLog | None],
+) -> tuple[tuple[int, str, str, int, str | None, str | None], ...] | None:
+    """The bot_logs rows of a game's logs (but for its id); None for none."""
+    if logs == (None, None):
+        return None
+    return tuple(
+        (side, log.text, json_text([list(ply) for ply in log.plies]), int(log.cut), log.crash,
+         json_text([list(frame) for frame in log.frames]) if log.frames or log.crash else None)
+        for side, log in enumerate(logs) if log is not None)
+
+
+@dataclass(frozen=True)
+class StoredLog:
+    """What one bot wrote in a stored game (see :class:`~arena.records.BotLog`)."""
+
+    game_id: int
+    side: int  # 0: the first player's bot
+    log: BotLog
+
+
+def stored_log(row: tuple[Any, ...]) -> StoredLog:
+    """A bot_logs row (game_id, side, text, plies, cut, crash, traceback) read back."""
+    game_id, side, text, plies, cut, crash, frames = row
+    try:
+        ply_offsets = tuple((ply if isinstance(ply, int) else str(ply), int(offset))
+                            for ply, offset in json.loads(plies or "[]"))
+        made = tuple(Frame(str(f[0]), int(f[1]), str(f[2]), str(f[3])) for f in json.loads(frames or "[]"))
+    except (ValueError, TypeError, IndexError):  # a row written by hand: its text is still shown
+        ply_offsets, made = (("start", 0),) if text else (), ()
+    return StoredLog(game_id, side, BotLog(text or "", ply_offsets, bool(cut), crash, made))
 
 
 def _storable_json(text: str | None) -> str | None:
@@ -458,5 +498,7 @@ def rules_of(row: StoredGame | StoredTournament) -> Rules:
     return Rules(**json.loads(row.rules))
 
 
-def _timestamp(seconds: float) -> str:
+def stored_time(seconds: float) -> str:
+    """A time (seconds since the epoch) as the games table stores it: ISO 8601 in UTC,
+    which sorts as the times do."""
     return dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat(timespec="milliseconds")

@@ -36,6 +36,7 @@ from typing import Any, TextIO
 from arena.bot import NO_LIMIT
 from arena.engine.game import PLAYER_MARKS, Board, NotationError, Rules, format_move, parse_move
 from arena.players.plugins import make_player
+from arena.protocol.bot_log import LogCollector
 from arena.protocol.player import Player
 from arena.records import BotCode
 from arena.terminal.console import TerminalIO
@@ -129,6 +130,7 @@ class PlaySession(TerminalIO):
     """A game in the terminal: a person against a bot (``bot`` spec), or two people.
 
     ``human_player`` is 0 when the person moves first (X), 1 when the bot does.
+    ``log_sink`` is told what the bot writes as it writes it (``arena play --debug``).
     ``on_save(board, finished)`` stores the game and returns a line to show
     (e.g. ``saved as game 12``). It gets a copy of the board; ``self.records``
     holds the time and info of every ply (aligned with ``board.history``) for a
@@ -151,6 +153,7 @@ class PlaySession(TerminalIO):
         on_save: Callable[[Board, bool], str] | None = None,
         seed: int = 0,
         submitted: dict[str, BotCode] | None = None,
+        log_sink: Callable[[str, int | str, str], None] | None = None,
     ) -> None:
         if human_player not in (0, 1):
             raise ValueError(f"human_player must be 0 (moves first) or 1, got {human_player!r}")
@@ -173,6 +176,8 @@ class PlaySession(TerminalIO):
         self.submitted = dict(submitted or {})  # the code of submitted bots among bot and hint_bot, by name
         self._bot: Player | None = make_player(bot, submitted=self.submitted) if bot is not None else None
         self._hint: Player | None = None
+        if self._bot is not None and log_sink is not None:  # what the bot writes, told as it comes
+            self._bot.log = LogCollector(lambda ply, text: log_sink(bot or "", ply, text))
 
     # --- public -------------------------------------------------------------------
 

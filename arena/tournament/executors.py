@@ -36,13 +36,18 @@ CHUNKS_AHEAD = 2
 
 
 class SerialExecutor:
-    """Plays everything in this process: simplest, and easiest to debug."""
+    """Plays everything in this process: simplest, and easiest to debug. With
+    ``log_sink``, what the bots write is told to it as they write it (``fn`` takes
+    it as ``log_sink``: see :func:`~arena.tournament.runner.play_for_store`)."""
 
     workers = 1
 
+    def __init__(self, log_sink: Any = None) -> None:
+        self.log_sink = log_sink
+
     def map_unordered(self, fn, chunks):  # type: ignore[no-untyped-def]
         for chunk in chunks:
-            for record in fn(chunk):
+            for record in fn(chunk) if self.log_sink is None else fn(chunk, log_sink=self.log_sink):
                 yield [record]
 
     def drain(self) -> list[Any]:

@@ -12,13 +12,14 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from arena.engine.game import Rules
 from arena.errors import ArenaFault
 from arena.ratings.sprt import CONTINUE, Outcomes, Sprt, elo_with_interval
 from arena.records import BotCode, GameRecord, GameSpec, Termination, TimeControl
-from arena.referee.referee import play_game
+from arena.referee.referee import LogSink, play_game
 from arena.tournament.config import MATCH_FORMAT, OpeningsConfig, TournamentConfig
 from arena.tournament.faults import Faults
 from arena.tournament.schedule import MATCH_PAIRING, iter_match_games
@@ -245,16 +246,18 @@ def play_match(
     bots: tuple[str, str],
     play: Callable[[Iterable[GameSpec]], Iterator[GameRecord]] | None = None,
     progress: Progress | None = None,
+    log_sink: LogSink | None = None,
 ) -> MatchResult:
     """Play every spec (in this process unless ``play`` maps them elsewhere),
-    telling ``progress`` after each game."""
+    telling ``progress`` after each game, and ``log_sink`` what the bots write as
+    they write it (games played in this process)."""
     specs = list(specs)
     result = MatchResult(bots)
     started = time.perf_counter()
     todo, faults = specs, Faults()
     while todo:
         again = []
-        for record in play(todo) if play is not None else map(play_game, todo):
+        for record in play(todo) if play is not None else map(_referee(log_sink), todo):
             _count(faults, record)
             if record.void:  # the arena failed, not a bot: counts for nobody, played again
                 again.append(record.spec)
@@ -267,6 +270,11 @@ def play_match(
     return result
 
 
+def _referee(log_sink: LogSink | None) -> Callable[[GameSpec], GameRecord]:
+    """What plays a game here: the referee, telling ``log_sink`` what the bots write."""
+    return play_game if log_sink is None else partial(play_game, log_sink=log_sink)
+
+
 def _count(faults: Faults, record: GameRecord) -> None:
     """Count a game; :class:`ArenaFault` (one line on the terminal) once too many are void in a row."""
     faults.count(record)
@@ -275,13 +283,14 @@ def _count(faults: Faults, record: GameRecord) -> None:
 
 
 def play_sprt(
-    specs: Iterable[GameSpec], bots: tuple[str, str], test: Sprt, progress: Progress | None = None
+    specs: Iterable[GameSpec], bots: tuple[str, str], test: Sprt, progress: Progress | None = None,
+    log_sink: LogSink | None = None,
 ) -> tuple[MatchResult, str]:
     """Play ``specs`` in order, checking ``test`` after each pair of games (one
     opening, both colours) when they come in pairs, else after each game; stop as
     soon as it decides. Returns the games played and the decision (H0, H1, or
     continue if the specs ran out first). ``progress`` is told after each game,
-    against the most games there can be."""
+    against the most games there can be; ``log_sink`` what the bots write."""
     specs = list(specs)
     result = MatchResult(bots)
     by_pair = paired(specs)
@@ -289,11 +298,12 @@ def play_sprt(
     first_of_pair = 0.0
     decision = CONTINUE
     started = time.perf_counter()
+    play = _referee(log_sink)
     for spec in specs:
-        record, faults = play_game(spec), Faults()
+        record, faults = play(spec), Faults()
         _count(faults, record)
         while record.void:  # the arena failed, not a bot: played again
-            record = play_game(spec)
+            record = play(spec)
             _count(faults, record)
         result.records.append(record)
         if progress is not None:

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from arena.engine.openings import new_seed_secret
 from arena.players.plugins import installed_bots, load_entry, parse_spec
 from arena.records import BotCode, GameRecord, GameSpec, Termination
-from arena.referee.referee import play_game
+from arena.referee.referee import LogSink, play_game
 from arena.store import BotIdentity, FinishedGame, Store, StoreError, StoreWriteFailed
 from arena.text import content_hash
 from arena.tournament.cluster import worker_needs
@@ -247,11 +247,12 @@ def play_games(specs: list[GameSpec]) -> Iterator[GameRecord]:
         yield play_game(spec)
 
 
-def play_for_store(specs: list[GameSpec]) -> Iterator[FinishedGame]:
+def play_for_store(specs: list[GameSpec], log_sink: LogSink | None = None) -> Iterator[FinishedGame]:
     """Worker entry point of a tournament: :func:`play_games`, each game yielded as
-    the rows the store writes, so that the one writer has only to insert them."""
+    the rows the store writes, so that the one writer has only to insert them
+    (``log_sink``: told what the bots write, played in this process only)."""
     for spec in specs:
-        yield FinishedGame.of(play_game(spec))
+        yield FinishedGame.of(play_game(spec, log_sink=log_sink))
 
 
 def chunked(specs: Iterable[GameSpec], count: int, executor: Any) -> Iterator[list[GameSpec]]:

@@ -22,10 +22,12 @@ from pydantic import BeforeValidator, StringConstraints
 
 from arena.engine.game import MAX_SIZE, Rules, format_move, parse_moves
 from arena.formats.game_files import export_json, export_moves
+from arena.league.policy import may_read_log
 from arena.ratings.analysis import analyse_stored, describe
-from arena.records import RESULTS, Termination
+from arena.records import RESULTS, START, Termination
 from arena.store import Store, StoredGame, StoredMove, rules_of
 from arena.text import plural, printable, storable
+from arena.web.accounts import private, signed_in
 from arena.web.pages import StoreDep, page
 
 router = APIRouter()
@@ -172,6 +174,29 @@ def move_rows(game: StoredGame, stored: list[StoredMove], marks: dict[int, tuple
     return rows
 
 
+def bot_logs(request: Request, store: Store, game: StoredGame) -> list[dict[str, Any]]:
+    """What each side's bot wrote, for the game page: its text by ply, its crash, only
+    for a viewer who may read that bot's code (as the code page decides); for any
+    other viewer, how many lines it wrote and nothing of them."""
+    stored = store.games.logs(game.id)
+    if not stored:
+        return []
+    viewer = signed_in(request, store)
+    shown = []
+    for item in stored:
+        spec = (game.first, game.second)[item.side]
+        log = item.log
+        visible = may_read_log(store, viewer, spec, game.tournament)
+        parts = log.by_ply() if visible else []
+        shown.append({
+            "side": item.side, "mark": "XO"[item.side], "bot": spec, "visible": visible, "lines": log.lines(),
+            "start": "".join(text for ply, text in parts if ply == START),
+            "plies": {ply: text for ply, text in parts if ply != START},
+            "cut": log.cut, "crash": log.crash if visible else None, "frames": log.frames if visible else (),
+        })
+    return shown
+
+
 def _shown_value(value: Any) -> str:
     if value is None:
         return ""
@@ -221,10 +246,17 @@ def game_page(request: Request, store: StoreDep, game_id: GameId,
               "moves": [format_move(m, rules) for m in moves], "ply": shown}
     rows = store.games.moves(game_id)
     document = export_text(game, rows, indent=2).translate(_json_escapes())
-    return page(request, "game.html", title=f"Game {game_id}", game=game, rules=rules.describe(),
-                board=board, shown=shown, plies=len(moves),
-                moves=move_rows(game, rows, marks), analysed=bool(marks),
-                notation=export_moves(rules, moves), document=document, replay=replay)
+    logs = bot_logs(request, store, game)
+    # Each move's lines, beside it, where its bot's log may be read by this viewer.
+    move_logs = {ply: text for log in logs for ply, text in log["plies"].items()}
+    response = page(request, "game.html", title=f"Game {game_id}", game=game, rules=rules.describe(),
+                    board=board, shown=shown, plies=len(moves),
+                    moves=move_rows(game, rows, marks), analysed=bool(marks),
+                    notation=export_moves(rules, moves), document=document, replay=replay,
+                    logs=logs, move_logs=move_logs)
+    if logs:
+        private(response)  # what it shows depends on who asks
+    return response
 
 
 @router.get("/games/{game_id}/export", include_in_schema=False)

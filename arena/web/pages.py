@@ -33,6 +33,8 @@ HERE = Path(__file__).parent
 environment = jinja2.Environment(
     loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True, undefined=jinja2.StrictUndefined)
 environment.filters["shown"] = lambda text: printable(str(text))
+# Text of several lines (what a bot printed): each line made printable, the newlines kept.
+environment.filters["shown_lines"] = lambda text: "\n".join(printable(line) for line in str(text).split("\n"))
 environment.filters["signed"] = lambda value: f"{value:+.0f}"
 templates = Jinja2Templates(env=environment)
 

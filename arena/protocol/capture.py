@@ -1,0 +1,68 @@
+"""What a bot called in this process writes to ``sys.stdout`` and ``sys.stderr``,
+captured per call and per thread.
+
+Swapping ``sys.stdout`` around each call (``contextlib.redirect_stdout``) is not
+safe with threads: two games played side by side would restore each other's
+streams, and one bot's lines would end in the other's log, or for good in one of
+them. Instead, once, each of the two streams is wrapped in a :class:`_Routed`
+stream that sends a write to the capture of the calling thread when it has one,
+and to the stream it wraps otherwise. A call costs two assignments to a
+thread-local (the streams are wrapped once a game, not once a move); a bot that
+prints nothing pays nothing more. (What a bot writes
+below Python, to its descriptors, or from threads of its own, is not caught: a
+bot that must be held to what it prints runs in the sandbox, where everything
+it writes is.)
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+import threading
+from typing import Any, TextIO
+
+_local = threading.local()
+_installing = threading.Lock()
+
+
+class _Routed(io.TextIOBase):
+    """A text stream that writes to the calling thread's capture, if it has one."""
+
+    def __init__(self, wrapped: TextIO) -> None:
+        self.wrapped = wrapped
+
+    def write(self, text: str) -> int:
+        capture = getattr(_local, "capture", None)
+        if capture is None:
+            return self.wrapped.write(text)
+        capture.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        if getattr(_local, "capture", None) is None:
+            self.wrapped.flush()
+
+    def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding...: the wrapped stream's
+        return getattr(self.wrapped, name)
+
+
+def _route() -> None:
+    """Wrap ``sys.stdout`` and ``sys.stderr`` (again, if something replaced them since)."""
+    with _installing:
+        if not isinstance(sys.stdout, _Routed):
+            sys.stdout = _Routed(sys.stdout)
+        if not isinstance(sys.stderr, _Routed):
+            sys.stderr = _Routed(sys.stderr)
+
+
+def routed() -> None:
+    """Make sure ``sys.stdout`` and ``sys.stderr`` can be captured (:func:`into`):
+    once before a game, and again if something replaced them since."""
+    if type(sys.stdout) is not _Routed or type(sys.stderr) is not _Routed:
+        _route()
+
+
+def into(captured: list[str] | None) -> None:
+    """From now on, what this thread writes to ``sys.stdout`` and ``sys.stderr`` goes
+    to the end of ``captured`` (None: to the streams again). Call :func:`routed` first."""
+    _local.capture = captured
