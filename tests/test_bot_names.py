@@ -178,6 +178,24 @@ def test_without_a_sandbox_a_crashing_bot_forfeits_as_in_the_sandbox(no_sandbox,
     assert not report.passed and "failed to import: ValueError: no" in report.first_failure()
 
 
+def test_without_a_sandbox_what_an_own_bot_prints_is_its_log(no_sandbox, tmp_path):
+    path = tmp_path / "talker.py"
+    path.write_text(
+        "from arena.bot import Bot\n"
+        "class Talker(Bot):\n"
+        "    def choose_move(self, board):\n"
+        "        print('looking at', board.ply)\n"
+        "        return board.legal_moves()[0]\n"
+    )
+    db = tmp_path / "arena.db"
+    code, output = run("match", str(path), "random", "-n", "2", "--openings", "0", "--db", str(db))
+    assert code == 0, output
+    with Store(db, read_only=True) as store:
+        first = next(game for game in store.games.all() if game.first.endswith("talker.py"))
+        texts = [stored.log.text for stored in store.games.logs(first.id)]
+    assert texts and "looking at 0" in texts[0]
+
+
 def test_without_a_sandbox_others_code_is_refused(no_sandbox, league, monkeypatch):
     monkeypatch.setenv("ARENA_WEAK_SANDBOX", "1")  # no weaker sandbox to fall back on either
     with pytest.raises(NoSandbox, match="needs the sandbox"):

@@ -16,7 +16,7 @@ import time
 from collections import deque
 
 from arena.bot import Bot, BotFailure
-from arena.protocol import messages
+from arena.protocol import capture, messages
 from arena.protocol.player import ChannelBot
 from arena.protocol.server import Server, server_for
 from arena.records import BotCode, Limits
@@ -51,10 +51,19 @@ class UnsandboxedBot(ChannelBot):
         for line in data.splitlines():
             if self._server is None:
                 return
-            answer = self._server.answer(messages.decode_request(line))
+            # What the bot prints comes with its answer, as from a sandboxed bot's
+            # output file: the player's log reads it from there.
+            printed: list[str] = []
+            capture.routed()
+            capture.into(printed)
+            try:
+                answer = self._server.answer(messages.decode_request(line))
+            finally:
+                capture.into(None)
             if answer is None:  # quit
                 self._server = None
                 return
+            answer = messages.with_output(answer, "".join(printed).encode("utf-8", "replace"))
             self._answers.append(messages.encode(answer).rstrip(b"\n"))
 
     def _receive(self, seconds: float, since: float) -> bytes:
