@@ -163,6 +163,17 @@ def export_json(
     return json.dumps(game_document(game), indent=indent, ensure_ascii=False)
 
 
+#: Characters that end a line for some readers (Python's ``str.splitlines``) though
+#: JSON may hold them unescaped, and DEL, which no text file holds: written escaped,
+#: one game stays one line everywhere.
+_LINE_BREAKS = str.maketrans({"\x7f": "\\u007f", "\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def json_line(value: Any) -> str:
+    """``value`` as JSON on one line, whoever splits it into lines."""
+    return json.dumps(value, ensure_ascii=False).translate(_LINE_BREAKS)
+
+
 def game_document(game: ImportedGame) -> dict[str, Any]:
     """Every field of the JSON document (see the module docstring) for ``game``."""
     rules, moves, info, ms = game.rules, game.moves, game.move_info, game.move_ms

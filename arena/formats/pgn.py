@@ -44,6 +44,7 @@ from arena.formats.game_files import (
     GameFileError,
     ImportedGame,
     checked_game,
+    json_line,
     parse_rules_prefix,
     parse_single_move,
 )
@@ -80,7 +81,7 @@ def write_pgn(game: ImportedGame) -> str:
         ("TimeControl", time_control_code(game.time_control)),
         ("Opening", format_moves(game.moves[:game.opening_plies], rules) or _NONE),
     ]
-    lines = [f"[{key} {json.dumps(value, ensure_ascii=False)}]" for key, value in headers]
+    lines = [f"[{key} {json_line(value)}]" for key, value in headers]
     tokens: list[str] = []
     for ply, move in enumerate(game.moves):
         if ply % 2 == 0:

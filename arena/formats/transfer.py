@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from arena.engine.game import Board, Rules, format_moves, move_names
-from arena.formats.game_files import GameFileError, ImportedGame, game_document
+from arena.formats.game_files import GameFileError, ImportedGame, game_document, json_line
 from arena.records import RESULTS, UNFINISHED_RESULT, Termination, TimeControl
 from arena.store import UNNAMED, Store, StoredGame, StoredMove, StoredTournament, rules_of
 from arena.store.rows import FinishedGame
@@ -222,5 +222,5 @@ def _now() -> str:
 
 def document_line(game: ImportedGame) -> str:
     """The game as one line of JSON Lines."""
-    return json.dumps(game_document(game), ensure_ascii=False)
+    return json_line(game_document(game))
 
