@@ -224,3 +224,16 @@ def test_a_result_the_moves_contradict_is_refused() -> None:
     text = '[Result "0-1"]\n\n1. 1 2 2. 1 2 3. 1 2 4. 1 0-1\n'
     with pytest.raises(GameFileError, match="contradicts the moves"):
         list(read_games(text.splitlines(keepends=True)).games)
+
+
+def test_an_import_stores_nothing_when_a_later_batch_holds_a_bad_game(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arena.formats import transfer
+
+    monkeypatch.setattr(transfer, "_BATCH", 1)  # the good game is written before the bad one is read
+    text = json.dumps({"moves": "4453", "key": "a"}) + "\n" + json.dumps({"moves": "4444444", "key": "b"}) + "\n"
+    with Store(tmp_path / "a.db") as store:
+        with pytest.raises(GameFileError, match="game 2"):
+            transfer.import_games(store, read_games(text.splitlines(keepends=True)).games, "imported")
+        assert store.games.count() == 0
