@@ -69,8 +69,8 @@ def match_command(
     from arena.tournament.match import SPRT_MAX_GAMES, match_specs, play_match, play_sprt
 
     rules = make_rules(width, height, connect, no_gravity, scoring)
-    a = spec_text(check_spec(bot_a))
-    b = spec_text(check_spec(bot_b))
+    a = spec_text(check_spec(bot_a, rules=rules))
+    b = spec_text(check_spec(bot_b, rules=rules))
     if bank_seconds and move_seconds is None:
         raise ArenaUsageError(f"--bank-seconds {bank_seconds:g} needs --move-seconds: a bank adds to a move limit")
     test = Sprt.parse(sprt_text) if sprt_text else None

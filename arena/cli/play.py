@@ -39,9 +39,9 @@ def play_command(bot: str | None, first: bool, second: bool, width: int | None, 
         raise ArenaUsageError("--first and --second each say who moves first: give one of them")
     human_first = not second
     rules = make_rules(width, height, connect, no_gravity, scoring)
-    bot_spec = spec_text(check_spec(bot)) if bot else None
+    bot_spec = spec_text(check_spec(bot, rules=rules)) if bot else None
     try:  # both checked before the first move, not when 'h' is pressed or the game is saved
-        check_spec(hint_bot)
+        check_spec(hint_bot, rules=rules)
     except ArenaError as exc:
         raise ArenaUsageError(f"--hint-bot {hint_bot!r}: {exc}") from None
     check_database(db)

@@ -80,13 +80,20 @@ class InProcessPlayer(Player):
         self._with_limit = takes_limit(bot)
 
     def begin_game(self, rules: Rules, side: int, seed: int, time_control: TimeControl | None = None) -> None:
+        self._give_clock(time_control)
         self.bot.begin_game(rules, side, seed)
 
     def finish_start(self) -> None:
         self.bot.finish_start()
 
     def new_game(self, rules: Rules, side: int, seed: int, time_control: TimeControl | None = None) -> None:
+        self._give_clock(time_control)
         self.bot.new_game(rules, side, seed)
+
+    def _give_clock(self, time_control: TimeControl | None) -> None:
+        """A ConnectX agent's configuration tells the game's clock (a Bot sees its limits move by move)."""
+        if isinstance(self.bot, KaggleAgentBot):
+            self.bot.time_control = time_control
 
     def play(self, board: Board, limit: Limit) -> tuple[object, dict[str, Any] | None]:
         bot = self.bot

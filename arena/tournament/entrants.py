@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from arena.engine.game import Rules
 from arena.entry.submissions import resolve
 from arena.players.plugins import BotChecker, BotSpecError, BotStartError, parse_spec, spec_text
 from arena.records import BotCode
@@ -46,8 +47,9 @@ def resolve_bots(
 
     submitted: dict[str, BotCode] = {}
     failed: dict[str, str] = {}
-    bots = _resolve_specs(config.bots, "bots", fail, store, checker, submitted, failed)
-    challengers = _resolve_specs(config.challengers, "challengers", fail, store, checker, submitted, failed)
+    bots = _resolve_specs(config.bots, "bots", fail, store, checker, submitted, failed, config.rules)
+    challengers = _resolve_specs(config.challengers, "challengers", fail, store, checker, submitted, failed,
+                                 config.rules)
     check_field_of_play(config.format, bots, challengers, fail)  # x and x@v2 may be one bot
     resolved = dataclasses.replace(
         config, bots=bots, challengers=challengers, submitted=tuple(sorted(submitted.items())),
@@ -92,6 +94,7 @@ def _resolve_specs(
     checker: BotChecker,
     submitted: dict[str, BotCode],
     failed: dict[str, str],
+    rules: Rules,
 ) -> tuple[str, ...]:
     resolved = []
     for text in specs:
@@ -101,12 +104,12 @@ def _resolve_specs(
                 text, code = found
                 submitted[parse_spec(text).name] = code
                 try:
-                    checker.check(text, submitted=submitted)
+                    checker.check(text, submitted=submitted, rules=rules)
                 except BotStartError as exc:  # the author's bot, not the organiser's mistake: it forfeits
                     failed[text] = exc.reason
                 resolved.append(text)
             else:
-                resolved.append(spec_text(checker.check(text)))
+                resolved.append(spec_text(checker.check(text, rules=rules)))
         except BotSpecError as exc:
             raise fail(f"{key}: {exc}") from None
     check_listed_once(resolved, key, fail)  # "x" and "x@v2" are one bot when v2 is the latest
