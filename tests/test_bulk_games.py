@@ -229,7 +229,7 @@ def test_a_result_the_moves_contradict_is_refused() -> None:
 def test_an_import_stores_nothing_when_a_later_batch_holds_a_bad_game(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from arena.formats import transfer
+    from arena.terminal import transfer
 
     monkeypatch.setattr(transfer, "_BATCH", 1)  # the good game is written before the bad one is read
     text = json.dumps({"moves": "4453", "key": "a"}) + "\n" + json.dumps({"moves": "4444444", "key": "b"}) + "\n"

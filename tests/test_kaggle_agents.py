@@ -21,7 +21,7 @@ from tests.test_protocol import exchange
 KAGGLE_FIELDS = {"rows", "columns", "inarow", "actTimeout", "agentTimeout", "runTimeout", "episodeSteps", "timeout"}
 
 
-def seen_by(agent_takes: str, time_control: TimeControl | None, limit: Limit, rules: Rules = Rules()) -> list[Any]:
+def seen_by(agent_takes: str, time_control: TimeControl | None, limit: Limit, rules: Rules | None = None) -> list[Any]:
     """What an agent was called with for one move, played in this process."""
     calls: list[Any] = []
     agents = {
@@ -30,6 +30,7 @@ def seen_by(agent_takes: str, time_control: TimeControl | None, limit: Limit, ru
         "args": lambda *args: calls.append(args) or 0,
     }
     player = InProcessPlayer(KaggleAgentBot(agents[agent_takes]))
+    rules = rules or Rules()
     player.new_game(rules, 0, 0, time_control)
     player.play(Board.from_moves([3], rules), limit)
     (call,) = calls

@@ -16,10 +16,10 @@ from arena.engine.game import Board, parse_moves
 from arena.formats.game_files import ImportedGame, export_moves, game_document, parse_rules_prefix
 from arena.formats.many_games import SINGLE_GAME_FORMS, read_games
 from arena.formats.pgn import write_pgn
-from arena.formats.transfer import document_line, import_games, stored_games
 from arena.ratings.analysis import analyse_stored, describe
 from arena.store import rules_of
 from arena.terminal.casual import import_into
+from arena.terminal.transfer import document_line, import_games, stored_games
 from arena.text import plural, printable
 
 GAMES_SHOWN = 50  # what 'arena games' lists without --limit
