@@ -28,7 +28,7 @@ prefix may be left out: a bare move string (``4453``) means 7x6 connect 4 (or th
       "tournament": "default",  # where it was played, and the game's key there
       "key": "p0000-o0000-a",
       "id": 17,                 # its id in the database it came from
-      "site": "arena.db",       # that database's file name
+      "site": "connectk-arena", # the program that played it
       "date": "2025-01-31T12:00:00.123+00:00",  # when it finished (UTC)
       "opening": "36",          # the opening's moves, the first plies of "moves"
       "time_control": {"move_seconds": 1.0, "bank_seconds": 0.0},  # or null: none
@@ -103,7 +103,7 @@ class ImportedGame:
     tournament: str | None = None  # where it was played (PGN's Event)
     key: str | None = None  # the game's key in that tournament (PGN's Round)
     game_id: int | None = None  # its id in the database it came from
-    site: str | None = None  # that database's file name
+    site: str | None = None  # the program that played it (PGN's Site)
     date: str | None = None  # when it finished: ISO 8601, UTC
     opening_plies: int = 0  # how many of the first moves were the opening
     time_control: TimeControl | None = None  # None: none, or not known

@@ -4,7 +4,7 @@ Each game is a block of headers, one ``[Key "value"]`` a line, then its move tex
 a blank line separates games::
 
     [Event "default"]
-    [Site "arena.db"]
+    [Site "connectk-arena"]
     [Date "2025.01.31"]
     [Time "12:00:00.123"]
     [Round "p0000-o0000-a"]

@@ -66,7 +66,7 @@ def unsupported(rules: Rules) -> str | None:
     """Why Kaggle's ConnectX cannot play a game of ``rules``; None when it can."""
     if not rules.moves_are_columns:
         return "Kaggle's ConnectX has no games without gravity (its moves are columns)"
-    if rules.counts_windows:
+    if not rules.first_line_wins:
         return "Kaggle's ConnectX has no count scoring (the first line wins)"
     return None
 
@@ -84,7 +84,8 @@ def arguments_taken(agent: Callable[..., Any]) -> int:
     return len(positional)
 
 
-def observation(board: Board, overage: float) -> Struct:
+def observation(board: Board, overage: float = KAGGLE_OVERAGE) -> Struct:
+    """What Kaggle shows an agent on move in ``board``, with ``overage`` seconds of its bank left."""
     rules = board.rules
     flat = []
     for row in reversed(range(rules.height)):  # Kaggle's row 0 is the top

@@ -17,15 +17,15 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import os
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from arena.engine.game import Board, Rules, format_moves, move_names
 from arena.formats.game_files import GameFileError, ImportedGame, game_document, json_line
+from arena.formats.stored_games import file_game
 from arena.records import RESULTS, UNFINISHED_RESULT, Termination, TimeControl
-from arena.store import UNNAMED, Store, StoredGame, StoredMove, StoredTournament, rules_of
+from arena.store import UNNAMED, Store, StoredGame, StoredMove, rules_of
 from arena.store.rows import FinishedGame
 from arena.terminal.casual import player_identity
 from arena.text import clip, json_text
@@ -42,56 +42,16 @@ def stored_games(store: Store, tournament: str | None = None, bot: str | None = 
                  game_id: int | None = None) -> Iterator[ImportedGame]:
     """The stored games chosen (one by id, or those of a tournament and/or a bot, or
     all), oldest first, each with everything a file holds."""
-    site = os.path.basename(store.path)
-    tournaments: dict[str, StoredTournament | None] = {}
+    clocks: dict[str, TimeControl | None] = {}
     if game_id is not None:
         pairs: Iterable[tuple[StoredGame, list[StoredMove]]] = [(store.games.get(game_id),
                                                                   store.games.moves(game_id))]
     else:
         pairs = store.games.stream(tournament=tournament, bot=bot)
     for game, moves in pairs:
-        if game.tournament not in tournaments:
-            tournaments[game.tournament] = store.tournaments.get(game.tournament)
-        yield as_file_game(game, moves, _time_control(tournaments[game.tournament]), site)
-
-
-def as_file_game(game: StoredGame, moves: list[StoredMove], time_control: TimeControl | None,
-                 site: str | None = None) -> ImportedGame:
-    """A stored game as a file's game."""
-    rules = rules_of(game)
-    index = {name: move for move, name in enumerate(move_names(rules))}
-    finished = game.termination != Termination.UNFINISHED  # an unfinished game has no result yet
-    return ImportedGame(
-        rules=rules,
-        moves=[index[m.move] for m in moves],
-        players=(game.first, game.second),
-        result=game.result if finished else None,
-        termination=Termination(game.termination) if finished else None,
-        reason=game.reason,
-        move_info=[json.loads(m.info) if m.info else None for m in moves],
-        move_ms=[m.ms for m in moves],
-        tournament=game.tournament,
-        key=game.key,
-        game_id=game.id,
-        site=site,
-        date=game.finished_at,
-        opening_plies=game.opening_plies or 0,
-        time_control=time_control,
-        duration=game.duration,
-        seed=game.seed,
-    )
-
-
-def _time_control(tournament: StoredTournament | None) -> TimeControl | None:
-    """The time control a tournament was played with; None where it had none."""
-    try:
-        config = json.loads(tournament.config) if tournament else {}
-        value = config.get("time_control") if isinstance(config, dict) else None
-        if not isinstance(value, dict) or value.get("move_seconds") is None:
-            return None
-        return TimeControl(float(value["move_seconds"]), float(value.get("bank_seconds") or 0.0))
-    except (ValueError, TypeError):  # a row written by hand may hold anything
-        return None
+        if game.tournament not in clocks:
+            clocks[game.tournament] = store.tournaments.time_control(game.tournament)
+        yield file_game(game, moves, clocks[game.tournament])
 
 
 # --- in ---------------------------------------------------------------------------
