@@ -96,6 +96,7 @@ def show_command(game_id: int, db: str) -> None:
         click.echo(score)
 
 
+#: ``arena solve``'s default budget in seconds: an answer or "unknown" soon, never minutes of silence.
 @main.command("export")
 @click.argument("game_id", type=int, required=False)
 @click.option("--tournament", "-t", help="Every game of this tournament.")

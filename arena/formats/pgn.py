@@ -17,7 +17,8 @@ a blank line separates games::
     [TimeControl "1+5"]
     [Opening "36"]
 
-    1. 3 6 2. 4 {[%ms 0.52]} 6 {[%ms 0.03]} 3. 4 {[%ms 0.61]} 4 {[%ms 0.02]} 1-0
+    1. 3 6 2. 4 {[%ms 0.52]} 6 {[%ms 0.03]} 3. 5 {[%ms 0.61]} 6 {[%ms 0.02]} 4. 2
+    {[%ms 0.4]} 1-0
 
 A header's value is a JSON string: PGN's own quoting (``\\"`` and ``\\\\``) and, for
 text no PGN holds, ``\\n``, ``\\t`` and ``\\uXXXX``. Unknown headers are ignored on
