@@ -96,7 +96,7 @@ def match_command(
     checker = BotChecker()  # each untrusted bot started once: here, not again when the match resolves its bots
     with existing_store(db) as found_in:  # only read: a refused match leaves no database
         found = resolve_bot(bot_a, found_in), resolve_bot(bot_b, found_in)
-    a, b = (spec_text(checker.check(bot.spec, submitted=bot.submitted)) for bot in found)
+    a, b = (spec_text(checker.check(bot.spec, submitted=bot.submitted, rules=rules)) for bot in found)
     if bank_seconds and move_seconds is None:
         raise ArenaUsageError(f"--bank-seconds {bank_seconds:g} needs --move-seconds: a bank adds to a move limit")
     test = Sprt.parse(sprt_text) if sprt_text else None

@@ -41,11 +41,11 @@ def play_command(bot: str | None, first: bool, second: bool, width: int | None, 
         raise ArenaUsageError("--first and --second each say who moves first: give one of them")
     human_first = not second
     rules = make_rules(width, height, connect, no_gravity, scoring)
-    found = check_bot(bot, db) if bot else None
+    found = check_bot(bot, db, rules=rules) if bot else None
     bot_spec = found.spec if found else None
     submitted = found.submitted if found else {}
     try:  # both checked before the first move, not when 'h' is pressed or the game is saved
-        hint = check_bot(hint_bot, db)
+        hint = check_bot(hint_bot, db, rules=rules)
     except ArenaError as exc:
         raise ArenaUsageError(f"--hint-bot {hint_bot!r}: {exc}") from None
     submitted = {**submitted, **hint.submitted}

@@ -117,6 +117,12 @@ class Rules:
         cell there (Connect Four, and ConnectX's actions); False when it names a cell."""
         return self.gravity
 
+    @property
+    def first_line_wins(self) -> bool:
+        """True when the first line of ``connect`` ends the game (Connect Four, and
+        ConnectX); False when windows are counted on the full board."""
+        return not self.counts_windows
+
     def filled_text(self, move: int | None = None) -> str:
         """Why a move whose place is filled cannot be played: ``column is full`` or
         ``cell is taken``; with ``move``, named: ``column 4 is full``, ``cell c3 is taken``."""

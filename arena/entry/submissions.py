@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.engine.game import Rules
 from arena.entry.checks import CheckReport, check_code, require_sandbox
 from arena.errors import ArenaError
 from arena.players.plugins import (
@@ -121,14 +122,14 @@ def resolve_bot(text: str, store: Store | None) -> ResolvedBot:
     return ResolvedBot(spec_text(canonical), BotCode(label=found.spec, text=found.source, class_name=found.class_name))
 
 
-def check_bot(text: str, db: str) -> ResolvedBot:
+def check_bot(text: str, db: str, rules: Rules | None = None) -> ResolvedBot:
     """:func:`resolve_bot` against the database ``db`` (only read, and only if it
     exists: without it, no name is a submitted bot), then the bot built once, and an
     untrusted one started in the sandbox, so that a bot that cannot play is one line
     before any game (:func:`~arena.players.plugins.check_spec`)."""
     with existing_store(db) as store:
         found = resolve_bot(text, store)
-    check_spec(found.spec, submitted=found.submitted)
+    check_spec(found.spec, submitted=found.submitted, rules=rules)
     return found
 
 

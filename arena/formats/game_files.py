@@ -24,17 +24,33 @@ prefix may be left out: a bare move string (``4453``) means 7x6 connect 4 (or th
       "players": {"first": "minimax:depth=6", "second": "random"},
       "result": "1-0",          # "1-0", "0-1", "1/2-1/2" or null
       "termination": "win",     # "win", "draw", "forfeit" or null
-      "reason": null            # why a forfeit happened
+      "reason": null,           # why a forfeit happened
+      "tournament": "default",  # where it was played, and the game's key there
+      "key": "p0000-o0000-a",
+      "id": 17,                 # its id in the database it came from
+      "site": "connectk-arena", # the program that played it
+      "date": "2025-01-31T12:00:00.123+00:00",  # when it finished (UTC)
+      "opening": "36",          # the opening's moves, the first plies of "moves"
+      "time_control": {"move_seconds": 1.0, "bank_seconds": 0.0},  # or null: none
+      "duration": 0.25,         # seconds the game took
+      "seed": 1090465900309190024
     }
 
 ``ply`` counts from 0 (like the store); ``ms`` and ``info`` may be null. On
 import only ``moves`` (or ``plies``) is required; ``rules`` defaults to 7x6
-connect 4. Every move is checked by playing it: any problem raises
-:class:`GameFileError` with one line naming the offending value.
+connect 4; every field after ``reason`` may be left out or null. Every move is
+checked by playing it: any problem raises :class:`GameFileError` with one line
+naming the offending value.
+
+**JSON Lines** is that document on one line per game; **a listing** is what
+``arena games --json`` prints, a JSON list of games with ``first``, ``second``,
+``moves`` and ``rules`` each (:func:`read_games` reads every form, and the
+PGN-like text of :mod:`arena.formats.pgn`).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import re
@@ -55,7 +71,7 @@ from arena.engine.game import (
     parse_moves,
 )
 from arena.errors import ArenaError
-from arena.records import RESULTS, Termination
+from arena.records import RESULTS, Termination, TimeControl
 from arena.text import clip, nested_deeper_than
 
 FORMAT_NAME = "connectk-game"
@@ -84,6 +100,15 @@ class ImportedGame:
     reason: str | None = None
     move_info: list[dict[str, Any] | None] = field(default_factory=list)
     move_ms: list[float | None] = field(default_factory=list)
+    tournament: str | None = None  # where it was played (PGN's Event)
+    key: str | None = None  # the game's key in that tournament (PGN's Round)
+    game_id: int | None = None  # its id in the database it came from
+    site: str | None = None  # the program that played it (PGN's Site)
+    date: str | None = None  # when it finished: ISO 8601, UTC
+    opening_plies: int = 0  # how many of the first moves were the opening
+    time_control: TimeControl | None = None  # None: none, or not known
+    duration: float | None = None
+    seed: int | None = None
 
     def board(self) -> Board:
         """The final position (every move already checked on import)."""
@@ -132,11 +157,29 @@ def export_json(
     indent: int | None = None,
 ) -> str:
     """The game as a JSON document (see the module docstring); one line unless ``indent``."""
-    moves = list(moves)
-    info = list(move_info or [])
-    ms = list(move_ms or [])
     first, second = tuple(players) if players is not None else (None, None)
-    document = {
+    game = ImportedGame(rules, list(moves), (first, second), result, termination, reason,
+                        list(move_info or []), list(move_ms or []))
+    return json.dumps(game_document(game), indent=indent, ensure_ascii=False)
+
+
+#: Characters that end a line for some readers (Python's ``str.splitlines``) though
+#: JSON may hold them unescaped, and DEL, which no text file holds: written escaped,
+#: one game stays one line everywhere.
+_LINE_BREAKS = str.maketrans({"\x7f": "\\u007f", "\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def json_line(value: Any) -> str:
+    """``value`` as JSON on one line, whoever splits it into lines."""
+    return json.dumps(value, ensure_ascii=False).translate(_LINE_BREAKS)
+
+
+def game_document(game: ImportedGame) -> dict[str, Any]:
+    """Every field of the JSON document (see the module docstring) for ``game``."""
+    rules, moves, info, ms = game.rules, game.moves, game.move_info, game.move_ms
+    first, second = game.players or (None, None)
+    time_control = game.time_control
+    return {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
         "rules": rules.as_dict(),
@@ -151,18 +194,27 @@ def export_json(
             for ply, move in enumerate(moves)
         ],
         "players": {"first": first, "second": second},
-        "result": result,
-        "termination": termination,
-        "reason": reason,
+        "result": game.result,
+        "termination": game.termination,
+        "reason": game.reason,
+        "tournament": game.tournament,
+        "key": game.key,
+        "id": game.game_id,
+        "site": game.site,
+        "date": game.date,
+        "opening": format_moves(moves[:game.opening_plies], rules),
+        "time_control": None if time_control is None else {
+            "move_seconds": time_control.move_seconds, "bank_seconds": time_control.bank_seconds},
+        "duration": game.duration,
+        "seed": game.seed,
     }
-    return json.dumps(document, indent=indent, ensure_ascii=False)
 
 
 # --- import ---------------------------------------------------------------------------
 
 
 #: Control characters no text game file holds (tabs and line ends are fine).
-_BINARY = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+BINARY = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def import_game(text: str, rules: Rules | None = None) -> ImportedGame:
@@ -172,7 +224,7 @@ def import_game(text: str, rules: Rules | None = None) -> ImportedGame:
     """
     if not isinstance(text, str):
         raise GameFileError(f"expected text, got {type(text).__name__}")
-    binary = _BINARY.search(text)
+    binary = BINARY.search(text)
     if binary is not None:
         raise GameFileError(
             f"not a game file: it holds binary data ({binary.group()!r} at character {binary.start()}); "
@@ -212,21 +264,34 @@ MAX_JSON_DEPTH = 32  # a game document nests 4 deep; more is not one (and would 
 
 
 def _import_json(text: str) -> ImportedGame:
+    data = load_json(text)
+    if not isinstance(data, dict):
+        raise GameFileError(f"a JSON game must be an object, got {clip(json.dumps(data))}")
+    return game_of_document(data)
+
+
+def load_json(text: str) -> Any:
     if nested_deeper_than(text.encode("utf-8", "surrogatepass"), MAX_JSON_DEPTH):
         raise GameFileError(f"bad JSON: nested more than {MAX_JSON_DEPTH} deep, which no game is")
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         near = text[max(exc.pos - 10, 0): exc.pos + 10]
         raise GameFileError(f"bad JSON: {exc.msg} at character {exc.pos}, near {near!r}") from None
-    if not isinstance(data, dict):
-        raise GameFileError(f"a JSON game must be an object, got {clip(json.dumps(data))}")
+
+
+def game_of_document(data: dict[str, Any]) -> ImportedGame:
+    """The game of one JSON document (an exported game, or one game of a listing
+    from ``arena games --json``), every move checked."""
+    if "players" not in data and ("first" in data or "second" in data):
+        data = _listed_game(data)
     fmt = data.get("format", FORMAT_NAME)
     if fmt != FORMAT_NAME:
-        raise GameFileError(f"unknown format {fmt!r}: expected {FORMAT_NAME!r}")
+        raise GameFileError(f"unknown format {clip(json.dumps(fmt))}: expected {FORMAT_NAME!r}")
     version = data.get("version", FORMAT_VERSION)
     if version != FORMAT_VERSION:
-        raise GameFileError(f"unsupported version {version!r}: this arena reads version {FORMAT_VERSION}")
+        raise GameFileError(f"unsupported version {clip(json.dumps(version))}: "
+                            f"this arena reads version {FORMAT_VERSION}")
     rules = _json_rules(data.get("rules"))
     plies = data.get("plies") or []
     if not isinstance(plies, list):
@@ -252,25 +317,129 @@ def _import_json(text: str) -> ImportedGame:
         moves = ply_moves
     else:
         raise GameFileError("a JSON game needs 'moves' (a move string) or 'plies'")
-    board = _check(moves, rules)
-    players = _json_players(data.get("players"))
-    result = _choice(data, "result", FILE_RESULTS)
     termination_text = _choice(data, "termination", FILE_TERMINATIONS)
-    termination = None if termination_text is None else Termination(termination_text)
-    reason = data.get("reason")
-    if reason is not None and not isinstance(reason, str):
-        raise GameFileError(f"'reason' must be text, got {clip(json.dumps(reason))}")
-    _check_result(board, result, termination)
-    return ImportedGame(
-        rules=rules,
-        moves=moves,
-        players=players,
-        result=result,
-        termination=termination,
-        reason=reason,
-        move_info=move_info if plies else [None] * len(moves),
-        move_ms=move_ms if plies else [None] * len(moves),
+    return checked_game(
+        rules,
+        moves,
+        players=_json_players(data.get("players")),
+        result=_choice(data, "result", FILE_RESULTS),
+        termination=None if termination_text is None else Termination(termination_text),
+        reason=_text(data, "reason"),
+        move_info=move_info if plies else None,
+        move_ms=move_ms if plies else None,
+        opening=_text(data, "opening") or "",
+        tournament=_text(data, "tournament"),
+        key=_text(data, "key"),
+        game_id=_whole(data, "id"),
+        site=_text(data, "site"),
+        date=_date(data.get("date")),
+        time_control=_json_time_control(data.get("time_control")),
+        duration=_seconds(data, "duration"),
+        seed=_whole(data, "seed"),
     )
+
+
+def checked_game(
+    rules: Rules,
+    moves: list[int],
+    *,
+    result: str | None = None,
+    termination: Termination | None = None,
+    move_info: list[dict[str, Any] | None] | None = None,
+    move_ms: list[float | None] | None = None,
+    opening: str = "",
+    **about: Any,
+) -> ImportedGame:
+    """A game read from a file, once its moves, its result and its opening (a move
+    string, how the moves begin) are checked; ``about`` holds the other fields of
+    :class:`ImportedGame` as read."""
+    board = _check(moves, rules)
+    _check_result(board, result, termination)
+    opening_moves = _parse(opening, rules)
+    if opening_moves != moves[:len(opening_moves)]:
+        raise GameFileError(f"the opening {clip(opening)!r} is not how the game's moves begin")
+    return ImportedGame(
+        rules, moves, result=result, termination=termination,
+        move_info=move_info or [None] * len(moves), move_ms=move_ms or [None] * len(moves),
+        opening_plies=len(opening_moves), **about,
+    )
+
+
+def parse_single_move(text: str, rules: Rules, number: int) -> int:
+    """Move ``number`` of a game, written alone: GameFileError unless it is one move."""
+    moves = _parse(text, rules)
+    if len(moves) != 1:
+        raise GameFileError(f"move {number} must be one move, got {clip(text)!r}")
+    return moves[0]
+
+
+def _listed_game(entry: dict[str, Any]) -> dict[str, Any]:
+    """A game of ``arena games --json``'s listing as an exported document."""
+    for needed in ("moves", "rules"):
+        if entry.get(needed) is None:
+            raise GameFileError(
+                f"a game listed by 'arena games --json' without {needed!r} (an older arena's listing): "
+                "export the games with 'arena export --tournament NAME --format jsonl' and import that"
+            )
+    # Its "plies" is a count, where a document's is the list of moves.
+    document = {k: v for k, v in entry.items() if k not in ("first", "second", "finished_at", "result",
+                                                            "termination", "plies")}
+    document["players"] = {"first": entry.get("first"), "second": entry.get("second")}
+    document["date"] = entry.get("finished_at")
+    if entry.get("termination") != Termination.UNFINISHED:  # an unfinished game has no result yet
+        document["result"] = entry.get("result")
+        document["termination"] = entry.get("termination")
+    return document
+
+
+def _text(data: dict[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise GameFileError(f"{key!r} must be text or null, got {clip(json.dumps(value))}")
+    return value
+
+
+def _whole(data: dict[str, Any], key: str) -> int | None:
+    value = data.get(key)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise GameFileError(f"{key!r} must be a whole number or null, got {clip(json.dumps(value))}")
+    return value
+
+
+def _seconds(data: dict[str, Any], key: str) -> float | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise GameFileError(f"{key!r} must be a number of seconds, got {clip(json.dumps(value))}")
+    return float(value)
+
+
+def _date(value: Any) -> str | None:
+    """An ISO 8601 time as the store writes them (UTC, milliseconds); GameFileError otherwise."""
+    if value is None:
+        return None
+    try:
+        when = dt.datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        when = None
+    if when is None:
+        raise GameFileError(f"'date' must be a time such as '2025-01-31T12:00:00+00:00', got {clip(repr(value))}")
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return when.astimezone(dt.UTC).isoformat(timespec="milliseconds")
+
+
+def _json_time_control(value: Any) -> TimeControl | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or set(value) - {"move_seconds", "bank_seconds"}:
+        raise GameFileError(
+            f"'time_control' must be {{\"move_seconds\": ..., \"bank_seconds\": ...}} or null, "
+            f"got {clip(json.dumps(value))}")
+    move = _seconds(value, "move_seconds")
+    bank = _seconds(value, "bank_seconds") or 0.0
+    return TimeControl(move, bank)
 
 
 def _json_rules(value: Any) -> Rules:
@@ -296,9 +465,10 @@ def _json_ply(index: int, entry: Any, rules: Rules) -> tuple[int, float | None, 
     move_text = entry.get("move")
     if not isinstance(move_text, str):
         raise GameFileError(f"{where} 'move' must be a move in notation, got {clip(json.dumps(move_text))}")
-    moves = _parse(move_text, rules)
-    if len(moves) != 1:
-        raise GameFileError(f"{where} 'move' must be one move, got {move_text!r}")
+    try:
+        move = parse_single_move(move_text, rules, index + 1)
+    except GameFileError:
+        raise GameFileError(f"{where} 'move' must be one move, got {clip(move_text)!r}") from None
     ms = entry.get("ms")
     if ms is not None and (
         isinstance(ms, bool) or not isinstance(ms, (int, float)) or not math.isfinite(ms) or ms < 0
@@ -307,7 +477,7 @@ def _json_ply(index: int, entry: Any, rules: Rules) -> tuple[int, float | None, 
     info = entry.get("info")
     if info is not None and not isinstance(info, dict):
         raise GameFileError(f"{where} 'info' must be an object or null, got {clip(json.dumps(info))}")
-    return moves[0], None if ms is None else float(ms), info
+    return move, None if ms is None else float(ms), info
 
 
 def _json_players(value: Any) -> tuple[str | None, str | None] | None:

@@ -24,6 +24,7 @@ from typing import Any
 from arena.bot import Bot, BotFailure, BotOptionError, Option
 from arena.engine.game import Rules
 from arena.errors import ArenaError
+from arena.protocol import connectx
 from arena.protocol.player import ChannelBot, Player, as_player
 from arena.records import BotCode, Limits
 from arena.text import content_hash, source_text
@@ -279,14 +280,17 @@ def _parse_installed_spec(text: str) -> BotSpec:
 
 
 def check_spec(
-    text: str, installed: dict[str, BotEntry] | None = None, submitted: dict[str, BotCode] | None = None
+    text: str, installed: dict[str, BotEntry] | None = None, submitted: dict[str, BotCode] | None = None,
+    rules: Rules | None = None,
 ) -> BotSpec:
     """Parse a spec and build the bot once, so mistakes surface before any game.
 
     Untrusted code is loaded in the sandbox (never in this process) and must start a game.
-    Nothing is remembered: to check many specs, some more than once, use a :class:`BotChecker`.
+    With ``rules``, a bot that can never play them (a Kaggle ConnectX agent on a board
+    without gravity) is refused too. Nothing is remembered: to check many specs, some
+    more than once, use a :class:`BotChecker`.
     """
-    return BotChecker(installed).check(text, submitted)
+    return BotChecker(installed).check(text, submitted, rules)
 
 
 class BotChecker:
@@ -299,20 +303,28 @@ class BotChecker:
 
     def __init__(self, installed: dict[str, BotEntry] | None = None) -> None:
         self.installed = installed
-        # (canonical spec, sha256 of the code) of the sandboxed bots that started a game.
-        self._started: set[tuple[str, str]] = set()
+        # (canonical spec, sha256 of the code) of the sandboxed bots that started a
+        # game, with the kind each said it is ("bot" or "connectx").
+        self._started: dict[tuple[str, str], str] = {}
 
-    def check(self, text: str, submitted: dict[str, BotCode] | None = None) -> BotSpec:
+    def check(self, text: str, submitted: dict[str, BotCode] | None = None, rules: Rules | None = None) -> BotSpec:
         """The parsed spec, once its bot was built (and, if sandboxed, started a game)."""
         spec = parse_spec(text)
         bot = make_bot(spec, self.installed, submitted=submitted)
+        kind = str(getattr(bot, "kind", "bot"))
         if isinstance(bot, ChannelBot):
             key = (spec_text(spec), content_hash(bot.code.text or ""))
             if key in self._started:
                 bot.close()
             else:
                 _check_sandboxed(key[0], bot)
-                self._started.add(key)
+                self._started[key] = bot.kind
+            kind = self._started[key]
+        if rules is not None and kind == "connectx":
+            why = connectx.unsupported(rules)
+            if why is not None:
+                raise BotSpecError(f"bot {text!r} is a Kaggle ConnectX agent and {why}: "
+                                   f"it cannot play {rules.describe()}; give it rules Kaggle has, or make it a Bot")
         return spec
 
 

@@ -89,6 +89,7 @@ class InProcessPlayer(Player):
         self._captured: list[str] = []  # what the bot writes during a call, when it has a log
 
     def begin_game(self, rules: Rules, side: int, seed: int, time_control: TimeControl | None = None) -> None:
+        self._give_clock(time_control)
         if self.log is None:
             self.bot.begin_game(rules, side, seed)
         else:
@@ -102,11 +103,17 @@ class InProcessPlayer(Player):
             self._logged(self.bot.finish_start)
 
     def new_game(self, rules: Rules, side: int, seed: int, time_control: TimeControl | None = None) -> None:
+        self._give_clock(time_control)
         if self.log is None:
             self.bot.new_game(rules, side, seed)
         else:
             capture.routed()
             self._logged(self.bot.new_game, rules, side, seed)
+
+    def _give_clock(self, time_control: TimeControl | None) -> None:
+        """A ConnectX agent's configuration tells the game's clock (a Bot sees its limits move by move)."""
+        if isinstance(self.bot, KaggleAgentBot):
+            self.bot.time_control = time_control
 
     def play(self, board: Board, limit: Limit) -> tuple[object, dict[str, Any] | None]:
         bot = self.bot

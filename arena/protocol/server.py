@@ -286,6 +286,9 @@ def load_bot(code: BotCode, options: dict[str, str]) -> Bot:
     agent = connectx.find_agent(namespace)
     if agent is None:
         raise _Failed(f"{code.label} defines no Bot subclass and no agent(observation, configuration)")
+    if connectx.arguments_taken(agent) == 0:
+        raise _Failed(f"{code.label}: the ConnectX agent takes no argument; Kaggle calls it with "
+                      "(observation, configuration) or (observation)")
     return connectx.KaggleAgentBot(agent)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain, islice
 from typing import Any
 
@@ -212,6 +212,49 @@ class Games(Repository):
         if limit is not None:
             sql = f"select * from ({GAME_SELECT + where} order by g.id desc limit {int(limit)}) order by id"
         return [StoredGame(**row) for row in self.db.query(sql, params)]
+
+    def stream(
+        self, tournament: str | None = None, bot: str | None = None, chunk: int = 500
+    ) -> Iterator[tuple[StoredGame, list[StoredMove]]]:
+        """Every game :meth:`all` would give, oldest first, each with its moves, read
+        ``chunk`` games at a time: a million games are never in memory at once.
+
+        Each chunk starts after the last id read, walking the table in id order (the
+        unary ``+`` keeps SQLite off the indexes that are not), so the whole read costs
+        one pass over the games however many chunks it takes."""
+        where: list[str] = ["g.id > ?"]
+        params: list[Any] = []
+        if tournament is not None:
+            where.append("+g.tournament_id = ?")
+            params.append(self._store.tournaments.check(tournament).id)
+        if bot is not None:
+            marks = param_marks(bot_ids := self._store.bots.ids_matching(bot))
+            where.append(f"(+g.first_bot_id in ({marks}) or +g.second_bot_id in ({marks}))")
+            params += [*bot_ids, *bot_ids]
+        sql = f"{GAME_SELECT} where {' and '.join(where)} order by g.id limit ?"
+        last = 0
+        while True:
+            games = [StoredGame(**row) for row in self.db.query(sql, [last, *params, chunk])]
+            if not games:
+                return
+            moves: dict[int, list[StoredMove]] = {game.id: [] for game in games}
+            rows = self.db.execute(
+                f"select game_id, ply, move, ms, info from moves where game_id in ({param_marks(list(moves))}) "
+                "order by game_id, ply", list(moves))
+            for row in rows:
+                moves[row[0]].append(StoredMove(*row))
+            for game in games:
+                yield game, moves[game.id]
+            last = games[-1].id
+
+    def same_keys(self, tournament_id: int, keys: Sequence[str]) -> dict[str, tuple[str, str, str | None]]:
+        """Of these game keys, those the tournament holds, each with its players'
+        specs and its move string (to tell the same game from another under its key)."""
+        rows = self.db.execute(
+            "select g.key, b1.spec, b2.spec, g.moves from games g join bots b1 on b1.id = g.first_bot_id "
+            f"join bots b2 on b2.id = g.second_bot_id where g.tournament_id = ? and g.key in ({param_marks(keys)})",
+            [tournament_id, *keys]).fetchall()
+        return {key: (first, second, moves) for key, first, second, moves in rows}
 
     # --- pages of games: the site's games list --------------------------------------
     #

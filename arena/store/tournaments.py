@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import fields, replace
 from typing import Any
 
+from arena.records import TimeControl
 from arena.store.rows import BotIdentity, StoredTournament, StoreError
 from arena.store.sql import Repository, insert_row, now
 
@@ -70,6 +71,20 @@ class Tournaments(Repository):
             return True
         finally:
             os.close(fd)
+
+    def time_control(self, name: str) -> TimeControl | None:
+        """The time control tournament ``name`` was played with; None where it had
+        none, where there is no such tournament, or where its row (written by hand)
+        holds something else."""
+        tournament = self.get(name)
+        try:
+            settings = json.loads(tournament.config) if tournament else None
+            value = settings.get("time_control") if isinstance(settings, dict) else None
+            if not isinstance(value, dict) or value.get("move_seconds") is None:
+                return None
+            return TimeControl(float(value["move_seconds"]), float(value.get("bank_seconds") or 0.0))
+        except (ValueError, TypeError):
+            return None
 
     def seed_secret(self, tournament_id: int) -> bytes | None:
         """The secret a tournament's private seeds are keyed by; None for a public seed.

@@ -74,7 +74,7 @@ def save_game(
     name = f"casual {rules_prefix(rules)}"
     identity = {"format": "casual", "rules": rules.as_dict()}
     tournament_id = store.tournaments.start(name, "casual", identity, identity, 0)
-    bot_ids = {p: store.bots.id_of(_identity(p, submitted)) for p in players}
+    bot_ids = {p: store.bots.id_of(player_identity(p, submitted)) for p in players}
     key = f"c{int(time.time() * 1000):013d}"
     # Each casual game is a pairing of its own, named by its key.
     spec = GameSpec(key=key, rules=rules, first=players[0], second=players[1], pairing=key)
@@ -92,7 +92,9 @@ def _outcome_of(board: Board) -> Outcome:
     return Outcome(board.winner, Termination.WIN if board.winner is not None else Termination.DRAW)
 
 
-def _identity(player: str, submitted: dict[str, BotCode] | None = None) -> BotIdentity:
+def player_identity(player: str, submitted: dict[str, BotCode] | None = None) -> BotIdentity:
+    """How a player of a stored game is recorded: a bot here (``submitted``: the code
+    of submitted bots among them), a person, or a name from a file."""
     if player == HUMAN:
         return BotIdentity(spec=HUMAN, name=HUMAN, options={}, source="a person at the terminal")
     if player == UNNAMED:

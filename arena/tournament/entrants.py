@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
+from arena.engine.game import Rules
 from arena.entry.submissions import existing_store, resolve_bot
 from arena.players.plugins import BotChecker, BotSpecError, BotStartError, file_identity, parse_spec, spec_text
 from arena.records import BotCode
@@ -44,8 +45,9 @@ def resolve_bots(
 
     submitted: dict[str, BotCode] = {}
     failed: dict[str, str] = {}
-    bots = _resolve_specs(config.bots, "bots", fail, store, checker, submitted, failed)
-    challengers = _resolve_specs(config.challengers, "challengers", fail, store, checker, submitted, failed)
+    bots = _resolve_specs(config.bots, "bots", fail, store, checker, submitted, failed, config.rules)
+    challengers = _resolve_specs(config.challengers, "challengers", fail, store, checker, submitted, failed,
+                                 config.rules)
     check_field_of_play(config.format, bots, challengers, fail)  # x and x@v2 may be one bot
     resolved = dataclasses.replace(
         config, bots=bots, challengers=challengers, submitted=tuple(sorted(submitted.items())),
@@ -77,6 +79,7 @@ def _resolve_specs(
     checker: BotChecker,
     submitted: dict[str, BotCode],
     failed: dict[str, str],
+    rules: Rules,
 ) -> tuple[str, ...]:
     resolved = []
     for text in specs:
@@ -85,12 +88,12 @@ def _resolve_specs(
             if found.code is not None:
                 submitted.update(found.submitted)
                 try:
-                    checker.check(found.spec, submitted=submitted)
+                    checker.check(found.spec, submitted=submitted, rules=rules)
                 except BotStartError as exc:  # the author's bot, not the organiser's mistake: it forfeits
                     failed[found.spec] = exc.reason
                 resolved.append(found.spec)
             else:
-                resolved.append(spec_text(checker.check(found.spec)))
+                resolved.append(spec_text(checker.check(found.spec, rules=rules)))
         except BotSpecError as exc:
             raise fail(f"{key}: {exc}") from None
     check_listed_once(resolved, key, fail)  # "x" and "x@v2" are one bot when v2 is the latest

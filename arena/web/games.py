@@ -21,7 +21,8 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import BeforeValidator, StringConstraints
 
 from arena.engine.game import MAX_SIZE, Rules, format_move, parse_moves
-from arena.formats.game_files import export_json, export_moves
+from arena.formats.game_files import export_moves, game_document
+from arena.formats.stored_games import file_game
 from arena.league.policy import may_read_log
 from arena.ratings.analysis import analyse_stored, describe
 from arena.records import RESULTS, START, Termination
@@ -39,7 +40,7 @@ MOST_PER_PAGE = 500
 LAST_PAGE = 1_000_000
 #: What ``arena games --json`` writes of each game, in its order.
 GAME_FIELDS = ("id", "tournament", "key", "first", "second", "result", "termination", "reason",
-               "plies", "opening", "moves", "duration", "seed", "finished_at")
+               "plies", "opening", "moves", "duration", "seed", "finished_at", "rules")
 #: The info fields most bots report, shown in columns of their own; others follow as JSON.
 INFO_COLUMNS = ("score", "depth", "nodes")
 CELL = 40  # the board's SVG units per cell: the picture scales to the viewport, the units never change
@@ -111,7 +112,9 @@ def api_games(store: StoreDep, tournament: TournamentFilter = None, bot: BotFilt
               per_page: PerPage = GAMES_PER_PAGE) -> dict[str, Any]:
     shown = listing(store, tournament, bot, result, termination, page_number, per_page)
     return {
-        "games": [{field: getattr(game, field) for field in GAME_FIELDS} for game in shown["games"]],
+        # Its rules as an object, as in 'arena games --json': each listed game is one 'arena import' reads.
+        "games": [{field: getattr(game, field) for field in GAME_FIELDS[:-1]} | {"rules": json.loads(game.rules)}
+                  for game in shown["games"]],
         "filters": shown["filters"], "page": shown["page"], "per_page": shown["per_page"],
         "next": None if shown["next"] is None else f"/api/games?{shown['next']}",
         "previous": None if shown["previous"] is None else f"/api/games?{shown['previous']}",
@@ -205,16 +208,10 @@ def _shown_value(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def export_text(game: StoredGame, rows: list[StoredMove], indent: int | None = None) -> str:
+def export_text(store: Store, game: StoredGame, rows: list[StoredMove], indent: int | None = None) -> str:
     """``arena export --format json`` of the game, whose stored moves are ``rows``."""
-    rules = rules_of(game)
-    finished = game.finished  # an unfinished game has no result yet
-    return export_json(
-        rules, parse_moves(game.moves or "", rules), players=(game.first, game.second),
-        result=game.result if finished else None, termination=Termination(game.termination) if finished else None,
-        reason=game.reason, move_info=[json.loads(m.info) if m.info else None for m in rows],
-        move_ms=[m.ms for m in rows], indent=indent,
-    )
+    document = game_document(file_game(game, rows, store.tournaments.time_control(game.tournament)))
+    return json.dumps(document, indent=indent, ensure_ascii=False)
 
 
 @cache
@@ -245,7 +242,7 @@ def game_page(request: Request, store: StoreDep, game_id: GameId,
               "falls": [rules.drawing.fall(row) for _, row in cells],
               "moves": [format_move(m, rules) for m in moves], "ply": shown}
     rows = store.games.moves(game_id)
-    document = export_text(game, rows, indent=2).translate(_json_escapes())
+    document = export_text(store, game, rows, indent=2).translate(_json_escapes())
     logs = bot_logs(request, store, game)
     # Each move's lines, beside it, where its bot's log may be read by this viewer.
     move_logs = {ply: text for log in logs for ply, text in log["plies"].items()}
@@ -268,7 +265,8 @@ def game_file(store: StoreDep, game_id: GameId,
         rules = rules_of(game)
         body, kind, suffix = export_moves(rules, parse_moves(game.moves or "", rules)) + "\n", "text/plain", "txt"
     else:
-        body, kind, suffix = export_text(game, store.games.moves(game_id), indent=2) + "\n", "application/json", "json"
+        body = export_text(store, game, store.games.moves(game_id), indent=2) + "\n"
+        kind, suffix = "application/json", "json"
     return Response(body, media_type=kind, headers={
         "Content-Disposition": f'attachment; filename="game-{game_id}.{suffix}"', "X-Content-Type-Options": "nosniff"})
 
@@ -280,7 +278,7 @@ def api_game(store: StoreDep, game_id: GameId) -> dict[str, Any]:
     # storable: a database written before bots' text was made storable may hold a
     # surrogate escaped in an info's JSON, which the response could not encode.
     return {"id": game.id, "tournament": game.tournament, "key": game.key,
-            **storable(json.loads(export_text(game, store.games.moves(game_id))))}
+            **storable(json.loads(export_text(store, game, store.games.moves(game_id))))}
 
 
 # --- live pages ------------------------------------------------------------------------
