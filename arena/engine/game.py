@@ -546,6 +546,28 @@ class Board:
         theirs = count_lines(self._current ^ self._mask, g.line_plan)
         return mine > theirs
 
+    def winning_lines(self) -> list[list[tuple[int, int]]]:
+        """The lines the last move completed (a move can close two at once), each as
+        the (column, row) of its stones from one end to the other; none where the
+        last move made no line (no winner yet, a draw, count scoring, where no single
+        line decides)."""
+        last = self.last_cell()
+        if self._winner is None or last is None or self._g.counts_windows:
+            return []
+        column, row = last
+        owner = self.cell(column, row)
+        lines: list[list[tuple[int, int]]] = []
+        for dc, dr in ((0, 1), (1, 0), (1, 1), (1, -1)):
+            run = [(column, row)]
+            for sign in (1, -1):
+                c, r = column + sign * dc, row + sign * dr
+                while 0 <= c < self.rules.width and 0 <= r < self.rules.height and self.cell(c, r) == owner:
+                    run.append((c, r))
+                    c, r = c + sign * dc, r + sign * dr
+            if len(run) >= self.rules.connect:
+                lines.append(sorted(run))
+        return lines
+
     def centre_order(self, moves: list[int]) -> list[int]:
         """``moves`` sorted from the centre outwards."""
         wanted = set(moves)
