@@ -277,7 +277,7 @@ def test_every_page_fits_a_phone_and_a_desktop_signed_in_or_not(whole):
         for name, password in ((None, ""), (AUTHOR, AUTHOR_PASSWORD), (ADMIN, ADMIN_PASSWORD)):
             browser = signed_in_browser(base, width, name, password)
             try:
-                for route, url in urls.items():
+                for url in urls.values():
                     browser.get(base + url)
                     assert overflow(browser) <= 0, (width, name, url, overflow(browser))
                     smallest = browser.execute_script(

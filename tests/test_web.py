@@ -98,7 +98,8 @@ def test_a_bound_is_the_same_in_the_table_and_the_plot_and_says_why(client, leag
         assert f'data-bot="{row["bot"]}" data-elo="{row["elo"]:.0f}"' not in text  # the fit's capped value
         words = "all games won: Elo is only bounded below" if row["bound"] == ">" else \
             "all games lost: Elo is only bounded above"
-        assert f"<strong>{row['bot']}</strong> ({'&gt;' if row['bound'] == '>' else '&lt;'} {bound:.0f}): {words}" in text
+        sign = "&gt;" if row["bound"] == ">" else "&lt;"
+        assert f"<strong>{row['bot']}</strong> ({sign} {bound:.0f}): {words}" in text
 
 
 def test_home_lists_every_tournament_with_links(client):

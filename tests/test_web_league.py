@@ -199,7 +199,8 @@ def test_what_each_allowed_action_did(site):
         assert [e.spec for e in store.leagues.entries(league.id, status="active")] == ["random", "greedy", "lefty@v2"]
         v2 = store.leagues.entries(league.id, status="active")[-1]
     admin = site.signed_in("admin")
-    assert admin.post(f"/entries/{v2.id}/retire", data={"csrf": form_token(admin), "confirmed": "yes"}).status_code == 303
+    retired = admin.post(f"/entries/{v2.id}/retire", data={"csrf": form_token(admin), "confirmed": "yes"})
+    assert retired.status_code == 303
     assert admin.post("/users/bob/disable", data={"csrf": form_token(admin)}).status_code == 303
     with Store(site.db, read_only=True) as store:
         assert store.leagues.entry(v2.id).status == "retired" and store.accounts.user("bob").disabled
