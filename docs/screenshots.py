@@ -1,9 +1,14 @@
-"""The pictures of the league site in docs/: the standings (docs/standings.png) and a
-replay with the solver's values and marks (docs/replay.png).
+"""The pictures of the league site in docs/: the standings (docs/standings.png), a
+replay with the solver's values and marks (docs/replay.png), and a game won on the
+board with its line ringed, the games list and an author's "My bots", each on a
+phone (390 px) and on a desktop (1280 px): docs/game-390.png, docs/game-1280.png,
+docs/games-390.png, ..., docs/my-bots-1280.png.
 
 They are taken with the browser code of the real-browser tests (tests/test_browser.py):
-a league made by the quick tournament, one of its games analysed, `arena serve` in
-its own process and headless Chromium. Needs chromium and chromium-driver.
+a league made by the quick tournament, one of its games analysed, and for the rest
+the site of tests/site_process.whole_site (that tournament and an open league with an
+author's bot), `arena serve` in its own process and headless Chromium. Needs chromium
+and chromium-driver.
 
 Run from the repository: .venv/bin/python docs/screenshots.py
 """
@@ -20,11 +25,12 @@ sys.path.insert(0, str(DOCS.parent))  # the tests' browser code, run from anywhe
 
 from arena.ratings.analysis import analyse_stored  # noqa: E402
 from arena.store import Store  # noqa: E402
-from tests.site_process import chromium, serving  # noqa: E402
-from tests.test_browser import run_tournament  # noqa: E402
+from tests.site_process import AUTHOR, AUTHOR_PASSWORD, chromium, serving, whole_site  # noqa: E402
+from tests.test_browser import run_tournament, signed_in_browser  # noqa: E402
 
 ANALYSIS_BUDGET = 2.0  # seconds per position: the solver proves most positions of a quick game
 MOST_ANALYSED = 4  # games tried for one with a mark (each takes up to half a minute)
+WIDTHS = (390, 1280)  # a phone's, a desktop's
 
 
 def main() -> None:
@@ -52,7 +58,33 @@ def main() -> None:
                 driver.save_screenshot(str(DOCS / "replay.png"))
             finally:
                 driver.quit()
-    print(f"wrote {DOCS / 'standings.png'} and {DOCS / 'replay.png'}")
+        written = [DOCS / "standings.png", DOCS / "replay.png", *site_pictures(Path(folder))]
+    print("wrote", ", ".join(str(path) for path in written))
+
+
+def site_pictures(folder: Path) -> list[Path]:
+    """The game page (a game won on the board, its line ringed), the games list and My
+    bots, at each of WIDTHS."""
+    db = whole_site(folder)
+    with Store(db, read_only=True) as store:
+        # The longest game won on the board by a bot that reports its search (its info shown).
+        game = max((g for g in store.games.all() if g.termination == "win" and g.first.startswith("minimax")),
+                   key=lambda g: g.plies or 0)
+    written = []
+    with serving(db) as base:
+        for width in WIDTHS:
+            driver = signed_in_browser(base, width, AUTHOR, AUTHOR_PASSWORD)
+            try:
+                for name, url in (("game", f"/games/{game.id}"), ("games", "/games?tournament=class"),
+                                  ("my-bots", "/my")):
+                    driver.get(base + url)
+                    time.sleep(0.5)  # the scripts have run (local times)
+                    path = DOCS / f"{name}-{width}.png"
+                    driver.save_screenshot(str(path))
+                    written.append(path)
+            finally:
+                driver.quit()
+    return written
 
 
 if __name__ == "__main__":

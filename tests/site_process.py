@@ -102,3 +102,48 @@ def wait_for(condition: Callable[[], T], seconds: float = 20, what: str = "the p
         if time.monotonic() > deadline:
             raise AssertionError(f"waited {seconds} s for {what}")
         time.sleep(0.1)
+
+
+# --- a site with everything on it: what the browser tests look at, and docs/screenshots.py ---------
+
+LEFTY = '''from arena.bot import Bot
+
+
+class Lefty(Bot):
+    """Plays the {which} legal move."""
+
+    def choose_move(self, board):
+        return board.legal_moves()[{index}]
+'''
+AUTHOR = "alice"
+AUTHOR_PASSWORD = "alice's own password"
+ADMIN = "teacher"
+ADMIN_PASSWORD = "the teacher's own password"
+
+
+def whole_site(folder: Path) -> Path:
+    """A database with every kind of page to show: the quick tournament, and league
+    "class" (two installed bots and alice's lefty, whose second version retired the
+    first, every pairing played), the author alice and the admin teacher (each with a
+    password of their own: AUTHOR_PASSWORD, ADMIN_PASSWORD)."""
+    from arena.league.accounts import add_user, set_password
+    from arena.league.policy import submit_to_league
+    from arena.league.scheduler import create_league
+    from arena.store import Store
+
+    db = folder / "site.db"
+    subprocess.run([ARENA, "tournament", "run", str(Path(__file__).parent.parent / "config" / "quick.toml"),
+                    "--db", str(db), "--workers", "2"], check=True, capture_output=True, text=True)
+    (folder / "league.toml").write_text('bots = ["random", "greedy"]\ngames = 2\nseed = 4\n')
+    with Store(db) as store:
+        create_league(store, "class", str(folder / "league.toml"))
+        for name, password, admin in ((AUTHOR, AUTHOR_PASSWORD, False), (ADMIN, ADMIN_PASSWORD, True)):
+            set_password(store, add_user(store, name, admin=admin)[0], password)
+    for version, (which, index) in enumerate((("first", 0), ("last", -1)), start=1):
+        with Store(db) as store:
+            league = store.leagues.check("class")
+            source = LEFTY.format(which=which, index=index).encode()
+            submit_to_league(store, league, store.accounts.user(AUTHOR), "lefty", source, about=f"Version {version}.")
+        subprocess.run([ARENA, "league", "run", "class", "--until-complete", "--workers", "2", "--db", str(db)],
+                       check=True, capture_output=True, timeout=300)
+    return db

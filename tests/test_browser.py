@@ -200,3 +200,126 @@ def test_a_page_follows_a_tournament_running_in_another_process(driver, tmp_path
         else:
             wait_for(lambda: "finished" in driver.find_element("xpath", f"//tr[th/a[text()='{name}']]").text,
                      10, "the tournament to show as finished")
+
+
+# --- every page fits a phone and a desktop --------------------------------------------------------
+
+from arena.web.app import create_app  # noqa: E402
+from tests.site_process import ADMIN, ADMIN_PASSWORD, AUTHOR, AUTHOR_PASSWORD, whole_site  # noqa: E402
+
+#: Answers of GET routes that are no page to look at: files, JSON, health.
+NOT_PAGES = {"/openapi.json", "/games/{game_id}/export", "/healthz"}
+WIDTHS = (390, 1280)
+
+
+def site_routes(db: Path) -> set[str]:
+    """The path of every GET route of the site, but those under /api/ and /static."""
+    def flat(routes: list[Any]) -> Iterator[Any]:
+        for route in routes:  # an included router's routes, as the app matches them
+            yield from flat(route.original_router.routes) if hasattr(route, "original_router") else [route]
+
+    return {route.path for route in flat(create_app(str(db)).router.routes)
+            if "GET" in (getattr(route, "methods", None) or ()) and not route.path.startswith("/api/")}
+
+
+def page_urls(db: Path) -> dict[str, str]:
+    """A URL of every page of the site, by its route: a bot, a game, a league, a
+    submission of the database made by whole_site."""
+    with Store(db, read_only=True) as store:
+        game = next(g for g in reversed(store.games.all()) if g.termination == "win")
+        submission = store.submissions.get("lefty")
+    return {
+        "/": "/", "/standings": "/standings?all=true", "/crosstable": "/crosstable?all=true",
+        "/colours": "/colours?all=true", "/tournaments/{name:path}": "/tournaments/quick",
+        "/bots/{name:path}": "/bots/minimax:depth=2", "/matchup": "/matchup?a=greedy&b=lefty%40v2",
+        "/games": "/games", "/games/{game_id}": f"/games/{game.id}", "/signin": "/signin",
+        "/account": "/account", "/account/new-password": "/account/new-password", "/users": "/users",
+        "/leagues": "/leagues", "/leagues/{name}": "/leagues/class?all_versions=true", "/my": "/my",
+        "/submissions/{submission_id}/code": f"/submissions/{submission.id}/code", "/upload": "/upload",
+        "/admin": "/admin", "/admin/users/{name}/delete": f"/admin/users/{AUTHOR}/delete",
+        "/admin/leagues/{name}": "/admin/leagues/class", "/docs": "/docs",
+    }
+
+
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
+    require_browser()
+    db = whole_site(tmp_path_factory.mktemp("whole"))
+    with serving(db) as base:
+        yield db, base
+
+
+def overflow(driver: Any) -> int:
+    """How far the page reaches past the window's width (0 or less: it fits)."""
+    return driver.execute_script(  # type: ignore[no-any-return]
+        "return document.documentElement.scrollWidth - window.innerWidth;")
+
+
+def signed_in_browser(base: str, width: int, name: str | None, password: str = "") -> Any:
+    browser = chromium(width, 844)
+    if name is not None:
+        browser.get(base + "/signin")
+        browser.find_element("id", "name").send_keys(name)
+        browser.find_element("id", "password").send_keys(password)
+        browser.find_element("css selector", "form.stacked button[type=submit]").click()
+        wait_for(lambda: browser.current_url == base + "/my", what=f"{name} signed in")
+    return browser
+
+
+def test_every_page_fits_a_phone_and_a_desktop_signed_in_or_not(whole):
+    """No page scrolls sideways at 390 px or 1280 px, for a visitor, an author and an
+    admin: every page the site's routes serve (a new route must be added here), the
+    page that asks before retiring, and the plots' text at least 11 px on a phone."""
+    db, base = whole
+    urls = page_urls(db)
+    assert set(urls) == site_routes(db) - NOT_PAGES
+    for width in WIDTHS:
+        for name, password in ((None, ""), (AUTHOR, AUTHOR_PASSWORD), (ADMIN, ADMIN_PASSWORD)):
+            browser = signed_in_browser(base, width, name, password)
+            try:
+                for url in urls.values():
+                    browser.get(base + url)
+                    assert overflow(browser) <= 0, (width, name, url, overflow(browser))
+                    smallest = browser.execute_script(
+                        "const shown = Array.from(document.querySelectorAll('svg.plot text'))"
+                        "  .filter((t) => t.getBoundingClientRect().width > 0);"
+                        "return shown.length ? Math.min(...shown.map((t) =>"
+                        "  parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a)) : null;")
+                    assert smallest is None or smallest >= 11, (width, url, smallest)
+                if name == AUTHOR:  # retiring asks first: without the script's dialog, on a page of its own
+                    browser.get(base + "/my")
+                    browser.execute_script("const form = document.querySelector('form[data-confirm]');"
+                                           "form.removeAttribute('data-confirm'); form.submit();")
+                    wait_for(lambda b=browser: b.find_elements("css selector", ".confirm-form"), what="the question")
+                    assert overflow(browser) <= 0, (width, "the retire question")
+                    browser.find_element("link text", "Cancel").click()
+                    wait_for(lambda b=browser: b.current_url == base + "/my", what="back at my bots")
+            finally:
+                browser.quit()
+
+
+def test_the_replay_rings_the_winning_line_at_the_end(whole):
+    db, base = whole
+    with Store(db, read_only=True) as store:
+        game = next(g for g in reversed(store.games.all()) if g.termination == "win")
+        rules = rules_of(game)
+        lines = Board.from_moves(parse_moves(game.moves or "", rules), rules).winning_lines()
+    assert lines
+    browser = chromium()
+    try:
+        browser.get(f"{base}/games/{game.id}")
+        ring = browser.find_element("css selector", "#board .win-line")
+
+        def ringed() -> bool:
+            return ring.get_attribute("visibility") is None and ring.is_displayed()
+
+        assert ringed()
+        assert len(ring.find_elements("css selector", "circle")) == sum(len(line) for line in lines)
+        browser.find_element("css selector", "[data-step=back]").click()
+        assert ring.get_attribute("visibility") == "hidden"
+        browser.find_element("css selector", "[data-step=forward]").click()  # the last stone drops, then the ring
+        wait_for(ringed, 5, "the ring once the last stone landed")
+        browser.find_element("css selector", "[data-step=first]").click()
+        assert ring.get_attribute("visibility") == "hidden"
+    finally:
+        browser.quit()

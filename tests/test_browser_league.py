@@ -98,6 +98,9 @@ def test_an_author_signs_in_uploads_sees_the_checks_and_then_the_standings(drive
     checks = checks_shown(driver)
     assert len(checks) == 7 and all(row[0] == "ok" for row in checks), checks
     assert checks[0][1] == "loads and starts a game (7x6 connect 4)"
+    assert driver.current_url == site + "/upload"  # redirected after the post: a reload sends nothing again
+    driver.refresh()
+    assert not driver.find_elements("id", "outcome") and driver.find_element("id", "upload")
 
     upload(driver, site, "broken", folder / "broken.py")
     assert "did not pass the checks" in driver.find_element("css selector", "#outcome .error").text

@@ -934,3 +934,27 @@ def test_scoring_is_validated_and_described():
     assert Rules(scoring="count").describe() == "7x6 connect 4, count scoring"
     assert "scoring" not in Rules().as_dict()
     assert Rules(**Rules(scoring="count").as_dict()) == Rules(scoring="count")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(3, 7), st.integers(3, 7), st.integers(3, 5), st.booleans(), st.randoms(use_true_random=False))
+def test_the_winning_lines_are_the_lines_the_last_move_made(width, height, connect, gravity, rng):
+    """Board.winning_lines (what the site rings at a replay's end): every line is
+    ``connect`` or more of the winner's stones in a row through the last stone, and
+    there is one exactly when the last move won (never for count scoring)."""
+    connect = min(connect, max(width, height))
+    for scoring in ("line", "count"):
+        board = Board(Rules(width, height, connect, gravity, scoring))
+        while not board.is_over():
+            board.play(rng.choice(board.legal_moves()))
+        lines = board.winning_lines()
+        if scoring == "count" or board.winner is None:
+            assert lines == []
+            continue
+        assert lines
+        for line in lines:
+            assert len(line) >= connect and board.last_cell() in line
+            assert all(board.cell(c, r) == board.winner for c, r in line)
+            (c0, r0), (c1, r1) = line[0], line[1]
+            step = (c1 - c0, r1 - r0)
+            assert all((c - c0, r - r0) == (i * step[0], i * step[1]) for i, (c, r) in enumerate(line))

@@ -5,6 +5,7 @@ escaping of what bots wrote, and the cache that never serves a stale table."""
 from __future__ import annotations
 
 import json
+import re
 import socket
 from pathlib import Path
 
@@ -74,11 +75,31 @@ def test_the_standings_page_shows_the_cli_numbers(client, league):
         assert f'<tr data-bot="{row["bot"]}">' in text
         elo = {">": f"&gt; {row['elo'] - row['elo_minus']:.0f}", "<": f"&lt; {row['elo'] + row['elo_plus']:.0f}",
                None: f"{row['elo']:.0f}"}[row["bound"]]
-        assert f'<td class="num" data-value="{row["elo"]}">{elo}</td>' in text
+        assert re.search(rf'<td class="num elo" data-value="{row["elo"]}"[^>]*>{elo}</td>', text), row
         assert f'<td class="num">{row["score_pct"]:.1f}</td>' in text
+        # The plots (one for a wide screen, one for a phone) put its dot where the table does.
+        at = elo.split()[-1] if row["bound"] else elo
+        assert text.count(f'data-bot="{row["bot"]}" data-elo="{at}"') == 2, row
     model = data["model"]
     assert f"{model['first_move_elo']:+.0f} Elo" in text
-    assert "<svg" in text and text.count("<circle") == len(data["standings"])
+    assert "<svg" in text and text.count("<circle") == 2 * len(data["standings"])
+
+
+def test_a_bound_is_the_same_in_the_table_and_the_plot_and_says_why(client, league):
+    """A bot that won every game has no finite Elo: the table, the plot and the note
+    beside them all show the lower end of its interval (the fit's capped value nowhere)."""
+    text = client.get("/standings", params={"tournament": "quick"}).text
+    data = cli_json(league, "standings", "--tournament", "quick")
+    bounded = [row for row in data["standings"] if row["bound"]]
+    assert bounded, "the quick tournament has a bot that won every game"
+    for row in bounded:
+        bound = row["elo"] - row["elo_minus"] if row["bound"] == ">" else row["elo"] + row["elo_plus"]
+        assert f'data-bot="{row["bot"]}" data-elo="{bound:.0f}"' in text
+        assert f'data-bot="{row["bot"]}" data-elo="{row["elo"]:.0f}"' not in text  # the fit's capped value
+        words = "all games won: Elo is only bounded below" if row["bound"] == ">" else \
+            "all games lost: Elo is only bounded above"
+        sign = "&gt;" if row["bound"] == ">" else "&lt;"
+        assert f"<strong>{row['bot']}</strong> ({sign} {bound:.0f}): {words}" in text
 
 
 def test_home_lists_every_tournament_with_links(client):

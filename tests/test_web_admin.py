@@ -65,7 +65,7 @@ FORMS = {
     "delete": ("/admin/users/bob/delete", {"confirm": "bob"}),
     "settings": ("/admin/leagues/class/settings", {"submissions_per_hour": "9", "upload_kb": "4"}),
     "member": ("/admin/leagues/class/members", {"user": "bob"}),
-    "retire": ("/admin/leagues/class/entries/{entry}/retire", {}),
+    "retire": ("/admin/leagues/class/entries/{entry}/retire", {"confirmed": "yes"}),
 }
 
 
@@ -207,14 +207,20 @@ def test_league_settings_change_at_once_and_are_checked(site):
 def test_retiring_an_entrant_from_the_league_page(site):
     admin = site.signed_in("admin")
     path = f"/admin/leagues/class/entries/{site.secrets.entry}/retire"
-    page = admin_form(admin, path)
+    before = dump(site.db)
+    asked = admin_form(admin, path)  # not confirmed: a page that asks, nothing done
+    assert asked.status_code == 200 and "Retire lefty@v1 from league class?" in asked.text
+    assert '<input type="hidden" name="confirmed" value="yes">' in asked.text
+    assert f'action="{path}"' in asked.text and 'href="/admin/leagues/class">Cancel' in asked.text
+    assert dump(site.db) == before
+    page = admin_form(admin, path, confirmed="yes")
     assert page.status_code == 200 and "lefty@v1 retired" in page.text
     with Store(site.db, read_only=True) as store:
         assert store.leagues.entry(site.secrets.entry).status == "retired"
     assert last_audit(site.db)[:3] == ("admin", "retire", "lefty@v1")
-    again = admin_form(admin, path)
+    again = admin_form(admin, path)  # what would be refused is refused before anything is asked
     assert again.status_code == 400 and "retired already" in one_line_error(again.text)
-    unknown = admin_form(admin, "/admin/leagues/class/entries/999/retire")
+    unknown = admin_form(admin, "/admin/leagues/class/entries/999/retire", confirmed="yes")
     assert unknown.status_code == 400 and "no entrant 999" in one_line_error(unknown.text)
 
 

@@ -368,11 +368,11 @@ def test_the_league_is_computed_once_until_a_game_arrives(league, tmp_path):
     before = client.get("/api/bots/random").json()
     for path in ("/bots/random", "/bots/guard@v2", "/api/bots", "/matchup?a=random&b=guard%40v2"):
         assert client.get(path).status_code == 200
-    assert app.state.cache.computed == 1
+    assert app.state.cache.computed == 2  # the league's bots, and its standings (the bot page's fitted Elo)
     with Store(tmp_path / "copy.db") as store:
         store_games(store, "t3", [("random", "guard@v2")], 2)
     after = client.get("/api/bots/random").json()
-    assert app.state.cache.computed == 2
+    assert app.state.cache.computed == 3
     assert after["games"] == before["games"] + 2 and after["rating_history"]["games"] == before["games"] + 2
 
 
@@ -432,8 +432,21 @@ def test_a_long_history_is_drawn_in_steps_whose_band_holds_every_game():
 
 def test_the_rating_plot_is_an_svg_on_the_page(client):
     text = client.get("/bots/random").text
-    assert '<svg class="plot"' in text and '<polyline class="rating"' in text
+    assert '<svg class="plot wide"' in text and '<svg class="plot narrow"' in text  # a phone's plot beside
+    assert text.count('<polyline class="rating"') == 2
     assert "from 1500 (dashed) to" in text
+
+
+def test_the_bot_page_says_why_its_line_is_not_the_standings_elo(client):
+    """The plotted incremental Elo ends elsewhere than the standings' fitted Elo: the
+    page gives the fitted one (drawn as a level line) and says why they differ."""
+    row = next(r for r in client.get("/api/standings", params={"all": "true"}).json()["standings"]
+               if r["bot"] == "random")
+    text = client.get("/bots/random").text
+    assert f"Its Elo in the <a href=\"/standings?all=true\">league standings</a> is <strong>{row['elo']:.0f}</strong>" \
+        in text
+    assert "The two differ by design" in text and "in the order played" in text
+    assert text.count('<line class="fitted"') == 2
 
 
 # --- the store's queries: through indexes ---------------------------------------------------

@@ -422,3 +422,92 @@ def test_results_and_terminations_offered_are_the_stored_ones(client):
     text = client.get("/games").text
     for value in [*RESULTS.values(), *(str(t) for t in Termination)]:
         assert f"<option>{value}</option>" in text
+
+
+# --- who won, and when --------------------------------------------------------------------------
+
+WIN_LINE = re.compile(r'<g class="win-line" data-lines="(\d+)"( visibility="hidden")?>(.*?)</g>', re.S)
+
+
+def test_the_game_page_rings_the_line_that_won_at_the_end_only(client, store):
+    """Each game won on the board has its line(s) drawn over the final position (the
+    engine's Board.winning_lines), hidden before the end; a draw or a forfeit has none."""
+    won = drawn_or_forfeit = 0
+    for game in store.games.all():
+        rules = rules_of(game)
+        board = Board.from_moves(parse_moves(game.moves or "", rules), rules)
+        lines = board.winning_lines()
+        text = client.get(f"/games/{game.id}").text
+        found = WIN_LINE.search(text)
+        if game.termination != "win" or game.winner is None:
+            assert found is None, game.id
+            drawn_or_forfeit += 1
+            continue
+        won += 1
+        assert lines and found is not None and found.group(2) is None, game.id  # shown at the last ply
+        rings = {(float(x), float(y)) for x, y in re.findall(r'<circle cx="([\d.]+)" cy="([\d.]+)"', found.group(3))}
+        left = 40 if not rules.gravity else 0
+        assert rings == {(left + c * 40 + 20, (rules.height - 1 - r) * 40 + 20) for line in lines for c, r in line}
+        assert all(board.cell(c, r) == game.winner for line in lines for c, r in line)
+        before = WIN_LINE.search(client.get(f"/games/{game.id}", params={"ply": game.plies - 1}).text)
+        assert before is not None and before.group(2) is not None, game.id  # drawn, hidden before the end
+    assert won and drawn_or_forfeit
+
+
+def test_the_list_names_the_winner_and_the_whole_reason(client, store):
+    text = client.get("/games", params={"per_page": 500}).text
+    for game in store.games.all():
+        row = re.search(rf'<tr>\s*<th scope="row" class="num"><a href="/games/{game.id}">.*?</tr>', text, re.S).group(0)
+        if game.winner is None:
+            assert "a draw" in row or "unfinished" in row
+        else:
+            winner = game.first if game.winner == 0 else game.second
+            if "<" not in winner:  # the hostile name is checked escaped elsewhere
+                assert f'<strong class="winner">{winner}</strong> won' in row, row
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;\\x1b[31m\\u202eevil</span></td>" in text
+
+
+def test_a_long_reason_is_listed_whole(league, tmp_path):
+    """A reason as long as the arena keeps (MAX_TEXT) is listed whole, to wrap in its
+    cell (it was cut at 60 characters)."""
+    from arena.protocol.messages import MAX_TEXT
+
+    path = tmp_path / "copy.db"
+    with Store(league, read_only=True) as source, Store(path) as target:
+        source.db.conn.backup(target.db.conn)
+        reason = "crashed: " + "a long story " * 40
+        target.db.conn.execute("update games set reason = ? where id = 1", [reason[:MAX_TEXT]])
+        target.db.conn.commit()
+    text = TestClient(create_app(str(path))).get("/games", params={"per_page": 500}).text
+    assert f'<span class="reason">{reason[:MAX_TEXT]}</span>' in text
+
+
+def test_a_moves_other_info_is_shown_a_field_a_line_never_cut_inside_one(client, store):
+    from arena.web.games import INFO_SHOWN, other_info
+
+    text = client.get(f"/games/{game_id(store, first=HOSTILE)}").text
+    cell = re.search(r'<td class="info">(.*?)</td>', text, re.S).group(1)
+    assert cell.startswith("<span>note: &#34;&lt;script&gt;")  # the field's name, then its value as JSON
+    many = {f"field{i}": "x" * 50 for i in range(40)}
+    lines = other_info(many)
+    assert lines[-1] == f"… and {40 - len(lines) + 1} fields more in the JSON below"
+    assert all(line == f'field{i}: "{"x" * 50}"' for i, line in enumerate(lines[:-1]))
+    assert sum(map(len, lines[:-1])) <= INFO_SHOWN
+    assert other_info({"pv": "y" * 2000}) == [f'pv: "{"y" * (INFO_SHOWN - 5)}…']
+    assert other_info(None) == [] and other_info([1, 2]) == ["[1, 2]"]
+
+
+def test_every_time_is_one_time_element_in_utc_with_its_iso_stamp(client, store):
+    from arena.web.pages import utc_text
+
+    game = store.games.all()[0]
+    for text in (client.get("/games").text, client.get(f"/games/{game.id}").text, client.get("/").text):
+        stamps = re.findall(r'<time datetime="([^"]+)" title="([^"]+)">([^<]+)</time>', text)
+        assert stamps and all(shown == utc_text(iso) and title == utc_text(iso, seconds=True)
+                              for iso, title, shown in stamps)
+        # (the game's JSON document, to copy, keeps the ISO stamp machines read)
+        prose = re.sub(r'<pre id="document"[^>]*>.*?</pre>', "", text, flags=re.S)
+        assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d", re.sub(r'<time datetime="[^"]+"', "", prose))
+    assert utc_text("2026-11-26T21:26:45.041+00:00") == "2026-11-26 21:26 UTC"
+    assert utc_text("2026-11-26T23:26:45+02:00", seconds=True) == "2026-11-26 21:26:45 UTC"
+    assert utc_text("2026-11-26T21:26:45") == "2026-11-26 21:26 UTC" and utc_text("soon") == "soon"

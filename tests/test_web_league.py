@@ -150,7 +150,8 @@ WEB_ACTIONS = {
     "view the upload form": lambda c, s: c.get("/upload"),
     "upload a new bot": lambda c, s: upload(c, "newbot", bot("Newbot")),
     "replace alice's bot": lambda c, s: upload(c, "lefty", bot(suffix=", again")),
-    "retire alice's bot": lambda c, s: c.post(f"/entries/{s.secrets.entry}/retire", data={"csrf": form_token(c)}),
+    "retire alice's bot": lambda c, s: c.post(f"/entries/{s.secrets.entry}/retire",
+                                              data={"csrf": form_token(c), "confirmed": "yes"}),
     "read alice's code": lambda c, s: c.get(f"/submissions/{s.secrets.submission}/code"),
     "view the users page": lambda c, s: c.get("/users"),
     "disable bob": lambda c, s: c.post("/users/bob/disable", data={"csrf": form_token(c)}),
@@ -161,8 +162,8 @@ WEB_EXPECTED = {
     "view the league":      {"anonymous": 200, "alice": 200, "bob": 200, "admin": 200, "disabled": 200},
     "view my bots":         {"anonymous": 303, "alice": 200, "bob": 200, "admin": 200, "disabled": 403},
     "view the upload form": {"anonymous": 303, "alice": 200, "bob": 200, "admin": 200, "disabled": 403},
-    "upload a new bot":     {"anonymous": 401, "alice": 200, "bob": 200, "admin": 200, "disabled": 403},
-    "replace alice's bot":  {"anonymous": 401, "alice": 200, "bob": 403, "admin": 403, "disabled": 403},
+    "upload a new bot":     {"anonymous": 401, "alice": 303, "bob": 303, "admin": 303, "disabled": 403},
+    "replace alice's bot":  {"anonymous": 401, "alice": 303, "bob": 403, "admin": 403, "disabled": 403},
     "retire alice's bot":   {"anonymous": 401, "alice": 303, "bob": 403, "admin": 303, "disabled": 403},
     "read alice's code":    {"anonymous": 401, "alice": 200, "bob": 403, "admin": 200, "disabled": 403},
     "view the users page":  {"anonymous": 303, "alice": 403, "bob": 403, "admin": 200, "disabled": 403},
@@ -190,13 +191,16 @@ def test_the_site_lets_each_visitor_do_only_what_they_may(site, role, action):
 
 def test_what_each_allowed_action_did(site):
     alice = site.signed_in("alice")
-    assert "lefty@v2 entered in league class" in upload(alice, "lefty", bot(suffix=".")).text
+    entered = upload(alice, "lefty", bot(suffix="."))
+    assert entered.status_code == 303 and entered.headers["location"] == "/upload"
+    assert "lefty@v2 entered in league class" in alice.get("/upload").text
     with Store(site.db, read_only=True) as store:
         league = store.leagues.check("class")
         assert [e.spec for e in store.leagues.entries(league.id, status="active")] == ["random", "greedy", "lefty@v2"]
         v2 = store.leagues.entries(league.id, status="active")[-1]
     admin = site.signed_in("admin")
-    assert admin.post(f"/entries/{v2.id}/retire", data={"csrf": form_token(admin)}).status_code == 303
+    retired = admin.post(f"/entries/{v2.id}/retire", data={"csrf": form_token(admin), "confirmed": "yes"})
+    assert retired.status_code == 303
     assert admin.post("/users/bob/disable", data={"csrf": form_token(admin)}).status_code == 303
     with Store(site.db, read_only=True) as store:
         assert store.leagues.entry(v2.id).status == "retired" and store.accounts.user("bob").disabled
@@ -310,16 +314,17 @@ def test_failed_checks_come_back_with_the_report_and_bot_text_escaped(site):
     failed = [check for check in answer["checks"]["checks"] if not check["passed"]]
     assert answer["checks"]["passed"] is False and len(failed) == 1
     # Data, as JSON carries it (quoted as the arena quotes a bot's words; a page escapes it).
-    assert failed[0]["detail"] == 'crashed: RuntimeError: "<script>alert(1)</script>\\x1b[31m"'
+    assert failed[0]["detail"] == ('crashed: RuntimeError: "<script>alert(1)</script>\\x1b[31m" '
+                                   '(crasher.py line 6, in choose_move)')
 
 
 def test_what_an_author_wrote_is_escaped_on_every_page(site):
     source = bot("Sly", suffix="</code><script>alert(3)</script>\u202e")
     bob = site.signed_in("bob")
-    assert upload(bob, "sly", source, description="<b>bold</b> claims\x1b[2J").status_code == 200
+    assert upload(bob, "sly", source, description="<b>bold</b> claims\x1b[2J").status_code == 303
     with Store(site.db, read_only=True) as store:
         submission = store.submissions.get("sly")
-    for url in ("/my", "/leagues/class", f"/submissions/{submission.id}/code"):
+    for url in ("/upload", "/my", "/leagues/class", f"/submissions/{submission.id}/code"):
         text = bob.get(url).text
         assert "<script>alert(3)" not in text and "<b>bold" not in text and "\x1b" not in text, url
         assert "\u202e" not in text, url
@@ -808,10 +813,63 @@ class Sleepy(Bot):
     games, won, drawn, lost, forfeited = map(int, record.groups())
     assert games == 6 and won + drawn + lost == 6  # 3 opponents x 2 games
     assert forfeited == 3  # every game as second
-    assert '<td class="num">3</td><td class="reason">crashed: RuntimeError: &#34;tired&#34;</td>' in page
+    assert '<td class="num">3</td><td class="reason">crashed: RuntimeError: &#34;tired&#34; (sleepy@v1 line 10, in choose_move)</td>' in page
     assert page.count('href="/games/') == 6 and "<td>lefty@v1</td>" in page  # its games, alice's bot among them
     assert 'action="/entries/' in page and "/submissions/" in page  # retire, and its code
     assert 'data-spec="lefty@v1"' not in page  # alice's bot is not bob's
+    # Its rank and Elo as the league's page has them, its W-D-L and forfeits, and a link to its games.
+    rows = bob.get("/api/leagues/class").json()["standings"]
+    row = next(r for r in rows if r["bot"] == "sleepy@v1")
+    facts = re.search(r'<dl class="facts rating" data-spec="sleepy@v1">(.*?)</dl>', page, re.S).group(1)
+    assert f'<dd class="rank">{row["rank"]} of {len(rows)}</dd>' in facts
+    elo = {">": f"&gt; {row['elo'] - row['elo_minus']:.0f}", "<": f"&lt; {row['elo'] + row['elo_plus']:.0f}",
+           None: f"{row['elo']:.0f}"}[row["bound"]]
+    assert re.search(rf'<dd class="elo"[^>]*>{elo}', facts), facts
+    assert f'<dd class="wdl">{won}-{drawn}-{lost}</dd>' in facts and f'<dd class="forfeited">{forfeited}</dd>' in facts
+    assert 'href="/games?bot=sleepy%40v1"' in facts
+    assert bob.get("/games?bot=sleepy%40v1").text.count('<th scope="row" class="num"><a href="/games/') == 6
+
+
+def test_an_upload_redirects_and_its_outcome_is_shown_once(site):
+    """Post/redirect/get: an upload that entered answers 303 to the upload page, which
+    shows the outcome and the checks once; reloading it sends nothing and enters nothing."""
+    alice = site.signed_in("alice")
+    entered = upload(alice, "lefty", bot(suffix=", again"))
+    assert entered.status_code == 303 and entered.headers["location"] == "/upload"
+    after = dump(site.db)
+    shown = alice.get("/upload")
+    assert shown.status_code == 200 and "lefty@v2 entered in league class" in shown.text
+    assert "it replaces lefty@v1, retired" in shown.text
+    assert shown.text.count('<tr class="ok"><td>ok</td>') == 7  # the checks it passed
+    reloaded = alice.get("/upload")
+    assert "entered in league" not in reloaded.text and 'id="checks"' not in reloaded.text
+    assert dump(site.db) == after  # the reloads entered nothing
+    assert "entered in league" not in site.signed_in("bob").get("/upload").text  # the note is alice's session's
+    refused = upload(alice, "lefty", bot(suffix=", again"))  # the same code again: refused, shown in place
+    assert refused.status_code == 422 and "Not entered" in refused.text
+
+
+def test_retiring_asks_first_and_the_form_token_still_holds(site):
+    alice, bob = site.signed_in("alice"), site.signed_in("bob")
+    path = f"/entries/{site.secrets.entry}/retire"
+    before = dump(site.db)
+    asked = alice.post(path, data={"csrf": form_token(alice), "next": "/leagues/class"})
+    assert asked.status_code == 200 and "Retire lefty@v1 from league class?" in asked.text
+    assert f'action="{path}"' in asked.text and '<input type="hidden" name="confirmed" value="yes">' in asked.text
+    assert '<input type="hidden" name="next" value="/leagues/class">' in asked.text
+    assert 'href="/leagues/class">Cancel' in asked.text and csrf_of(asked.text) == form_token(alice)
+    assert asked.headers["Cache-Control"] == "no-store"
+    assert dump(site.db) == before  # asked, nothing done
+    # The confirmed form without this session's token, or from someone else's session, is refused.
+    assert alice.post(path, data={"csrf": "forged", "confirmed": "yes"}).status_code == 403
+    assert bob.post(path, data={"csrf": form_token(bob)}).status_code == 403  # refused before asking
+    assert dump(site.db) == before
+    done = alice.post(path, data={"csrf": form_token(alice), "confirmed": "yes", "next": "/leagues/class"})
+    assert done.status_code == 303 and done.headers["location"] == "/leagues/class"
+    with Store(site.db, read_only=True) as store:
+        assert store.leagues.entry(site.secrets.entry).status == "retired"
+    # The pages mark the form for the browser's own question (static/confirm.js).
+    assert 'data-confirm="Retire' in site.signed_in("admin").get("/leagues/class").text
 
 
 def test_the_league_page_shows_active_entrants_and_all_versions_on_request(site):

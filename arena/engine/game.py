@@ -537,26 +537,12 @@ class Board:
         return f"Windows of {self.rules.connect}: {PLAYER_MARKS[0]} {first}, {PLAYER_MARKS[1]} {second}"
 
     def winning_line(self) -> list[tuple[int, int]]:
-        """(column, row) of every stone of the line that won the game: the runs of
-        ``connect`` or more through the last stone, in each direction that has one.
-        Empty while nobody has won by a line (an open game, a draw, count scoring,
-        where windows are counted over the whole board)."""
-        last = self.last_cell()
-        if self._winner is None or self._g.counts_windows or last is None:
-            return []
-        owner = self.cell(*last)
-        width, height = self.rules.width, self.rules.height
+        """(column, row) of every stone of the lines that won the game (see
+        :meth:`winning_lines`), each once: what a picture of the board rings."""
         cells: list[tuple[int, int]] = []
-        for dc, dr in ((1, 0), (0, 1), (1, 1), (1, -1)):
-            run = [last]
-            for step in (1, -1):  # out from the last stone both ways
-                column, row = last[0] + step * dc, last[1] + step * dr
-                while 0 <= column < width and 0 <= row < height and self.cell(column, row) == owner:
-                    run.append((column, row))
-                    column, row = column + step * dc, row + step * dr
-            if len(run) >= self.rules.connect:
-                cells += [cell for cell in sorted(run) if cell not in cells]
-        return cells
+        for line in self.winning_lines():
+            cells += [cell for cell in line if cell not in cells]
+        return sorted(cells)
 
     def is_winning_move(self, move: int) -> bool:
         """Would playing ``move`` win the game for the side to move? (unchecked)
@@ -573,6 +559,28 @@ class Board:
         mine = count_lines(self._current | bit, g.line_plan)
         theirs = count_lines(self._current ^ self._mask, g.line_plan)
         return mine > theirs
+
+    def winning_lines(self) -> list[list[tuple[int, int]]]:
+        """The lines the last move completed (a move can close two at once), each as
+        the (column, row) of its stones from one end to the other; none where the
+        last move made no line (no winner yet, a draw, count scoring, where no single
+        line decides)."""
+        last = self.last_cell()
+        if self._winner is None or last is None or self._g.counts_windows:
+            return []
+        column, row = last
+        owner = self.cell(column, row)
+        lines: list[list[tuple[int, int]]] = []
+        for dc, dr in ((0, 1), (1, 0), (1, 1), (1, -1)):
+            run = [(column, row)]
+            for sign in (1, -1):
+                c, r = column + sign * dc, row + sign * dr
+                while 0 <= c < self.rules.width and 0 <= r < self.rules.height and self.cell(c, r) == owner:
+                    run.append((c, r))
+                    c, r = c + sign * dc, r + sign * dr
+            if len(run) >= self.rules.connect:
+                lines.append(sorted(run))
+        return lines
 
     def centre_order(self, moves: list[int]) -> list[int]:
         """``moves`` sorted from the centre outwards."""

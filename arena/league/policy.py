@@ -177,8 +177,9 @@ def entered_as(store: Store, entry: Entry) -> str:
     return f"{entry.spec} by {author.name if author else 'the organiser'} (entry {entry.id}, {entry.status})"
 
 
-def retire(store: Store, league: League, user: User, entry_id: int) -> Entry:
-    """Take an entrant out of the league (its author's, or any for an admin)."""
+def retirable(store: Store, league: League, user: User, entry_id: int) -> Entry:
+    """The entrant ``user`` may retire (its author's, or any for an admin), checked and
+    left as it is: a page asks to confirm only what :func:`retire` would do."""
     entry = store.leagues.entry(entry_id)
     if entry is None or entry.league_id != league.id:
         raise Refused(f"no entrant {entry_id} in league {league.name!r}", Refusal.NOT_FOUND)
@@ -186,6 +187,12 @@ def retire(store: Store, league: League, user: User, entry_id: int) -> Entry:
         raise Refused(f"entrant {entry.spec} is not yours to retire", Refusal.NOT_ALLOWED)
     if entry.status != "active":
         raise Refused(f"entrant {entry.spec} is {entry.status} already", Refusal.INVALID)
+    return entry
+
+
+def retire(store: Store, league: League, user: User, entry_id: int) -> Entry:
+    """Take an entrant out of the league (its author's, or any for an admin)."""
+    entry = retirable(store, league, user, entry_id)
     with store.transaction():
         store.leagues.retire_entry(entry.id)
         store.accounts.audit("retire", entry.spec, user.id, f"league {league.name}")

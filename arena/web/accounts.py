@@ -166,6 +166,19 @@ def check_csrf(request: Request, given: str) -> None:
         raise HTTPException(403, "this form's security token is missing or stale: reload the page and try again")
 
 
+#: A form's "yes, do it" (``confirmed=yes``), sent by the page that asks (:func:`confirm_page`)
+#: or by ``static/confirm.js`` once the visitor has said OK.
+Confirmed = Annotated[str, Form(max_length=10)]
+
+
+def confirm_page(request: Request, title: str, question: str, action: str, button: str, back: str,
+                 fields: dict[str, str] | None = None) -> Response:
+    """The page that asks before a form that cannot be undone is done: the same form
+    again, with ``confirmed=yes`` and the session's token, or a way back to ``back``."""
+    return private(page(request, "confirm.html", title=title, question=question, action=action, button=button,
+                        back=local_path(back), fields=fields or {}, csrf=csrf_token(request)))
+
+
 def local_path(path: str, default: str = "/my") -> str:
     """``path`` if it is a path of this site, else ``default``: a form's ``next`` never
     sends anyone to another site."""

@@ -13,17 +13,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Annotated, Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, Form, Path, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from arena.errors import ArenaError
 from arena.league.accounts import add_user, check_user, disable_user, renew_token, reset_password, unlock
-from arena.league.policy import add_member, change_settings, retire, settings_of
+from arena.league.policy import add_member, change_settings, retirable, retire, settings_of
 from arena.league.removal import is_removed, remove_user
 from arena.store import League, Store, User
-from arena.web.accounts import Csrf, check_csrf, csrf_token, private, require_admin, writing
-from arena.web.leagues import EntryId, LeagueName, tournament_status
+from arena.text import printable
+from arena.web.accounts import Confirmed, Csrf, check_csrf, confirm_page, csrf_token, private, require_admin, writing
+from arena.web.leagues import EntryId, LeagueName, retire_question, tournament_status
 from arena.web.pages import StoreDep, page
 
 router = APIRouter(include_in_schema=False)
@@ -205,8 +207,14 @@ def member_form(request: Request, name: LeagueName, user: Field = "", csrf: Csrf
 
 
 @router.post("/admin/leagues/{name}/entries/{entry_id}/retire", response_class=HTMLResponse)
-def retire_form(request: Request, name: LeagueName, entry_id: EntryId, csrf: Csrf = "") -> Response:
+def retire_form(request: Request, name: LeagueName, entry_id: EntryId, csrf: Csrf = "",
+                confirmed: Confirmed = "") -> Response:
     def do(store: Store, admin: User, league: League) -> Response:
+        if confirmed != "yes":  # asked first, as on the league's page (what would be refused is, at once)
+            asked = retirable(store, league, admin, entry_id)
+            return confirm_page(request, f"Retire {printable(asked.spec)}?", retire_question(asked, league),
+                                f"/admin/leagues/{quote(league.name)}/entries/{asked.id}/retire",
+                                f"Retire {printable(asked.spec)}", f"/admin/leagues/{quote(league.name)}")
         entry = retire(store, league, admin, entry_id)
         return league_view(request, store, admin, league, message=f"{entry.spec} retired: its games stay.")
 

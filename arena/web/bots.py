@@ -39,7 +39,7 @@ from arena.ratings.sprt import elo_with_interval
 from arena.store import Store, StoredBot, StoredGame, Submission
 from arena.text import printable
 from arena.web.cache import TableCache
-from arena.web.pages import StoreDep, data_version, page
+from arena.web.pages import NARROW, StoreDep, data_version, page, tables
 
 router = APIRouter()
 
@@ -203,11 +203,14 @@ def nice_step(span: float, most: int) -> float:
     return next(power * m for m in (1, 2, 5, 10) if span / (power * m) <= most)
 
 
-def rating_plot(history: History, width: int = 640, height: int = 260) -> dict[str, Any]:
-    """Where the points of a rating history fall in the SVG on a bot's page."""
+def rating_plot(history: History, width: int = 640, height: int = 260,
+                fitted: float | None = None) -> dict[str, Any]:
+    """Where the points of a rating history fall in the SVG on a bot's page, with the
+    standings' fitted Elo (``fitted``, None for a bound) as a level line to compare;
+    ``width``: :data:`arena.web.pages.NARROW` for a phone's plot (fewer ticks)."""
     left, right, top, bottom = 56, width - 14, 12, height - 36
-    low = min(history.low[1], MEAN_RATING)
-    high = max(history.high[1], MEAN_RATING)
+    shown = [history.low[1], history.high[1], MEAN_RATING, *([] if fitted is None else [fitted])]
+    low, high = min(shown), max(shown)
     if high - low < 20:
         low, high = low - 10, high + 10
     games = history.games
@@ -218,10 +221,11 @@ def rating_plot(history: History, width: int = 640, height: int = 260) -> dict[s
     def y(elo: float) -> float:
         return round(bottom - (elo - low) / (high - low) * (bottom - top), 1)
 
-    step = nice_step(high - low, 6)
+    most_ticks = 6 if width > NARROW else 4
+    step = nice_step(high - low, most_ticks)
     y_ticks = [{"y": y(tick), "label": f"{tick:.0f}"}
                for tick in (step * i for i in range(math.ceil(low / step), math.floor(high / step) + 1))]
-    every = max(1, round(nice_step(games - 1, 6)))
+    every = max(1, round(nice_step(games - 1, most_ticks)))
     x_ticks = [{"x": x(game), "label": str(game)}
                for game in (1, *(n for n in range(every, games + 1, every) if n - 1 >= every / 2))]
     return {"width": width, "height": height, "left": left, "right": right, "top": top, "bottom": bottom,
@@ -231,7 +235,8 @@ def rating_plot(history: History, width: int = 640, height: int = 260) -> dict[s
                 [f"{x(game)},{y(highest)}" for game, _, _, highest in history.points]
                 + [f"{x(game)},{y(lowest)}" for game, _, lowest, _ in reversed(history.points)]),
             "start_y": y(MEAN_RATING), "y_ticks": y_ticks, "x_ticks": x_ticks,
-            "end": {"x": x(games), "y": y(history.final)}}
+            "end": {"x": x(games), "y": y(history.final)}, "fitted_y": None if fitted is None else y(fitted),
+            "narrow": width <= NARROW}
 
 
 # --- what a bot is ---------------------------------------------------------------------
@@ -389,10 +394,14 @@ def bot_page(request: Request, store: StoreDep, name: str) -> HTMLResponse:
     name = entrant_named(store, bots, name)
     data = bot_data(store, bots, name)
     history = bots.history.get(name)
+    # Its row of the whole league's standings: the fitted Elo the plot's line is set beside.
+    row = next((r for r in tables(request, store, None, True).standings if r.bot == name), None)
+    fitted = None if row is None or row.bound else row.elo
+    plots = [] if history is None else [rating_plot(history, fitted=fitted),
+                                        rating_plot(history, NARROW, 220, fitted)]
     # The title goes into base.html as it is: a bot's name is made printable here.
     return page(request, "bot.html", title=printable(name), bot=data, selection=bots.selection, known=bots.ids,
-                shown_reasons=SHOWN_REASONS,
-                plot=None if history is None else rating_plot(history), history=history)
+                shown_reasons=SHOWN_REASONS, plots=plots, history=history, row=row, k=K)
 
 
 @router.get("/matchup", response_class=HTMLResponse, include_in_schema=False)

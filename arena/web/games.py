@@ -20,7 +20,7 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import BeforeValidator, StringConstraints
 
-from arena.engine.game import MAX_SIZE, Rules, format_move, parse_moves
+from arena.engine.game import MAX_SIZE, Board, Rules, format_move, parse_moves
 from arena.formats.game_files import export_moves, game_document
 from arena.formats.stored_games import file_game
 from arena.league.policy import may_read_log
@@ -43,6 +43,9 @@ GAME_FIELDS = ("id", "tournament", "key", "first", "second", "result", "terminat
                "plies", "opening", "moves", "duration", "seed", "finished_at", "rules")
 #: The info fields most bots report, shown in columns of their own; others follow as JSON.
 INFO_COLUMNS = ("score", "depth", "nodes")
+#: Characters of a move's other info shown in its row (a bot may say 64 KB a move):
+#: each field on a line of its own, the whole in the game's JSON below the list.
+INFO_SHOWN = 600
 CELL = 40  # the board's SVG units per cell: the picture scales to the viewport, the units never change
 #: A board with a side longer than this gets the page's whole width, and its
 #: labels (larger) only on every fifth line, where one on each would be too small to read.
@@ -130,10 +133,20 @@ def move_cells(rules: Rules, moves: list[int]) -> list[tuple[int, int]]:
     return rules.landings(moves)
 
 
-def board_picture(rules: Rules, cells: list[tuple[int, int]], shown: int) -> dict[str, Any]:
+def winning_lines(rules: Rules, moves: list[int]) -> list[list[tuple[int, int]]]:
+    """The line(s) the game's last move completed, as (column, row) cells (none for a
+    draw, a forfeit, or count scoring, where no single line decides)."""
+    board = Board(rules)
+    for move in moves:  # checked already: move_cells played them first
+        board.play(move)
+    return board.winning_lines()
+
+
+def board_picture(rules: Rules, cells: list[tuple[int, int]], shown: int,
+                  lines: list[list[tuple[int, int]]] | None = None) -> dict[str, Any]:
     """Where everything of the board's SVG goes, with the stones of the first
     ``shown`` moves: columns labelled below, rows on the left where the rules name
-    them (where a move names a cell)."""
+    them (where a move names a cell), and the winning ``lines`` (shown at the end only)."""
     drawing = rules.drawing
     left = CELL if drawing.row_labels else 0  # room for the row numbers
     width, height = rules.width * CELL, rules.height * CELL
@@ -156,6 +169,9 @@ def board_picture(rules: Rules, cells: list[tuple[int, int]], shown: int) -> dic
                     for c, label in enumerate(drawing.column_labels) if labelled(c)],
         "rows": [{"y": centre(0, r)[1], "label": label} for r, label in enumerate(drawing.row_labels) if labelled(r)],
         "last": stones[-1]["centre"] if stones else None,
+        "lines": [{"cells": [centre(*cell) for cell in line], "from": centre(*line[0]), "to": centre(*line[-1])}
+                  for line in lines or []],
+        "at_end": shown == len(cells),
     }
 
 
@@ -172,7 +188,7 @@ def move_rows(game: StoredGame, stored: list[StoredMove], marks: dict[int, tuple
             "ply": move.ply, "move": move.move, "ms": move.ms,
             "by": "opening" if move.ply < (game.opening_plies or 0) else ("X" if move.ply % 2 == 0 else "O"),
             "player": move.ply % 2, "info": {key: _shown_value(value) for key, value in columns.items()},
-            "rest": "" if not rest else json.dumps(rest, ensure_ascii=False), "before": before, "mark": mark,
+            "rest": other_info(rest), "before": before, "mark": mark,
         })
     return rows
 
@@ -198,6 +214,31 @@ def bot_logs(request: Request, store: Store, game: StoredGame) -> list[dict[str,
             "cut": log.cut, "crash": log.crash if visible else None, "frames": log.frames if visible else (),
         })
     return shown
+
+
+def other_info(rest: Any) -> list[str]:
+    """A move's info beyond the columns, to read in its row: one ``key: value`` line
+    per field (the value as JSON). Past :data:`INFO_SHOWN` characters it stops at a
+    field's end and says how many fields the game's JSON holds besides (a first
+    field longer than that alone is cut, with "…")."""
+    if not rest:
+        return []
+    fields = list(rest.items()) if isinstance(rest, dict) else [(None, rest)]
+    lines: list[str] = []
+    length = 0
+    for key, value in fields:
+        text = json.dumps(value, ensure_ascii=False)
+        line = text if key is None else f"{key}: {text}"
+        if length + len(line) > INFO_SHOWN:
+            if not lines:
+                lines.append(line[:INFO_SHOWN] + "…")
+            left = len(fields) - len(lines)
+            if left:
+                lines.append(f"… and {plural(left, 'field')} more in the JSON below")
+            break
+        lines.append(line)
+        length += len(line)
+    return lines
 
 
 def _shown_value(value: Any) -> str:
@@ -237,7 +278,8 @@ def game_page(request: Request, store: StoreDep, game_id: GameId,
     cells = move_cells(rules, moves)
     marks = {p.ply: (describe(rules, p.ply, p.before), p.mark or "")
              for p in analyse_stored(store, game_id, None)}  # budget None: only what is stored, never solved here
-    board = board_picture(rules, cells, shown)
+    lines = winning_lines(rules, moves) if game.finished else []
+    board = board_picture(rules, cells, shown, lines)
     replay = {"width": rules.width, "height": rules.height, "cell": CELL, "left": board["left"], "cells": cells,
               "falls": [rules.drawing.fall(row) for _, row in cells],
               "moves": [format_move(m, rules) for m in moves], "ply": shown}

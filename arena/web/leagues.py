@@ -29,18 +29,21 @@ from arena.league.policy import (
     Refused,
     Submitted,
     may_read_code,
+    retirable,
     retire,
     settings_of,
     submit_to_league,
 )
 from arena.ratings.selection import SelectionError
-from arena.ratings.standings import Standings, active_rows, standings_data
+from arena.ratings.standings import Standing, Standings, active_rows, standings_data
 from arena.store import EntrantRecord, Entry, League, Store, StoreError, Submission, User
 from arena.text import printable
 from arena.web.accounts import (
+    Confirmed,
     Csrf,
     Next,
     check_csrf,
+    confirm_page,
     csrf_token,
     local_path,
     may_act,
@@ -166,6 +169,8 @@ class OwnEntry:
     entry: Entry
     submission: Submission | None
     record: EntrantRecord
+    standing: Standing | None  # its row of the league's standings (None before its first game)
+    ranked: int  # the bots its rank is among: the active ones, or for a retired version every version that played
 
 
 @router.get("/my", response_class=HTMLResponse, include_in_schema=False)
@@ -173,20 +178,42 @@ def my_page(request: Request, store: StoreDep) -> Response:
     user = require_user(request, store)
     own = []
     for league in store.leagues.all():
-        for entry in reversed(store.leagues.entries(league.id, user_id=user.id)):
+        entries = store.leagues.entries(league.id, user_id=user.id)
+        if not entries:
+            continue
+        # Ranked as the league's page ranks them: an active bot among the active ones,
+        # a retired version among every version that played.
+        every, active = (league_standings(request, store, league, all_versions) for all_versions in (True, False))
+        for entry in reversed(entries):
             submission = store.submissions.by_id(entry.submission_id) if entry.submission_id is not None else None
             record = store.leagues.entrant_record(league.tournament_id, entry.spec)
-            own.append(OwnEntry(league, entry, submission, record))
+            rows = (active if entry.status == "active" else every) or (Standings(), {})
+            row = next((r for r in rows[0] if r.bot == entry.spec), None)
+            own.append(OwnEntry(league, entry, submission, record, row, len(rows[0])))
     return private(page(request, "my.html", title="My bots", user=user, own=own, csrf=csrf_token(request)))
 
 
 @router.post("/entries/{entry_id}/retire", include_in_schema=False)
-def retire_form(request: Request, entry_id: EntryId, csrf: Csrf = "", next_page: Next = "/my") -> Response:
+def retire_form(request: Request, entry_id: EntryId, csrf: Csrf = "", next_page: Next = "/my",
+                confirmed: Confirmed = "") -> Response:
+    """Retire an entrant, once confirmed: unconfirmed, a page that asks (what it
+    would refuse is refused at once, before anything is asked)."""
     with writing(request) as store:
         user = require_user(request, store, form=True)
         check_csrf(request, csrf)
+        if confirmed != "yes":
+            entry, league = retire_entry(store, user, entry_id, dry_run=True)
+            return confirm_page(request, f"Retire {printable(entry.spec)}?", retire_question(entry, league),
+                                f"/entries/{entry.id}/retire", f"Retire {printable(entry.spec)}", next_page,
+                                {"next": local_path(next_page)})
         retire_entry(store, user, entry_id)
     return RedirectResponse(local_path(next_page), 303)
+
+
+def retire_question(entry: Entry, league: League) -> str:
+    """What a page asks before retiring ``entry``."""
+    return (f"Retire {printable(entry.spec)} from league {printable(league.name)}? It plays no more games; its games "
+            "stay in the tables. This cannot be undone: to play again, upload the bot again.")
 
 
 @router.get("/submissions/{submission_id}/code", response_class=HTMLResponse, include_in_schema=False)
@@ -221,10 +248,23 @@ def code_lines(source: str) -> list[str]:
 # --- uploads ---------------------------------------------------------------------------------
 
 
+#: The session's note of the last upload entered: shown once, by the page the upload
+#: redirects to (post/redirect/get: reloading that page sends nothing again).
+UPLOADED = "uploaded"
+
+
 @router.get("/upload", response_class=HTMLResponse, include_in_schema=False)
 def upload_page(request: Request, store: StoreDep) -> Response:
     user = require_user(request, store)
-    return private(upload_form(request, store, user))
+    note = request.session.pop(UPLOADED, None)
+    entry = store.leagues.entry(note["entry"]) if isinstance(note, dict) else None
+    if entry is None or entry.user_id != user.id:  # no note, or one of an entry since removed
+        return private(upload_form(request, store, user))
+    league = store.leagues.by_id(entry.league_id)
+    submission = store.submissions.by_id(entry.submission_id) if entry.submission_id is not None else None
+    return private(upload_form(request, store, user, submitted={"entry": entry, "submission": submission,
+                                                                "retired": note.get("retired", [])},
+                               report=note.get("report"), league=league.name if league else ""))
 
 
 def upload_form(request: Request, store: Store, user: User, status: int = 200, **context: Any) -> Response:
@@ -244,12 +284,15 @@ async def upload_submit(request: Request) -> Response:
     check_csrf(request, upload.csrf)
     form = {"name": upload.name, "about": upload.about, "league": upload.league, "class": upload.class_name or ""}
     try:
-        league, submitted = await run_in_threadpool(enter, db, user, upload, failed_checks(request))
+        _, submitted = await run_in_threadpool(enter, db, user, upload, failed_checks(request))
     except Refused as refused:
         return await run_in_threadpool(_upload_page, request, user, HTTP_STATUS[refused.kind],
                                        {"refusal": str(refused), "report": refused.report, "form": form})
-    return await run_in_threadpool(_upload_page, request, user, 200,
-                                   {"submitted": submitted, "report": submitted.report, "league": league.name})
+    # Entered: the outcome goes to the page this redirects to (a reload of it sends nothing
+    # again). A passed report is a few short lines: the session's cookie carries it.
+    request.session[UPLOADED] = {"entry": submitted.entry.id, "retired": submitted.retired,
+                                 "report": submitted.report.as_dict()}
+    return RedirectResponse("/upload", 303)
 
 
 def _session_user(request: Request) -> User:
@@ -342,15 +385,15 @@ def token_user(db: str, authorization: str | None) -> User:
     return user
 
 
-def retire_entry(store: Store, user: User, entry_id: int) -> tuple[Entry, League]:
+def retire_entry(store: Store, user: User, entry_id: int, dry_run: bool = False) -> tuple[Entry, League]:
     """Retire an entrant as ``user`` (see :func:`arena.league.policy.retire`), or
-    the HTTP error that says why not."""
+    the HTTP error that says why not; ``dry_run``: only check that it may be."""
     entry = store.leagues.entry(entry_id)
     league = store.leagues.by_id(entry.league_id) if entry is not None else None
     if entry is None or league is None:
         raise HTTPException(404, f"no entrant with id {entry_id}")
     try:
-        return retire(store, league, user, entry_id), league
+        return (retirable if dry_run else retire)(store, league, user, entry_id), league
     except Refused as refused:
         raise HTTPException(HTTP_STATUS[refused.kind], str(refused)) from None
 

@@ -10,6 +10,7 @@ made visible (:func:`arena.text.printable`) as in the terminal.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,28 @@ environment.filters["shown"] = lambda text: printable(str(text))
 # Text of several lines (what a bot printed): each line made printable, the newlines kept.
 environment.filters["shown_lines"] = lambda text: "\n".join(printable(line) for line in str(text).split("\n"))
 environment.filters["signed"] = lambda value: f"{value:+.0f}"
+
+
+def utc_text(stamp: str, seconds: bool = False) -> str:
+    """A stored time as a page shows it without JavaScript: ``2026-11-26 21:26 UTC``
+    (``static/time.js`` writes the same in the visitor's own zone). A stamp without a
+    zone is UTC, as the arena writes them; one that is no time is shown as it is."""
+    try:
+        when = dt.datetime.fromisoformat(stamp)
+    except ValueError:
+        return stamp
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return when.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC" if seconds else "%Y-%m-%d %H:%M UTC")
+
+
+environment.filters["utc"] = utc_text
+#: What a bound says, beside the tables and the plots that show it.
+BOUND_NOTES = {">": "all games won: Elo is only bounded below", "<": "all games lost: Elo is only bounded above"}
+environment.globals["bound_words"] = BOUND_NOTES
+#: SVG units across of the plots drawn for a phone (CSS shows them below 700 px), in
+#: place of the 640 of a wide screen: their text stays as large as there (>= 11 px).
+NARROW = 360
 templates = Jinja2Templates(env=environment)
 
 

@@ -10,12 +10,12 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from arena.ratings.crosstable import colours_data, crosstable_data
-from arena.ratings.standings import Standings, standings_data
+from arena.ratings.standings import Standing, Standings, standings_data
 from arena.ratings.tournaments import TournamentSummary, summarize
 from arena.store import Store, StoredTournament
 from arena.text import printable
 from arena.web.cache import TableCache
-from arena.web.pages import League, StoreDep, Tournament, data_version, page, query_of, tables
+from arena.web.pages import BOUND_NOTES, NARROW, League, StoreDep, Tournament, data_version, page, query_of, tables
 
 router = APIRouter()
 
@@ -33,7 +33,7 @@ def standings_page(request: Request, store: StoreDep, tournament: Tournament = N
                    league: League = False) -> HTMLResponse:
     shown = tables(request, store, tournament, league)
     return page(request, "standings.html", title="Standings", tables=shown, query=query_of(tournament, league),
-                plot=interval_plot(shown.standings))
+                plots=[interval_plot(shown.standings), interval_plot(shown.standings, NARROW)])
 
 
 @router.get("/crosstable", response_class=HTMLResponse, include_in_schema=False)
@@ -112,32 +112,54 @@ def tournament_row(t: StoredTournament, games: int) -> dict[str, Any]:
             "games": summary.games, "created_at": summary.created_at, "finished_at": summary.finished_at}
 
 
+
+
+def known_elo(row: Standing) -> tuple[float, float]:
+    """The Elo range the games tell of a bot: its 95% interval; for a perfect (or zero)
+    score, whose fitted Elo is unbounded, only the bound the table shows."""
+    if row.bound == ">":
+        return row.elo - row.elo_minus, row.elo - row.elo_minus
+    if row.bound == "<":
+        return row.elo + row.elo_plus, row.elo + row.elo_plus
+    return row.elo - row.elo_minus, row.elo + row.elo_plus
+
+
 def interval_plot(rows: Standings, width: int = 640, row_height: int = 22) -> dict[str, Any]:
     """Where each bot's Elo and 95% interval fall on a horizontal axis, for the SVG
     under the standings: overlapping intervals are neighbours the games cannot yet
-    tell apart."""
+    tell apart. A bound (a perfect or zero score) is drawn where the table puts it,
+    its bar an arrow to the edge on the side where its Elo is unknown. ``width``:
+    the SVG's units across (:data:`NARROW` for a phone's plot, with shorter names)."""
+    narrow = width <= NARROW
     if not rows:
-        return {"width": width, "height": 0, "points": [], "ticks": []}
-    low = min(r.elo - r.elo_minus for r in rows)
-    high = max(r.elo + r.elo_plus for r in rows)
+        return {"width": width, "height": 0, "points": [], "ticks": [], "narrow": narrow}
+    low = min(known_elo(r)[0] for r in rows)
+    high = max(known_elo(r)[1] for r in rows)
     if high - low < 1:
         low, high = low - 50, high + 50
-    left, right = 150, width - 20
+    left, right = (104 if narrow else 150), width - 20
     scale = (right - left) / (high - low)
 
     def x(elo: float) -> float:
         return round(left + (elo - low) * scale, 1)
 
-    step = next(s for s in (10, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000, 10**9) if (high - low) / s <= 8)
+    most_ticks = 4 if narrow else 8
+    step = next(s for s in (10, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000, 10**9)
+                if (high - low) / s <= most_ticks)
     ticks = []
     tick = -(-low // step) * step
     while tick <= high:
         ticks.append({"x": x(tick), "label": f"{tick:.0f}"})
         tick += step
-    points = [
-        {"bot": r.bot, "y": 20 + i * row_height, "x": x(r.elo), "low": x(r.elo - r.elo_minus),
-         "high": x(r.elo + r.elo_plus), "elo": r.elo, "interval": r.elo_minus, "bound": r.bound}
-        for i, r in enumerate(rows)
-    ]
+    points = []
+    for i, r in enumerate(rows):
+        start, end = known_elo(r)
+        at = start if r.bound else r.elo
+        points.append({
+            "bot": r.bot, "y": 20 + i * row_height, "x": x(at), "elo": at, "bound": r.bound,
+            "mark": f"{r.bound} {at:.0f}" if r.bound else "",
+            "low": left if r.bound == "<" else x(start), "high": right if r.bound == ">" else x(end),
+            "label": f"{r.bound} {at:.0f}: {BOUND_NOTES[r.bound]}" if r.bound else f"{at:.0f} ± {r.elo_minus:.0f}"})
     return {"width": width, "height": 30 + len(rows) * row_height, "points": points, "ticks": ticks,
-            "axis_y": 20 + len(rows) * row_height - 8, "left": left, "right": right}
+            "axis_y": 20 + len(rows) * row_height - 8, "left": left, "right": right, "narrow": narrow,
+            "name_chars": 13 if narrow else 20}

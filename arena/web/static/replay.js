@@ -4,12 +4,15 @@
 // place (or appear in their cells, where the server says they fall no rows), with
 // play/pause, steps, a slider and the left and right arrow keys. Each stone carries
 // data-col, data-row and data-player, so what the board shows can be read back from the page.
+// At the last ply the line that won (the server found it with the engine: none for a
+// draw, a forfeit or count scoring) is ringed, once the last stone has landed.
 "use strict";
 (() => {
   const data = JSON.parse(document.getElementById("replay-data").textContent);
   const svg = document.getElementById("board");
   const layer = svg.querySelector(".stones");
   const marker = svg.querySelector(".last");
+  const winLine = svg.querySelector(".win-line"); // absent where no line won
   const caption = document.getElementById("board-caption");
   const slider = document.getElementById("replay-ply");
   const count = document.getElementById("replay-count");
@@ -98,6 +101,14 @@
       }
     } else {
       marker.setAttribute("visibility", "hidden");
+    }
+    if (winLine) {
+      winLine.setAttribute("visibility", "hidden");
+      if (ply === total) {
+        const reveal = () => { if (ply === total) winLine.removeAttribute("visibility"); };
+        if (landing) landing.finished.then(reveal, () => {});
+        else reveal();
+      }
     }
     caption.textContent = after(ply);
     slider.value = ply;
