@@ -813,7 +813,8 @@ class Sleepy(Bot):
     games, won, drawn, lost, forfeited = map(int, record.groups())
     assert games == 6 and won + drawn + lost == 6  # 3 opponents x 2 games
     assert forfeited == 3  # every game as second
-    assert '<td class="num">3</td><td class="reason">crashed: RuntimeError: &#34;tired&#34; (sleepy@v1 line 10, in choose_move)</td>' in page
+    assert ('<td class="num">3</td><td class="reason">crashed: RuntimeError: &#34;tired&#34; '
+            '(sleepy@v1 line 10, in choose_move)</td>') in page
     assert page.count('href="/games/') == 6 and "<td>lefty@v1</td>" in page  # its games, alice's bot among them
     assert 'action="/entries/' in page and "/submissions/" in page  # retire, and its code
     assert 'data-spec="lefty@v1"' not in page  # alice's bot is not bob's
