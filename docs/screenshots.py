@@ -1,7 +1,9 @@
 """The pictures of the league site in docs/: the standings (docs/standings.png), a
 replay with the solver's values and marks (docs/replay.png), and a game won on the
-board with its line ringed, the games list and an author's "My bots", each on a
+board with its line ringed (and, scrolled down, what the bot wrote beside its moves),
+the games list and an author's "My bots", each on a
 phone (390 px) and on a desktop (1280 px): docs/game-390.png, docs/game-1280.png,
+docs/game-logs-390.png, docs/game-logs-1280.png,
 docs/games-390.png, ..., docs/my-bots-1280.png.
 
 They are taken with the browser code of the real-browser tests (tests/test_browser.py):
@@ -63,21 +65,27 @@ def main() -> None:
 
 
 def site_pictures(folder: Path) -> list[Path]:
-    """The game page (a game won on the board, its line ringed), the games list and My
-    bots, at each of WIDTHS."""
+    """The game page (a game won on the board, its line ringed; then, scrolled down,
+    what the author's bot wrote beside its moves), the games list and My bots, at each
+    of WIDTHS, as the author of the league's bot sees them."""
     db = whole_site(folder)
     with Store(db, read_only=True) as store:
-        # The longest game won on the board by a bot that reports its search (its info shown).
-        game = max((g for g in store.games.all() if g.termination == "win" and g.first.startswith("minimax")),
+        # The author's bot's longest game won on the board: its log beside many moves.
+        game = max((g for g in store.games.all(tournament="class")
+                    if g.termination == "win" and "lefty" in (g.first + g.second)),
                    key=lambda g: g.plies or 0)
     written = []
     with serving(db) as base:
         for width in WIDTHS:
             driver = signed_in_browser(base, width, AUTHOR, AUTHOR_PASSWORD)
             try:
-                for name, url in (("game", f"/games/{game.id}"), ("games", "/games?tournament=class"),
-                                  ("my-bots", "/my")):
+                for name, url, scrolled_to in (("game", f"/games/{game.id}", None),
+                                               ("game-logs", f"/games/{game.id}", ".bot-log"),
+                                               ("games", "/games?tournament=class", None),
+                                               ("my-bots", "/my", None)):
                     driver.get(base + url)
+                    if scrolled_to:
+                        driver.execute_script(f"document.querySelector({scrolled_to!r}).scrollIntoView()")
                     time.sleep(0.5)  # the scripts have run (local times)
                     path = DOCS / f"{name}-{width}.png"
                     driver.save_screenshot(str(path))

@@ -113,7 +113,9 @@ class Lefty(Bot):
     """Plays the {which} legal move."""
 
     def choose_move(self, board):
-        return board.legal_moves()[{index}]
+        moves = board.legal_moves()
+        print(f"{{len(moves)}} legal moves: {{moves}}; playing the {which}")
+        return moves[{index}]
 '''
 AUTHOR = "alice"
 AUTHOR_PASSWORD = "alice's own password"
