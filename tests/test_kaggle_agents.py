@@ -130,3 +130,26 @@ def test_a_kaggle_agent_plays_connect_four_against_a_bot(cli, tmp_path: Path) ->
     assert result.exit_code == 0, result.output
     (row,) = [line.split() for line in result.output.splitlines() if line.startswith("kaggle_agent.py")]
     assert row[1] == "2" and row[5] == "0"  # two games, no forfeit
+
+
+@pytest.mark.parametrize(("board", "refused"), [("gravity = false", True), ("gravity = true", False)])
+def test_a_league_refuses_an_agent_its_board_has_no_place_for(tmp_path: Path, board: str, refused: bool) -> None:
+    """A ConnectX agent entered in a league without gravity would forfeit every game:
+    the upload is refused, saying why; on a board with gravity it is taken."""
+    from arena.league.accounts import add_user
+    from arena.league.policy import Refused, submit_to_league
+    from arena.league.scheduler import create_league
+    from arena.store import Store
+
+    (tmp_path / "league.toml").write_text(f'bots = ["random"]\ngames = 2\n[rules]\nwidth = 5\nheight = 5\n{board}\n')
+    with Store(tmp_path / "arena.db") as store:
+        create_league(store, "class", str(tmp_path / "league.toml"))
+        user = add_user(store, "alice")[0]
+        league = store.leagues.check("class")
+        if refused:
+            with pytest.raises(Refused, match="Kaggle ConnectX agent, and Kaggle's ConnectX has no games without"):
+                submit_to_league(store, league, user, "kag", AGENT.replace("range(7)", "range(5)").encode())
+            assert store.submissions.all() == []
+        else:
+            submit_to_league(store, league, user, "kag", AGENT.replace("range(7)", "range(5)").encode())
+            assert [s.spec for s in store.submissions.all()] == ["kag@v1"]

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from arena.bot import BotFailure, Limit
 from arena.engine.game import Board, Rules
+from arena.protocol import connectx
 from arena.protocol.bot_log import LogCollector, traceback_lines
 from arena.records import BotCode, Limits
 
@@ -105,6 +106,10 @@ def _check_rules(bot: ChannelBot, rules: Rules, seconds: float, rng: random.Rand
         report.checks.append(Check(f"loads and starts a game ({where})", False, failure.reason, _traceback(bot)))
         return False
     report.kind = bot.kind
+    why = connectx.unsupported(rules) if bot.kind == "connectx" else None
+    if why is not None:  # it would forfeit every game: said once, here
+        report.checks.append(Check(f"can play {where}", False, f"a Kaggle ConnectX agent, and {why}"))
+        return False
     report.checks.append(Check(f"loads and starts a game ({where})", True, f"a {bot.kind}"))
     for number, board in enumerate(_positions(rules, rng)):
         label = "answers on the empty board" if number == 0 else f"answers in position {board.moves_string()!r}"

@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from arena.engine.game import Rules
 from arena.entry.checks import CheckReport, check_code
 from arena.entry.submissions import NAME, VERSIONED
 from arena.errors import ArenaError, ArenaFault, NoSandbox
 from arena.players.plugins import installed_bots
 from arena.records import BotCode
-from arena.store import Entry, League, Store, Submission, User
+from arena.store import Entry, League, Store, Submission, User, rules_of
 from arena.text import content_hash, source_text
 
 LEAGUE_FORMAT = "league"  # the format of the tournament row a league's games are stored under
@@ -145,8 +146,12 @@ def submit_to_league(
     if recent >= settings.submissions_per_hour:
         raise Refused(f"{recent} submissions in the last hour: league {league.name!r} takes at most "
                       f"{settings.submissions_per_hour} per author per hour; try again later", Refusal.TOO_MANY)
+    tournament = store.tournaments.get(league.name)
+    rules = rules_of(tournament) if tournament is not None else Rules()
     try:
-        report = check_code(BotCode(label=filename, text=text, class_name=class_name))
+        # Checked on the league's own board: a bot that cannot play it (a ConnectX
+        # agent in a league without gravity) is refused before it forfeits every game.
+        report = check_code(BotCode(label=filename, text=text, class_name=class_name), rules_list=(rules,))
     except NoSandbox as refused:  # this machine, not the bot: nothing stored, said as it is
         raise Refused(str(refused), Refusal.UNAVAILABLE) from None
     except ArenaFault as fault:
