@@ -418,3 +418,12 @@ def test_the_game_page_shows_a_bot_s_lines_beside_its_moves_to_its_author_only(l
         page = other.get(f"/games/{game}").text
         assert "thinking at" not in page and "doubt at" not in page
         assert re.search(r"The bot wrote \d+ lines; visible to its author", page)
+
+
+def test_a_game_s_json_and_downloads_carry_no_log_to_anyone(league_site):
+    db, game = league_site
+    app = create_app(str(db))
+    for client in (signed_in(app, "alice"), signed_in(app, "bob"), TestClient(app)):
+        for url in (f"/api/games/{game}", f"/games/{game}/export?format=json", f"/games/{game}/export"):
+            answer = client.get(url)
+            assert answer.status_code == 200 and "thinking at" not in answer.text and "doubt" not in answer.text
