@@ -3,6 +3,7 @@ code; a crash's traceback in the bot's own code; the live --debug; the keep time
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
@@ -167,6 +168,110 @@ def test_a_bot_s_hostile_output_is_kept_as_text_without_nuls():
     assert log.plies == ((0, 0), (2, 6))
 
 
+def test_a_log_is_kept_to_64_kb_of_text_ending_on_a_whole_character():
+    # A character cut in two by the bound is left out, not replaced (and so over it).
+    collector = LogCollector()
+    collector.add_bytes(0, b"x" * (LOG_BYTES - 2))
+    collector.add_bytes(2, "\u20ac".encode() * 3)
+    collector.add_bytes(4, b"more")  # after the cut: nothing
+    log = collector.log()
+    assert log.cut and log.text == "x" * (LOG_BYTES - 2) and log.plies == ((0, 0),)
+    # Bytes that are no UTF-8 become replacement characters of three bytes each: the
+    # bound is on the text kept, not on the bytes written.
+    collector = LogCollector()
+    collector.add_bytes(0, b"\xff" * LOG_BYTES)
+    log = collector.log()
+    assert log.cut and len(log.text.encode()) <= LOG_BYTES and set(log.text) == {"\ufffd"}
+
+
+FORGER = '''import base64, gc, json
+from arena.bot import Bot
+from arena.protocol.server import Channel
+
+
+class Forger(Bot):
+    """Writes its own answer on the arena's channel: a crash of its making."""
+
+    def choose_move(self, board):
+        channel = next(o for o in gc.get_objects() if isinstance(o, Channel))
+        frame = ["/srv/arena/arena/referee/referee.py", 5, "<script>alert(1)</script>", "\\x1b[2J" + "y" * 300]
+        channel.write_bytes(json.dumps({
+            "error": "crashed", "exception": "E" * 1000 + "\\x1b]8;;http://evil\\x07link",
+            "traceback": [frame] * 100, "output": base64.b64encode(b"\\xff" * 70000).decode()}).encode() + b"\\n")
+        return board.legal_moves()[0]
+'''
+
+
+def test_a_forged_answer_on_the_channel_is_kept_bounded_and_shown_escaped(tmp_path):
+    from arena.terminal.bot_logs import log_lines
+    from arena.web.pages import environment
+
+    path = tmp_path / "forger.py"
+    path.write_text(FORGER)
+    record = play_game(spec(str(path)))
+    log = record.logs[0]
+    assert record.termination == "forfeit"
+    assert log.cut and len(log.text.encode()) <= LOG_BYTES
+    assert len(log.crash) <= 400 and len(log.frames) == 30
+    # No frame told as one in the arena's files: the name alone, as the bot's own are.
+    assert {frame.file for frame in log.frames} == {"referee.py"}
+    assert all(len(frame.source) <= 200 for frame in log.frames)
+    assert not UNSAFE.search("\n".join(log_lines("X", log)))
+    page = environment.from_string('{% from "_game_logs.html" import bot_logs %}{{ bot_logs(logs) }}').render(
+        logs=[{"side": 0, "mark": "X", "bot": "forger", "visible": True, "lines": log.lines(), "start": "",
+               "plies": {}, "cut": log.cut, "crash": log.crash, "frames": log.frames}])
+    assert "<script>" not in page and "&lt;script&gt;" in page and not UNSAFE.search(page.replace("\n", ""))
+
+
+@pytest.mark.parametrize("where", ["init", "import"])
+def test_a_bot_that_crashes_before_its_game_keeps_what_it_printed_and_where(tmp_path, where):
+    path = tmp_path / "boom.py"
+    path.write_text(f'''from arena.bot import Bot
+print("loading")
+
+
+class Boom(Bot):
+    def __init__(self):
+        super().__init__()
+        print("building")
+        explode()
+
+    def choose_move(self, board):
+        return board.legal_moves()[0]
+
+
+def explode():
+    raise RuntimeError("at {where}")
+{"explode()" if where == "import" else ""}
+''')
+    record = play_game(spec(str(path)))
+    log = record.logs[0]
+    assert log.crash == f'RuntimeError: "at {where}"'
+    assert log.frames[-1] == ("boom.py", 16, "explode", f'raise RuntimeError("at {where}")')
+    if where == "init":
+        assert record.reason == 'crashed: RuntimeError: "at init" (boom.py line 16, in explode)'
+        assert log.text == "loading\nbuilding\n"
+    else:
+        assert record.reason == "failed to import: RuntimeError: at import" and log.text == "loading\n"
+
+
+def test_an_in_process_bot_that_replaces_sys_stdout_is_still_captured_and_the_arena_s_output_survives(capsys):
+    class Hijacker(Bot):
+        def new_game(self, rules, player, seed):
+            super().new_game(rules, player, seed)
+            sys.stdout = sys.stderr = io.StringIO()  # its own streams, for good
+
+        def choose_move(self, board):
+            print("thinking at", board.ply)
+            return board.legal_moves()[0]
+
+    record = play_game(spec("x", "y"), bots=(Hijacker(), Quiet()))
+    assert not isinstance(sys.stdout, io.StringIO) and not isinstance(sys.stderr, io.StringIO)  # put back
+    print("the arena's own line")
+    assert capsys.readouterr().out == "the arena's own line\n"
+    assert dict(record.logs[0].by_ply())[2] == "thinking at 2\n"
+
+
 def test_threads_capture_their_own_writes():
     seen: dict[int, str] = {}
 
@@ -313,3 +418,12 @@ def test_the_game_page_shows_a_bot_s_lines_beside_its_moves_to_its_author_only(l
         page = other.get(f"/games/{game}").text
         assert "thinking at" not in page and "doubt at" not in page
         assert re.search(r"The bot wrote \d+ lines; visible to its author", page)
+
+
+def test_a_game_s_json_and_downloads_carry_no_log_to_anyone(league_site):
+    db, game = league_site
+    app = create_app(str(db))
+    for client in (signed_in(app, "alice"), signed_in(app, "bob"), TestClient(app)):
+        for url in (f"/api/games/{game}", f"/games/{game}/export?format=json", f"/games/{game}/export"):
+            answer = client.get(url)
+            assert answer.status_code == 200 and "thinking at" not in answer.text and "doubt" not in answer.text

@@ -197,8 +197,10 @@ def test_the_server_loads_a_job_and_says_why_one_cannot_be_loaded():
     assert [answers[0]["kind"], answers[0]["name"], answers[1:]] == [
         "connectx", "kaggle-agent", [{"ok": True}, {"move": 2, "info": {}}]]
     broken = BotCode("broken.py", text="import no_such_module_here\n")
-    assert exchange([Hello()], job=Job(broken, {})) == [
-        {"error": "failed to import: ModuleNotFoundError: No module named 'no_such_module_here'"}]
+    assert exchange([Hello()], job=Job(broken, {})) == [  # with where its import failed, for its log
+        {"error": "failed to import: ModuleNotFoundError: No module named 'no_such_module_here'",
+         "exception": "ModuleNotFoundError: \"No module named 'no_such_module_here'\"",
+         "traceback": [["broken.py", 1, "<module>", "import no_such_module_here"]]}]
 
 
 def test_a_request_the_server_cannot_read_is_answered_with_why_and_ends_the_exchange():

@@ -50,7 +50,7 @@ class LogCollector:
         self.sink = sink
         self._parts: list[str] = []
         self._plies: list[tuple[int | str, int]] = []
-        self._size = 0  # bytes taken so far (at most LOG_BYTES)
+        self._size = 0  # bytes of text kept so far, as UTF-8 (at most LOG_BYTES)
         self._length = 0  # characters kept so far
         self._cut = False
         self._decoder: codecs.IncrementalDecoder | None = None  # made for the first bytes: most bots print none
@@ -60,15 +60,23 @@ class LogCollector:
     def add_bytes(self, ply: int | str, data: bytes) -> None:
         """Bytes a bot printed during ``ply``: decoded as UTF-8 (a character cut
         between two pieces is joined again), the rest replaced."""
-        if not data:
+        if not data or self._cut:
             return
         room = LOG_BYTES - self._size
-        if len(data) > room:
-            data, self._cut = data[:room], True
-        self._size += len(data)
         if self._decoder is None:
             self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self._keep(ply, self._decoder.decode(data))
+        text = self._decoder.decode(data[:room])
+        size = len(text.encode())
+        if len(data) > room or size > room:
+            # The bound is on the text kept, which ends on a whole character: a byte
+            # that is no UTF-8 becomes a replacement character of three, and a
+            # character the bound cuts in two is left out, not replaced.
+            self._cut = True
+            if size > room:
+                text = text.encode()[:room].decode("utf-8", "ignore")
+                size = len(text.encode())
+        self._size += size
+        self._keep(ply, text)
 
     def add_text(self, ply: int | str, text: str) -> None:
         """Text a bot in this process wrote during ``ply`` (kept to LOG_BYTES as UTF-8)."""
@@ -94,7 +102,8 @@ class LogCollector:
 
     def log(self) -> BotLog | None:
         """What the bot wrote over the game; None if nothing (and it did not crash)."""
-        tail = self._decoder.decode(b"", final=True) if self._decoder is not None else ""
+        # A character begun at the end and never finished: replaced, unless the cut ended it.
+        tail = self._decoder.decode(b"", final=True) if self._decoder is not None and not self._cut else ""
         if tail:
             self._keep(self._plies[-1][0] if self._plies else START, tail)
         if not self._parts and not self._cut and self.crash is None:
@@ -179,7 +188,9 @@ def frames_from_wire(value: object) -> tuple[Frame, ...]:
     for item in value[-MAX_FRAMES:]:
         if (isinstance(item, list) and len(item) == 4 and isinstance(item[0], str) and type(item[1]) is int
                 and isinstance(item[2], str) and isinstance(item[3], str)):
-            frames.append(_frame(item[0], max(0, min(item[1], 10**9)), item[2], item[3]))
+            # The file's name without a folder, as bot_frames gives it: a frame is
+            # never told as one in a file of the arena's, wherever it claims to be.
+            frames.append(_frame(os.path.basename(item[0]), max(0, min(item[1], 10**9)), item[2], item[3]))
     return tuple(frames)
 
 

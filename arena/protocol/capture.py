@@ -64,5 +64,19 @@ def routed() -> None:
 
 def into(captured: list[str] | None) -> None:
     """From now on, what this thread writes to ``sys.stdout`` and ``sys.stderr`` goes
-    to the end of ``captured`` (None: to the streams again). Call :func:`routed` first."""
+    to the end of ``captured`` (None: to the streams again). Call :func:`routed` first.
+
+    A bot called in between may have set ``sys.stdout`` or ``sys.stderr`` to a stream
+    of its own: at None they are put back as they were, so that the arena's own
+    output goes on reaching the terminal and the bot's next call is captured."""
+    if captured is not None:
+        _local.streams = (sys.stdout, sys.stderr)
+    else:
+        streams = getattr(_local, "streams", None)
+        if streams is not None:
+            _local.streams = None
+            if sys.stdout is not streams[0]:
+                sys.stdout = streams[0]
+            if sys.stderr is not streams[1]:
+                sys.stderr = streams[1]
     _local.capture = captured

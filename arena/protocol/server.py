@@ -58,7 +58,12 @@ class BotFileError(ArenaError):
 
 
 class _Failed(Exception):
-    """The bot could not be loaded; its reason, for the record."""
+    """The bot could not be loaded; its reason, for the record, and the exception
+    its own code raised, if it did (where it crashed goes to its log)."""
+
+    def __init__(self, reason: str, crash: BaseException | None = None) -> None:
+        super().__init__(reason)
+        self.crash = crash
 
 
 # --- the channel ---------------------------------------------------------------------------
@@ -186,9 +191,10 @@ class Server:
     def _over_output(self) -> dict[str, Any]:
         return failed(f"output: printed more than the {self.limits.output_kb} KB allowed")
 
-    def _crash(self, exc: BaseException) -> dict[str, Any]:
-        """The answer of a bot that raised: why it forfeits, its exception, and its
-        frames in its own code (the server's are none of its author's business)."""
+    def _crash(self, exc: BaseException, reason: str | None = None) -> dict[str, Any]:
+        """The answer of a bot that raised: why it forfeits (``reason``, else that it
+        crashed, and where), its exception, and its frames in its own code (the
+        server's are none of its author's business)."""
         description = describe_exception(exc)
         code = self.code
         frames: list[Frame] = []
@@ -201,7 +207,7 @@ class Server:
                 frames = bot_frames(exc.__traceback__, bot_files(self.bot))
         except Exception:  # a frame that cannot be read: the crash is still told
             pass
-        answer = failed(crash_reason(description, frames))
+        answer = failed(reason if reason is not None else crash_reason(description, frames))
         answer["exception"] = description
         answer["traceback"] = frames_as_wire(frames)
         return answer
@@ -259,7 +265,11 @@ def server_for(job: Job, output: int | None = None) -> Server | dict[str, Any]:
     try:
         return Server(load_bot(job.code, job.options), job.limits, output, job.code)
     except _Failed as exc:
-        return Server(Bot(), job.limits, output).with_printed(failed(str(exc)))
+        server = Server(Bot(), job.limits, output, job.code)
+        return server.with_printed(failed(str(exc)) if exc.crash is None else server._crash(exc.crash, str(exc)))
+    except Exception as exc:  # its own __init__ raised: a crash like one in a game, with where
+        server = Server(Bot(), job.limits, output, job.code)
+        return server.with_printed(server._crash(exc))
 
 
 # --- loading a bot ------------------------------------------------------------------------
@@ -273,7 +283,7 @@ def load_bot(code: BotCode, options: dict[str, str]) -> Bot:
     try:
         exec(compile(code.text or "", code.label, "exec"), namespace)
     except BaseException as exc:
-        raise _Failed(f"failed to import: {type(exc).__name__}: {exc}") from None
+        raise _Failed(f"failed to import: {type(exc).__name__}: {exc}", exc) from None
     try:
         bot_class = pick_bot_class(namespace, code.label, code.class_name, quiet=True)
     except BotFileError as exc:
