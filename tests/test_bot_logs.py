@@ -317,6 +317,10 @@ def test_arena_show_logs_prints_each_ply_s_lines_escaped_and_the_traceback(cli, 
     assert "[X ply 3] doubt at 2" in out
     assert 'File "printer.py", line 24, in pick' in out and "return moves[99]" in out
     assert "arena" not in out.split("Traceback")[1]  # only the bot's own frames
+    # Every line the bot's log gives is marked as its own: its traceback's too, whose
+    # exception message is the bot's text and could pass for a line of the arena's.
+    log_part = out.split("Log of X", 1)[1].splitlines()[1:]
+    assert log_part and all(line.startswith("[X") for line in log_part), log_part
     assert not UNSAFE.search(out)
     assert "Log of O" not in out  # random wrote nothing
     plain = cli("show", game, "--db", db)

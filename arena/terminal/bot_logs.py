@@ -31,7 +31,9 @@ def log_lines(who: str, log: BotLog) -> list[str]:
         lines.append(f"[{printable(who)}] (the bot wrote more than {len(log.text.encode()) // 1024} KB: "
                      "the rest is not kept)")
     if log.crash or log.frames:
-        lines += crash_lines(log.crash, log.frames)
+        # Prefixed too: a line of the bot's own text (its exception's message) could
+        # otherwise pass for one of the arena's own ("Log of O ...").
+        lines += [f"[{printable(who)}] {line}" for line in crash_lines(log.crash, log.frames)]
     return lines
 
 
