@@ -97,6 +97,19 @@ def test_the_listing_of_arena_games_json_imports_back(cli, played: Path, tmp_pat
     assert standings(cli, fresh, "imported") == standings(cli, played, "t")
 
 
+def test_an_imported_tournament_is_the_default_of_the_tables_and_a_casual_game_is_not(
+    cli, played: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "t.jsonl"
+    assert cli("export", "--tournament", "t", "-o", out, "--db", played).exit_code == 0
+    fresh = tmp_path / "fresh.db"
+    assert cli("import", out, "--db", fresh).exit_code == 0
+    (tmp_path / "one.txt").write_text("7x6c4 1212121\n")  # one game: stored as a casual game
+    assert cli("import", tmp_path / "one.txt", "--db", fresh).exit_code == 0
+    shown = cli("standings", "--db", fresh)
+    assert shown.exit_code == 0 and shown.output.startswith("Tournament 'imported'"), shown.output
+
+
 def test_a_listing_without_rules_is_refused_naming_the_command_that_exports_the_games(cli, tmp_path: Path) -> None:
     (tmp_path / "old.json").write_text(json.dumps([{"id": 1, "first": "a", "second": "b", "moves": "4453"}]))
     line = one_line_error(cli("import", tmp_path / "old.json", "--db", tmp_path / "a.db"), "without 'rules'")

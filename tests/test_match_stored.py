@@ -141,6 +141,15 @@ def test_a_match_plays_itself_stored_as_two_instances(cli, tmp_path: Path) -> No
     assert {game[:2] for game in _games(tmp_path / "arena.db").values()} == {("random", "random")}
 
 
+def test_the_tables_of_a_match_of_a_bot_against_itself_are_empty_as_its_standings(cli) -> None:
+    assert cli("match", "random", "random", "-n", "4").exit_code == 0
+    for table in ("standings", "crosstable", "colours"):
+        shown = cli(table, "--format", "json")
+        assert shown.exit_code == 0, (table, shown.output)
+        data = json.loads(shown.stdout)
+        assert data.get("standings", data.get("crosstable", data.get("colours"))) in ([], {}), (table, data)
+
+
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_the_sprt_stops_early_with_several_workers_and_a_decided_match_resumes_to_nothing(
     cli, tmp_path: Path, workers: str

@@ -108,6 +108,16 @@ def test_crosstable_and_colours():
     assert csv[0].startswith("bot,") and len(csv) == 4
 
 
+def test_games_of_a_bot_against_itself_count_in_no_crosstable_or_colours():
+    # As in the fit: a bot met no opponent in them (a match of random against random).
+    games = [game("a", "a", 0, "1"), game("a", "b", 0, "2")]
+    pairs = LeagueResults.of_games(games).pairs
+    assert crosstable(pairs, ["a", "b"])["a"] == {"b": [1.0, 1]}
+    assert by_colour(pairs, ["a", "b"])["a"] == {"first": [1, 0, 0], "second": [0, 0, 0]}
+    alone = LeagueResults.of_games([game("a", "a", 0, "1")]).pairs  # no standings: no bot in order
+    assert crosstable(alone, []) == {} and by_colour(alone, []) == {}
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_the_same_games_in_any_order_give_byte_identical_standings(seed):
     games = league()

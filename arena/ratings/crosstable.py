@@ -15,9 +15,12 @@ from arena.text import printable
 
 
 def crosstable(pairs: PairCounts, order: Sequence[str]) -> dict[str, dict[str, list[float]]]:
-    """bot -> opponent -> [points, games], for bots in ``order``."""
+    """bot -> opponent -> [points, games], for bots in ``order``; a bot's games against
+    itself (a match of ``random`` against ``random``) are left out, as the fit leaves them."""
     table: dict[str, dict[str, list[float]]] = {bot: defaultdict(lambda: [0.0, 0]) for bot in order}
     for (first, second), (wins, draws, losses) in sorted(pairs.counts.items()):
+        if first == second:
+            continue
         games = wins + draws + losses
         points = wins + draws / 2
         table[first][second][0] += points
@@ -28,9 +31,12 @@ def crosstable(pairs: PairCounts, order: Sequence[str]) -> dict[str, dict[str, l
 
 
 def by_colour(pairs: PairCounts, order: Sequence[str]) -> dict[str, dict[str, list[int]]]:
-    """bot -> "first"/"second" -> [wins, draws, losses]."""
+    """bot -> "first"/"second" -> [wins, draws, losses]; a bot's games against itself
+    are left out, as in :func:`crosstable`."""
     table = {bot: {"first": [0, 0, 0], "second": [0, 0, 0]} for bot in order}
     for (first, second), (wins, draws, losses) in pairs.counts.items():
+        if first == second:
+            continue
         for bot, colour, wdl in ((first, "first", (wins, draws, losses)), (second, "second", (losses, draws, wins))):
             for i, count in enumerate(wdl):
                 table[bot][colour][i] += int(count)

@@ -5,8 +5,9 @@ front end (a web site), which shows the same errors. A selection says what it
 shows (``heading``, ``as_dict``): which tournament or the whole league, how many
 games, under which rules, and whether they are all finished.
 
-Casual tournaments (games played with ``arena play`` or imported) are never the
-default: the default is the latest tournament that is not casual.
+Casual tournaments (games played with ``arena play``, single games imported) are
+never the default: the default is the latest tournament that is not casual (a file
+of many games imported is one).
 
 A bot is its code, not its name: two bots stored under one spec with different
 code (two different ``mybot.py`` files) are two entrants, named ``mybot.py#3fa2c1``
