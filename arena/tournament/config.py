@@ -191,7 +191,9 @@ def _bot_beside(config_path: str, item: Any, key: str) -> Any:
     would be from the current folder is refused here, naming the path and the
     tournament file: the file's folder decides, never the current one, which would
     play another bot from another folder. One that is nowhere is refused when the
-    bots are resolved, with the path it was looked for at."""
+    bots are resolved, with the path it was looked for at. The path given back is
+    from the current folder: it names the bot in the tables, so a run resumes from
+    the folder it started in."""
     if not isinstance(item, str):
         return item  # refused with the other wrong types when the list is checked
     text = item.strip()
