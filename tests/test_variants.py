@@ -234,9 +234,10 @@ READS_THE_VARIANT = {
     "bots/mcts.py", "bots/mcts_fast.py", "bots/minimax.py", "bots/neighbour.py", "bots/opening_book.py",
     "bots/solver.py", "bots/solver_fast.py",
 }
-#: The option and configuration parsing: it makes rules from the flags and keys that
-#: name the variant (``Rules(gravity=...)``, ``"rules.gravity"``), and reads none back.
-PARSES_THE_VARIANT = {"arena/cli/main.py", "arena/cli/tournament.py", "arena/tournament/config.py"}
+#: The option and configuration parsing: it makes rules from the flags, keys and
+#: keyword arguments that name the variant (``Rules(gravity=...)``, ``"rules.gravity"``,
+#: ``arena.play_match(..., gravity=False)``), and reads none back.
+PARSES_THE_VARIANT = {"arena/cli/main.py", "arena/cli/tournament.py", "arena/tournament/config.py", "arena/api.py"}
 VARIANT_ATTRIBUTES = {"gravity", "scoring", "counts_windows"}
 VARIANT_NAME = re.compile(r"(?:\w+\.)*(gravity|scoring|counts_windows)")
 #: Words the browser's scripts and the templates never hold: the server hands them

@@ -194,9 +194,10 @@ def _exported(game: ImportedGame, fmt: str) -> str:
               help=f"Store the games in this tournament (default {DEFAULT_IMPORT!r} for a file of many games).")
 @db_option
 def import_command(file: Any, rules_text: str | None, tournament: str | None, db: str) -> None:
-    """Store games from FILE ('-' for stdin): a move line or JSON from 'arena export',
-    JSON Lines or PGN-like text from 'arena export --format jsonl|pgn', or a listing
-    from 'arena games --json'.
+    """Store games from FILE ('-' for stdin), as 'arena export' or 'arena games --json' writes them.
+
+    FILE holds a move line or JSON from 'arena export', JSON Lines or PGN-like
+    text from 'arena export --format jsonl|pgn', or a listing from 'arena games --json'.
 
     One game without --tournament is stored as a casual game, as 'arena play' stores
     one. Many games go into one tournament, each once: importing a file again stores

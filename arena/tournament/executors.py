@@ -41,6 +41,7 @@ class SerialExecutor:
     it as ``log_sink``: see :func:`~arena.tournament.runner.play_for_store`)."""
 
     workers = 1
+    log_sink: Any = None
 
     def __init__(self, log_sink: Any = None) -> None:
         self.log_sink = log_sink

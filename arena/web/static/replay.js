@@ -5,7 +5,7 @@
 // play/pause, steps, a slider and the left and right arrow keys. Each stone carries
 // data-col, data-row and data-player, so what the board shows can be read back from the page.
 // At the last ply the line that won (the server found it with the engine: none for a
-// draw, a forfeit or count scoring) is ringed, once the last stone has landed.
+// draw, a forfeit or a game won on the count of lines) is ringed, once the last stone has landed.
 "use strict";
 (() => {
   const data = JSON.parse(document.getElementById("replay-data").textContent);
