@@ -22,6 +22,9 @@ import threading
 from typing import Any, TextIO
 
 _local = threading.local()
+#: The thread-local that :func:`into` sets, for a caller that sets it inline on
+#: every move (``LOCAL.capture``: the list this thread's writes go to, or None).
+LOCAL = _local
 _installing = threading.Lock()
 
 

@@ -27,6 +27,7 @@ nothing.
 from __future__ import annotations
 
 import inspect
+import sys
 import time
 from abc import ABC, abstractmethod
 from typing import Any
@@ -123,10 +124,13 @@ class InProcessPlayer(Player):
         if log is None:
             answer = bot.choose_move(board, limit=limit) if self._with_limit else bot.choose_move(board)  # type: ignore[call-arg]
         else:
-            # Inline, not through _logged: a random bot's move takes as long as a call.
+            # Inline, not through _logged or capture.into: a random bot's move takes
+            # about as long as a few calls, and this runs on every move.
             ply = board.ply  # read first: the bot may leave its copy changed
             captured = self._captured
-            capture.into(captured)
+            local = capture.LOCAL
+            out, err = sys.stdout, sys.stderr
+            local.capture = captured
             try:
                 answer = bot.choose_move(board, limit=limit) if self._with_limit else bot.choose_move(board)  # type: ignore[call-arg]
             except BotFailure:
@@ -135,7 +139,9 @@ class InProcessPlayer(Player):
                 self._crashed(exc)
                 raise
             finally:
-                capture.into(None)
+                local.capture = None
+                if sys.stdout is not out or sys.stderr is not err:  # the bot set its own: put back
+                    sys.stdout, sys.stderr = out, err
                 if captured:
                     log.add_text(ply, "".join(captured))
                     captured.clear()
