@@ -18,15 +18,7 @@ from arena.formats.many_games import read_games
 from arena.formats.pgn import read_pgn, write_pgn
 from arena.records import RESULTS, Termination, TimeControl
 from arena.store import Store
-
-
-def one_line_error(result, fragment: str) -> str:
-    assert "Traceback" not in result.output
-    assert result.exit_code == 2, (result.exit_code, result.output)
-    lines = result.output.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
-    assert fragment in lines[0], lines[0]
-    return lines[0]
+from tests.test_import_games import one_line_error
 
 
 @pytest.fixture(scope="module")
