@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any, TypeVar
@@ -114,6 +115,17 @@ def storable(value: T) -> T:
 
 
 _QUOTED = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})
+
+
+def info_value(value: Any) -> str:
+    """A value a bot reported in its move's info, as a table cell shows it: nothing
+    for None, an integer with thousands separators, text as it is, the rest as JSON
+    (escaping is the caller's: the page's or the terminal's)."""
+    if value is None:
+        return ""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def quote(text: str, limit: int = 200) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 
 from arena.engine.game import PLAYER_MARKS, Board, Rules, format_move
 from arena.engine.svg import CELL, draw
-from arena.text import clip, plural, printable
+from arena.text import clip, info_value, plural, printable
 
 #: The info fields most bots report, in columns of their own (as on the site).
 INFO_COLUMNS = ("score", "depth", "nodes")
@@ -121,7 +121,7 @@ def _move_table(rules: Rules, notation: list[str], opening_plies: int,
         disc = "" if by == "opening" else f'<span class="disc p{ply % 2}" aria-hidden="true"></span> '
         ms = move_ms[ply] if move_ms is not None and ply < len(move_ms) else None
         info = move_info[ply] if move_info is not None and ply < len(move_info) else None
-        columns = [_shown(info.get(key)) for key in INFO_COLUMNS] if isinstance(info, dict) else ["", "", ""]
+        columns = [info_value(info.get(key)) for key in INFO_COLUMNS] if isinstance(info, dict) else ["", "", ""]
         rest = {k: v for k, v in info.items() if k not in INFO_COLUMNS} if isinstance(info, dict) else info
         other = clip(json.dumps(rest, ensure_ascii=False), INFO_SHOWN) if rest else ""
         current = ' aria-current="step"' if ply + 1 == len(notation) else ""
@@ -134,14 +134,6 @@ def _move_table(rules: Rules, notation: list[str], opening_plies: int,
         )
     return (f'<table id="moves"><caption>Each move\'s time and its bot\'s info</caption>'
             f'<thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>')
-
-
-def _shown(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def _style(plies: int) -> str:

@@ -27,7 +27,7 @@ from arena.league.policy import may_read_log
 from arena.ratings.analysis import analyse_stored, describe
 from arena.records import RESULTS, START, Termination
 from arena.store import Store, StoredGame, StoredMove, rules_of
-from arena.text import plural, printable, storable
+from arena.text import info_value, plural, printable, storable
 from arena.web.accounts import private, signed_in
 from arena.web.pages import StoreDep, page
 
@@ -187,7 +187,7 @@ def move_rows(game: StoredGame, stored: list[StoredMove], marks: dict[int, tuple
         rows.append({
             "ply": move.ply, "move": move.move, "ms": move.ms,
             "by": "opening" if move.ply < (game.opening_plies or 0) else ("X" if move.ply % 2 == 0 else "O"),
-            "player": move.ply % 2, "info": {key: _shown_value(value) for key, value in columns.items()},
+            "player": move.ply % 2, "info": {key: info_value(value) for key, value in columns.items()},
             "rest": other_info(rest), "before": before, "mark": mark,
         })
     return rows
@@ -239,14 +239,6 @@ def other_info(rest: Any) -> list[str]:
         lines.append(line)
         length += len(line)
     return lines
-
-
-def _shown_value(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def export_text(store: Store, game: StoredGame, rows: list[StoredMove], indent: int | None = None) -> str:
