@@ -431,3 +431,11 @@ def test_a_game_s_json_and_downloads_carry_no_log_to_anyone(league_site):
         for url in (f"/api/games/{game}", f"/games/{game}/export?format=json", f"/games/{game}/export"):
             answer = client.get(url)
             assert answer.status_code == 200 and "thinking at" not in answer.text and "doubt" not in answer.text
+
+
+@pytest.mark.parametrize("days", [0, -3])
+def test_a_keep_time_under_a_day_is_refused_naming_it(tmp_path, days):
+    from arena.league.policy import LeagueError, settings_of
+
+    with pytest.raises(LeagueError, match=f"league.logs_days must be at least 1, got {days}$"):
+        settings_of({"league": {"logs_days": days}})

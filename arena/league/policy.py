@@ -79,9 +79,9 @@ def settings_of(raw: dict[str, Any], source: str = "<league>") -> LeagueSettings
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             raise LeagueError(f"{source}: league.{key} must be {kind.__name__}, got {value!r}")
     settings = LeagueSettings(**table)
-    if settings.submissions_per_hour < 1 or settings.upload_kb < 1 or settings.logs_days < 1:
-        raise LeagueError(f"{source}: league.submissions_per_hour, league.upload_kb and league.logs_days must be "
-                          "at least 1")
+    for key in ("submissions_per_hour", "upload_kb", "logs_days"):
+        if getattr(settings, key) < 1:
+            raise LeagueError(f"{source}: league.{key} must be at least 1, got {getattr(settings, key)}")
     return settings
 
 
