@@ -75,10 +75,10 @@ def test_every_answer_round_trips(answer):
 
 def test_the_hello_answer_names_the_version_and_another_version_is_refused():
     answer = messages.hello_answer("x", "bot", {})
-    assert answer["protocol"] == PROTOCOL_VERSION == 0
+    assert answer["protocol"] == PROTOCOL_VERSION == 1
     check_hello(answer)
-    with pytest.raises(BotFailure, match="protocol: the bot speaks version 1, the arena version 0"):
-        check_hello({**answer, "protocol": 1})
+    with pytest.raises(BotFailure, match="protocol: the bot speaks version 0, the arena version 1"):
+        check_hello({**answer, "protocol": 0})
     with pytest.raises(BotFailure, match="^exited with code 3$"):
         check_hello({"error": "exited with code 3"})
 
@@ -171,13 +171,14 @@ def test_the_server_answers_a_scripted_exchange_with_an_in_process_bot(capfd):
         Move((0, 1), Limit(0.5, 1.25)),
         Move((0, 1, 0), Limit(0.5, None)),
         Move((0, 1, 0, 1, 0), Limit(60.0)),
-        Hello(protocol=0),
+        Hello(protocol=1),
         Quit(),
         Move((), NO_LIMIT),  # after quit: never answered
     ], Scripted(depth=6))
     assert answers == [
-        {"type": "hello", "protocol": 0, "name": "scripted", "kind": "bot",
-         "options": {"depth": {"type": "int", "default": 4, "help": "plies"}}},
+        {"type": "hello", "protocol": 1, "name": "scripted", "kind": "bot",
+         "options": {"depth": {"type": "int", "default": 4, "help": "plies"}},
+         "variants": [{"width": [3, 40], "height": [3, 40], "connect": [3, 40], "gravity": [True, False]}]},
         {"ok": True},
         {"move": 0, "info": {"ply": 0, "limit": [0.5, 2.0], "time_allowed": 2.5, "depth": 6}},
         {"move": 0, "info": {"ply": 2, "limit": [0.5, 1.25], "time_allowed": 1.75, "depth": 6}},
@@ -185,8 +186,9 @@ def test_the_server_answers_a_scripted_exchange_with_an_in_process_bot(capfd):
          "exception": 'ValueError: "the OPPONENT crashed"',
          "traceback": [["test_protocol.py", 137, "choose_move", 'raise ValueError("the OPPONENT crashed")']]},
         {"not_a_move": "(1,) (tuple)"},
-        {"type": "hello", "protocol": 0, "name": "scripted", "kind": "bot",
-         "options": {"depth": {"type": "int", "default": 4, "help": "plies"}}},
+        {"type": "hello", "protocol": 1, "name": "scripted", "kind": "bot",
+         "options": {"depth": {"type": "int", "default": 4, "help": "plies"}},
+         "variants": [{"width": [3, 40], "height": [3, 40], "connect": [3, 40], "gravity": [True, False]}]},
     ]
     assert capfd.readouterr().out == "thinking out loud\n" * 4
 
@@ -310,7 +312,9 @@ def test_a_sandboxed_bot_is_spoken_to_in_json_lines_only(write_bot, monkeypatch)
     data = b"".join(written)
     assert b"\x80" not in data  # no pickle (every pickle of protocol 2 and later starts so)
     lines = [json.loads(line) for line in data.splitlines()]
-    assert [line["type"] for line in lines[:3]] == ["job", "hello", "new_game"]
+    # Each bot: its job, hello, and new_game only once its hello is answered.
+    assert [line["type"] for line in lines[:2]] == ["job", "hello"]
+    assert [line["type"] for line in lines if line["type"] != "move"] == ["job", "hello"] * 2 + ["new_game"] * 2
     assert lines[0]["code"]["text"] == LIMIT_BOT and lines[0]["code"]["class_name"] == "Reads"
     assert {line["type"] for line in lines} == {"job", "hello", "new_game", "move"}
     assert sum(line["type"] == "job" for line in lines) == 2

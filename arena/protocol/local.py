@@ -1,4 +1,4 @@
-"""A bot file played in this process, spoken to in protocol v0: for a system
+"""A bot file played in this process, spoken to in protocol v1: for a system
 without the sandbox (see :mod:`arena.sandbox.system`), where an author still plays
 their own bot file on their own machine.
 

@@ -1,11 +1,12 @@
-"""Protocol v0: the messages between the arena and a bot, one JSON object per line.
+"""Protocol v1: the messages between the arena and a bot, one JSON object per line.
 
 The arena asks, the bot answers, in order (docs/protocol.md is the reference):
 
-- ``hello`` (the protocol version): answered with the bot's name, its kind and its
-  options (type, default, help), and the version it speaks;
-- ``new_game`` (the rules as a dict, the side it plays, its seed, the time control):
-  answered with ``{"ok": true}``;
+- ``hello`` (the protocol version): answered with the bot's name, its kind, its
+  options (type, default, help), the variants it plays, and the version it speaks
+  (:mod:`arena.protocol.handshake` reads that answer);
+- ``new_game`` (the rules as a dict, the side it plays, its seed, the time control,
+  its options' values): answered with ``{"ok": true}``;
 - ``move`` (the position as the moves so far, and the move's :class:`~arena.bot.Limit`):
   answered with ``{"move": ..., "info": {...}}``;
 - ``quit``: not answered; the bot leaves.
@@ -38,7 +39,7 @@ import binascii
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from arena.bot import BotFailure, Limit
@@ -48,7 +49,7 @@ from arena.text import clip, json_text, nested_deeper_than, printable, quote, st
 
 #: The version of the protocol this arena speaks. A bot answers ``hello`` with the
 #: version it speaks; any other than this one is refused.
-PROTOCOL_VERSION = 0
+PROTOCOL_VERSION = 1
 
 MAX_MESSAGE = 64 * 1024  # bytes of one answer from a bot, but for its output
 #: Bytes of its output a bot process sends over a game: one more than a log keeps,
@@ -89,18 +90,22 @@ class Hello:
 
 @dataclass(frozen=True)
 class NewGame:
-    """A game starts: its rules, the side the bot plays (0 moves first), its seed, the clock."""
+    """A game starts: its rules, the side the bot plays (0 moves first), its seed, the
+    clock, and the values of the bot's options (a program's, typed as it declared them;
+    a sandboxed Python bot has its options from its job)."""
 
     TYPE: ClassVar[str] = "new_game"
     rules: Rules
     side: int
     seed: int
     time_control: TimeControl = TimeControl()
+    options: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     def as_dict(self) -> dict[str, Any]:
         clock = self.time_control
         return {"type": self.TYPE, "rules": self.rules.as_dict(), "side": self.side, "seed": self.seed,
-                "time_control": {"move_seconds": clock.move_seconds, "bank_seconds": clock.bank_seconds}}
+                "time_control": {"move_seconds": clock.move_seconds, "bank_seconds": clock.bank_seconds},
+                "options": dict(self.options)}
 
     @classmethod
     def from_dict(cls, message: dict[str, Any]) -> NewGame:
@@ -110,8 +115,11 @@ class NewGame:
         clock = message.get("time_control") or {}
         if not isinstance(clock, dict):
             raise BotFailure("protocol: new_game with a time control that is not an object")
+        options = message.get("options") or {}
+        if not isinstance(options, dict):
+            raise BotFailure("protocol: new_game with options that are not an object")
         return cls(Rules(**rules), _int(message, "side"), _int(message, "seed"),
-                   TimeControl(_seconds(clock, "move_seconds"), _seconds(clock, "bank_seconds") or 0.0))
+                   TimeControl(_seconds(clock, "move_seconds"), _seconds(clock, "bank_seconds") or 0.0), options)
 
 
 @dataclass(frozen=True)
@@ -204,9 +212,15 @@ def _seconds(message: dict[str, Any], key: str) -> float | None:
 # --- the bot's answers -------------------------------------------------------------------
 
 
-def hello_answer(name: str, kind: str, options: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """What a bot answers to ``hello``: its options as ``{name: {"type", "default", "help"}}``."""
-    return {"type": "hello", "protocol": PROTOCOL_VERSION, "name": name, "kind": kind, "options": options}
+def hello_answer(
+    name: str, kind: str, options: dict[str, dict[str, Any]], variants: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """What a bot answers to ``hello``: its options as ``{name: {"type", "default", "help"}}``,
+    and the variants it plays (None: Connect Four only)."""
+    answer = {"type": "hello", "protocol": PROTOCOL_VERSION, "name": name, "kind": kind, "options": options}
+    if variants is not None:
+        answer["variants"] = variants
+    return answer
 
 
 def ready() -> dict[str, Any]:

@@ -7,7 +7,7 @@ halves, so that two bots get ready side by side), asks ``play(board, limit)`` fo
 - :class:`InProcessPlayer`: a trusted Python bot (a :class:`~arena.bot.Bot`, a
   built-in plug-in) called in this process;
 - :class:`ProtocolPlayer`: a bot at the other end of a channel that carries protocol
-  v0 (:mod:`arena.protocol.messages`: lines of JSON). The sandbox's bot process is
+  v1 (:mod:`arena.protocol.messages`: lines of JSON). The sandbox's bot process is
   one (:class:`arena.sandbox.proxy.SandboxedBot`: the channel is a socket to a
   confined process, which runs :mod:`arena.protocol.server` for the Python bot in
   it). A bot program run over its own stdin and stdout, in any language, is the
@@ -30,14 +30,16 @@ import inspect
 import sys
 import time
 from abc import ABC, abstractmethod
+from dataclasses import replace
 from typing import Any
 
 from arena.bot import Bot, BotFailure, Choice, Limit, split_answer
 from arena.engine.game import Board, Rules
-from arena.protocol import capture, messages
+from arena.protocol import capture, handshake, messages
 from arena.protocol.bot_log import LogCollector, bot_files, bot_frames, frames_from_wire
 from arena.protocol.connectx import KaggleAgentBot
 from arena.records import START, BotCode, Limits, TimeControl
+from arena.text import clip
 
 
 class Player(ABC):
@@ -208,10 +210,11 @@ def _declares_limit(method: Any) -> bool:
 
 
 class ProtocolPlayer(Player):
-    """A bot at the other end of a channel that carries protocol v0.
+    """A bot at the other end of a channel that carries protocol v1.
 
-    A game sends ``hello`` and ``new_game`` at once (:meth:`begin_game`) and reads
-    both answers (:meth:`finish_start`), then one ``move`` per turn. Every answer
+    A game sends ``hello`` (:meth:`begin_game`), reads its answer and sends
+    ``new_game`` with the options typed as the bot declared them, then reads that
+    answer (:meth:`finish_start`), then one ``move`` per turn. Every answer
     has a deadline: the start within ``start_seconds``, a move within its limit
     (``move_seconds`` when the game sets none). A subclass gives the channel:
     :meth:`_connect`, :meth:`_send`, :meth:`_receive`, :meth:`_unasked`, and may
@@ -234,6 +237,11 @@ class ProtocolPlayer(Player):
         self.kind = "bot"
         #: What the bot said of itself in its answer to ``hello``: name, kind, options.
         self.hello: dict[str, Any] = {}
+        #: A program's options as the user wrote them, sent in ``new_game`` typed as it
+        #: declares them. None: the bot has them another way (a sandboxed Python bot, in its job).
+        self.program_options: dict[str, str] | None = None
+        self._started = 0.0
+        self._game = messages.NewGame(Rules(), 0, 0)
 
     # --- the channel, given by a subclass --------------------------------------------
 
@@ -266,19 +274,32 @@ class ProtocolPlayer(Player):
     # --- the game ------------------------------------------------------------------------
 
     def begin_game(self, rules: Rules, side: int, seed: int, time_control: TimeControl | None = None) -> None:
-        """Start the bot and send it the game, without waiting for it: the referee
-        starts both sides at once, then waits (:meth:`finish_start`)."""
+        """Start the bot and greet it, without waiting for it: the referee starts
+        both sides at once, then waits (:meth:`finish_start`)."""
         self.close()
         self._connect()
-        start = messages.NewGame(rules, side, seed, time_control if time_control is not None else TimeControl())
-        self._request(messages.encode(messages.Hello()) + messages.encode(start), self.start_seconds)
+        # The start-up clock runs from here, the bot's process started (a program
+        # executed), to the answer to new_game: a JVM's boot is on it, not on a move's.
+        self._started = time.monotonic()
+        self._game = messages.NewGame(rules, side, seed, time_control if time_control is not None else TimeControl())
+        self._request(messages.encode(messages.Hello()), self.start_seconds)
 
     def finish_start(self) -> None:
-        """Wait for the answers to ``hello`` and ``new_game`` (or why they never come)."""
-        since = time.monotonic()
+        """Read the answer to ``hello``, send the game (with the options, typed as
+        the bot declared them) and wait for its answer, or why it never comes."""
+        since = self._started
         try:
             hello = self._answer(self.start_seconds, since, START)
             messages.check_hello(hello)
+            game = self._game
+            variants = handshake.variants_of(hello)
+            if not handshake.plays(variants, game.rules):
+                raise BotFailure(handshake.refusal(clip(str(hello.get("name")), 60), variants, game.rules))
+            if self.program_options:
+                game = replace(game, options=handshake.typed_options(handshake.declared_options(hello),
+                                                                     self.program_options))
+            left = self.start_seconds - (time.monotonic() - since)
+            self._request(messages.encode(game), max(left, 0.001))
             reply = self._answer(self.start_seconds, since, START)
         finally:
             self._waiting()

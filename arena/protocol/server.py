@@ -1,4 +1,4 @@
-"""The bot's side of protocol v0 for a Python bot: load it, answer the arena.
+"""The bot's side of protocol v1 for a Python bot: load it, answer the arena.
 
 :func:`load_bot` builds the bot a job names (a :class:`~arena.bot.Bot` subclass from
 a file or an installed entry point, or a Kaggle ConnectX agent behind its adapter);
@@ -28,6 +28,7 @@ from arena.engine.game import Board, Rules
 from arena.errors import ArenaError
 from arena.protocol import connectx
 from arena.protocol.bot_log import bot_files, bot_frames, crash_reason, frames_as_wire
+from arena.protocol.handshake import EVERY_GAME
 from arena.protocol.messages import (
     MAX_DEPTH,
     MAX_OUTPUT,
@@ -241,7 +242,9 @@ class Server:
             key: {"type": option.kind.__name__, "default": _json_value(option.default), "help": option.help}
             for key, option in bot_class.options.items()
         }
-        return hello_answer(bot_class.bot_name(), self.player.kind, options)
+        # A Python bot plays every game the arena has (a ConnectX agent is refused
+        # rules Kaggle lacks before any game, with its own reason: connectx.unsupported).
+        return hello_answer(bot_class.bot_name(), self.player.kind, options, [EVERY_GAME.as_dict()])
 
 
 def _json_value(value: Any) -> Any:

@@ -11,7 +11,7 @@ private working directory, its output capped, resource limits, no capabilities,
 Landlock rules and a seccomp filter. docs/sandbox.md says what each
 gives and where it holds; :mod:`arena.sandbox.doctor` reports it for this machine.
 
-It speaks protocol v0 (:mod:`arena.protocol.messages`: JSON lines) over a socket
+It speaks protocol v1 (:mod:`arena.protocol.messages`: JSON lines) over a socket
 (never stdin/stdout, which the bot may use or abuse): the job first, then the
 game; :class:`~arena.protocol.player.ProtocolPlayer` is the client, this module
 gives it the channel. This side enforces a deadline on every write to it and every answer,
@@ -44,7 +44,7 @@ class BotTimeout(BotFailure):
 
 class SandboxedBot(ChannelBot):
     """A proxy in the referee's process for a bot running in its own process: a
-    player of protocol v0 over the socket to it (and, for older callers, a Bot)."""
+    player of protocol v1 over the socket to it (and, for older callers, a Bot)."""
 
     def __init__(
         self,
