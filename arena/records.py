@@ -95,14 +95,29 @@ class Limits:
     processes: int = 64  # processes and threads of the bot at once (where cgroups count them)
 
 
+class ProgramFile(NamedTuple):
+    """One file of a program bot, copied into its folder before it runs."""
+
+    path: str  # relative to the bot's folder, with "/" between folders
+    data: bytes
+    executable: bool = False
+
+
 @dataclass(frozen=True)
 class BotCode:
-    """What the bot process runs: the text of a file, or an installed bot class."""
+    """What the bot process runs: the text of a file, an installed bot class, or a
+    program (any language) speaking the protocol on its stdin and stdout."""
 
     label: str  # file path or entry-point name, for messages
     text: str | None = None  # file bots: the file's Python source
     class_name: str | None = None  # which Bot subclass in the file, if several
     entry_point: str | None = None  # installed bots run isolated: "module:Class"
+    program: tuple[str, ...] | None = None  # program bots: the command, run in the bot's folder
+    files: tuple[ProgramFile, ...] = ()  # program bots: what its folder holds when it starts
+
+    @property
+    def is_program(self) -> bool:
+        return self.program is not None
 
 
 @dataclass(frozen=True)

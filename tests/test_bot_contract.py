@@ -10,7 +10,7 @@ import pytest
 from arena.bot import Bot, BotFailure, BotOptionError, Option
 from arena.engine.game import Board, Rules
 from arena.players.plugins import installed_bots
-from arena.sandbox.proxy import BotTimeout
+from arena.protocol.descriptors import BotTimeout
 from bots.minimax import MinimaxBot
 
 

@@ -177,7 +177,8 @@ class Job:
         code, limits = self.code, self.limits
         return {"type": self.TYPE, "protocol": PROTOCOL_VERSION,
                 "code": {"label": code.label, "text": code.text, "class_name": code.class_name,
-                         "entry_point": code.entry_point},
+                         "entry_point": code.entry_point,
+                         "program": list(code.program) if code.program is not None else None},
                 "options": dict(self.options),
                 "limits": {"memory_mb": limits.memory_mb, "output_kb": limits.output_kb,
                            "cpu_seconds": limits.cpu_seconds, "start_seconds": limits.start_seconds,
@@ -188,6 +189,11 @@ class Job:
         code, options, limits = message.get("code"), message.get("options"), message.get("limits")
         if not (isinstance(code, dict) and isinstance(options, dict) and isinstance(limits, dict)):
             raise BotFailure("protocol: a job without its code, options and limits")
+        program = code.get("program")
+        if program is not None and (not isinstance(program, list) or not program
+                                    or not all(isinstance(word, str) for word in program)):
+            raise BotFailure("protocol: a job whose program is not a command")
+        code = {**code, "program": tuple(program) if program is not None else None}
         return cls(BotCode(**code), {str(key): str(value) for key, value in options.items()}, Limits(**limits))
 
 

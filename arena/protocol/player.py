@@ -346,15 +346,27 @@ class ProtocolPlayer(Player):
             pass  # it may have said why before leaving: read on, the end of the channel tells the rest
 
     def _answer(self, seconds: float, since: float, ply: int | str) -> dict[str, Any]:
-        reply = messages.parse_answer(self._receive(seconds, since))
+        try:
+            reply = messages.parse_answer(self._receive(seconds, since))
+        except BotFailure:
+            self._keep_printed(ply, None)  # what it wrote before it failed is its log too
+            raise
+        self._keep_printed(ply, reply)
+        if self.log is not None and "error" in reply and "exception" in reply:
+            self.log.crashed(str(reply["exception"]), frames_from_wire(reply.get("traceback")))
+        return reply
+
+    def _keep_printed(self, ply: int | str, reply: dict[str, Any] | None) -> None:
         if self.log is not None:
-            # What the bot printed comes with each answer: its log, the bot's text.
-            output = messages.output_of(reply)
+            output = self._printed(reply)
             if output:
                 self.log.add_bytes(ply, output)
-            if "error" in reply and "exception" in reply:
-                self.log.crashed(str(reply["exception"]), frames_from_wire(reply.get("traceback")))
-        return reply
+
+    def _printed(self, reply: dict[str, Any] | None) -> bytes:
+        """What the bot printed since its last answer: a sandboxed Python bot's comes
+        with the answer (``output``); a subclass whose bot writes its log where the
+        arena reads it (a program's stderr) reads it there."""
+        return messages.output_of(reply) if reply is not None else b""
 
 
 class ChannelBot(ProtocolPlayer, Bot):

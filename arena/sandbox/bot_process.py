@@ -9,6 +9,7 @@ confines the process and limits it.
 from __future__ import annotations
 
 import _signal  # type: ignore[import-not-found]  # signal's C core (no stubs): see _confine
+import errno
 import os
 import resource
 import select
@@ -23,6 +24,7 @@ from arena.records import BotCode, Limits, TimeControl
 from arena.sandbox import cgroups, landlock, namespaces, seccomp
 from arena.sandbox.process_control import die_with_parent, drop_capabilities
 from arena.sandbox.wire import CONFINED, OUTPUT_NAME
+from arena.text import clip
 
 # What a bot process may read of its own /proc entry: its memory and state
 # (status, statm, stat), its mappings (glibc reads maps for the main thread's
@@ -79,11 +81,13 @@ def run_bot_process(confinement: Confinement) -> None:
         if not isinstance(job, messages.Job):
             raise RuntimeError(f"sandbox: the first message was {type(job).TYPE}, not the job")
         limits = job.limits
-        _limit(limits, inherited, joined)
+        _limit(limits, inherited, joined, program=job.code.program is not None)
         # Before any of the bot's code: no lowering its own processor time limit, so
         # that a SIGKILL under that limit can only come from outside the arena.
         if confinement.lock is not None and not seccomp.install(confinement.lock):
             raise RuntimeError("sandbox: the seccomp filter could not be installed")  # never run a bot unconfined
+        if job.code.program is not None:
+            _run_program(job.code.program, channel)  # never returns
         # As the first process of its PID namespace it would ignore the kernel's
         # SIGXCPU (only SIGKILL, a second later, would end it): say why, and leave.
         _signal.signal(_signal.SIGXCPU, lambda signum, frame: _out_of_processor_time(channel, limits))
@@ -194,15 +198,63 @@ def _rehearse() -> None:
             messages.encode(answer)
 
 
-def _limit(limits: Limits, inherited: int, joined: cgroups.Joined | None) -> None:
+def _limit(limits: Limits, inherited: int, joined: cgroups.Joined | None, program: bool = False) -> None:
+    counted = joined is not None and joined.memory_limit is not None
     if joined is not None:  # the bot as a whole: all its processes, every kind of memory
         cgroups.apply_limits(joined, limits.memory_mb * 1024 * 1024, limits.processes)
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits.output_kb * 1024,) * 2)
-    # The limit is on top of what the process inherited from the spawner: the
-    # bot itself gets memory_mb.
-    memory = inherited + limits.memory_mb * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    memory = limits.memory_mb * 1024 * 1024
+    if not program:
+        # The limit is on top of what the process inherited from the spawner: the
+        # bot itself gets memory_mb.
+        resource.setrlimit(resource.RLIMIT_AS, (inherited + memory,) * 2)
+    elif not counted:
+        # A program's runtime reserves far more address space than it uses (a JVM
+        # will not start under 1 GiB of it): its memory is the group's to count.
+        # Without a group (a weak sandbox) the memory it can write, per process.
+        resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
     resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
+
+
+#: Where a program's command is looked for when it names no folder (java, node, mono).
+PROGRAM_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+def _run_program(command: tuple[str, ...], channel: int) -> None:
+    """Become the bot's program: its stdin and stdout the channel to the referee, its
+    stderr the output file (its log), in its folder, with an environment of its own.
+    Confined already (namespaces, groups, Landlock, seccomp, limits): what it runs is
+    held as a Python bot is. Never returns; a command that cannot run is the bot's
+    failure, said on the channel."""
+    folder = os.getcwd()
+    os.dup2(channel, 0)
+    os.dup2(channel, 1)
+    os.closerange(3, max(os.sysconf("SC_OPEN_MAX"), 1024))
+    environment = {"PATH": PROGRAM_PATH, "HOME": folder, "TMPDIR": folder, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+    try:
+        os.execvpe(command[0], list(command), environment)
+    except OSError as exc:
+        failure = exc
+    if failure.errno == errno.EACCES and "/" in command[0] and os.path.isfile(command[0]):
+        # Its folder may be on a file system mounted without execution: run a copy
+        # of the file from memory instead (no file system decides that).
+        try:
+            _run_from_memory(command, environment)
+        except OSError as exc:
+            failure = exc
+    _send_line(1, messages.encode(messages.failed(
+        f"could not run its command {clip(command[0], 80)!r}: {failure.strerror or failure}")))
+    os._exit(0)
+
+
+def _run_from_memory(command: tuple[str, ...], environment: dict[str, str]) -> None:
+    with open(command[0], "rb") as file:
+        data = file.read()
+    memory = os.memfd_create("bot", 0)  # without close-on-exec: a script's interpreter opens it by its path
+    view = memoryview(data)
+    while view:
+        view = view[os.write(memory, view):]
+    os.execve(memory, list(command), environment)
 
 
 def _out_of_processor_time(channel: int, limits: Limits) -> None:

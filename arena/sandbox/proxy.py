@@ -24,7 +24,6 @@ unless the weak sandbox was accepted (``arena --weak-sandbox``).
 from __future__ import annotations
 
 import os
-import select
 import signal
 import time
 from typing import Any
@@ -32,17 +31,14 @@ from typing import Any
 from arena.bot import Bot, BotFailure
 from arena.errors import ArenaFault
 from arena.protocol import messages
+from arena.protocol.descriptors import DescriptorBot
 from arena.protocol.player import ChannelBot
 from arena.records import BotCode, Limits
 from arena.sandbox import cgroups, process_control, spawner
-from arena.sandbox.wire import CONFINED, Ending, wait_readable
+from arena.sandbox.wire import CONFINED, OUTPUT_NAME, Ending
 
 
-class BotTimeout(BotFailure):
-    """The bot did not answer within the time it had."""
-
-
-class SandboxedBot(ChannelBot):
+class SandboxedBot(DescriptorBot):
     """A proxy in the referee's process for a bot running in its own process: a
     player of protocol v1 over the socket to it (and, for older callers, a Bot)."""
 
@@ -63,13 +59,25 @@ class SandboxedBot(ChannelBot):
         ChannelBot.__init__(self, self.limits.start_seconds, self.limits.move_seconds)
         self._pid: int | None = None
         self._channel: int | None = None  # a socket: requests go down it, answers come up
+        self._reader = self._writer = None
         self._ended = False  # the bot process is gone (its group may live on)
         self._freezer: cgroups.Freezer | None = None  # stops the bot while it is not on move
         self._buffer = b""
         self._source: spawner.Spawner | None = None  # the spawner its process came from
+        self._output: int | None = None  # a program's: its stderr, the output file, read after each answer
+        self._output_read = 0
+        if code.is_program:
+            self.program_options = dict(options)  # typed as it declares them, in new_game
 
     def close(self) -> None:
-        """Kill the bot process and everything it started (the spawner collects them)."""
+        """Kill the bot process and everything it started (the spawner collects them).
+        A program is told ``quit`` first, and given a moment to leave by itself."""
+        if self.code.is_program and self._channel is not None and not self._ended:
+            self._quit()
+        if self._output is not None:
+            os.close(self._output)
+            self._output = None
+            self._output_read = 0
         if self._freezer is not None:
             self._freezer.close()  # thaws: a process frozen in a v1 group would not die
             self._freezer = None
@@ -78,7 +86,7 @@ class SandboxedBot(ChannelBot):
             self._pid = None
         if self._channel is not None:
             os.close(self._channel)
-            self._channel = None
+            self._channel = self._reader = self._writer = None
         self._buffer = b""
 
     # --- the channel: a socket to a confined process ---------------------------------------
@@ -87,6 +95,9 @@ class SandboxedBot(ChannelBot):
         self._spawn()
 
     def _moving(self) -> None:
+        self._thaw()
+
+    def _stalled(self) -> None:
         self._thaw()
 
     def _waiting(self) -> None:
@@ -116,12 +127,15 @@ class SandboxedBot(ChannelBot):
                 continue
             self._source = source
             self._pid, self._channel, self._ended = spare.pid, spare.channel, False
+            self._reader = self._writer = spare.channel
             # Never blocked on the bot: every write waits only as long as the bot has.
             os.set_blocking(spare.channel, False)
             try:
                 self._await_confinement()
                 if spare.freezer is not None:
                     self._freezer = cgroups.Freezer(spare.freezer)
+                if self.code.is_program:
+                    self._output = place_program(self.code, spare.folder)
                 self._send(messages.encode(messages.Job(self.code, self.bot_options, self.limits)),
                            self.limits.start_seconds)
                 return
@@ -133,6 +147,28 @@ class SandboxedBot(ChannelBot):
                 self.spawners.retire()
         raise ArenaFault(f"sandbox: could not start a bot process ({problem})")
 
+    def _quit(self) -> None:
+        """Send ``quit`` and wait (at most :data:`QUIT_SECONDS`) for the program to
+        close its end: whatever it does, it is killed next, and the game's result stands."""
+        try:
+            self._thaw()
+            self._send(messages.encode(messages.Quit()), QUIT_SECONDS)
+            self._closed_within(QUIT_SECONDS)
+        except (ArenaFault, BotFailure, OSError):
+            pass  # gone already, or not listening: killed all the same
+
+    def _printed(self, reply: dict[str, Any] | None) -> bytes:
+        """A program's log is its stderr, in its output file: what it wrote there
+        since the last answer (:data:`messages.MAX_OUTPUT` bytes a game at most)."""
+        if self._output is None:
+            return super()._printed(reply)
+        try:
+            printed = os.pread(self._output, messages.MAX_OUTPUT - self._output_read, self._output_read)
+        except OSError:
+            return b""
+        self._output_read += len(printed)
+        return printed
+
     def _await_confinement(self) -> None:
         """Wait for the bot process's first line: confined and ready, or why not."""
         line = self._receive(self.limits.start_seconds, time.monotonic()) + b"\n"
@@ -142,22 +178,6 @@ class SandboxedBot(ChannelBot):
             except BotFailure:
                 said = {}
             raise ArenaFault(str(said.get("sandbox") or f"unexpected first line {line[:80]!r}"))
-
-    def _send(self, data: bytes, seconds: float) -> None:
-        """Write all of ``data`` to the bot process within ``seconds``: a bot that
-        stops reading loses on time, never hangs the referee."""
-        assert self._channel is not None
-        deadline = time.monotonic() + seconds
-        view = memoryview(data)
-        while view:
-            try:
-                view = view[os.write(self._channel, view):]
-                continue
-            except BlockingIOError:
-                self._thaw()  # a frozen bot cannot make room: it runs from here on
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([], [self._channel], [], left)[1]:
-                raise BotTimeout(f"time: did not take the arena's message within {seconds:.3g} s")
 
     def _freeze(self) -> None:
         if self._freezer is not None:
@@ -172,40 +192,6 @@ class SandboxedBot(ChannelBot):
                 self._freezer.wake()
             except OSError as exc:
                 raise ArenaFault(f"sandbox: could not thaw the bot process: {exc}") from None
-
-    def _receive(self, seconds: float, since: float) -> bytes:
-        """The bot's next line, within ``seconds`` of ``since``."""
-        assert self._channel is not None
-        deadline = since + seconds
-        while b"\n" not in self._buffer:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise BotTimeout(f"time: no answer within {seconds:.3g} s")
-            if not wait_readable(self._channel, left):
-                continue
-            try:
-                chunk = os.read(self._channel, 65536)
-            except BlockingIOError:
-                continue
-            except ConnectionResetError:  # it left with our request unread
-                chunk = b""
-            if not chunk:
-                raise BotFailure(self._death_reason())
-            self._buffer += chunk
-            if len(self._buffer) > messages.MAX_ANSWER:
-                raise BotFailure("protocol: answer too long")
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        return line
-
-    def _unasked(self) -> bytes:
-        """What the bot sent after its last answer: what was read with it, and
-        what waits on the socket now (read without waiting)."""
-        if self._channel is not None and not self._buffer and select.select([self._channel], [], [], 0)[0]:
-            try:
-                self._buffer = os.read(self._channel, 65536)
-            except (BlockingIOError, ConnectionResetError):
-                pass  # nothing after all, or the bot gone: its next answer says which
-        return self._buffer
 
     def _death_reason(self) -> str:
         """Why the bot process left, from its spawner. If the spawner itself is
@@ -248,6 +234,34 @@ class SandboxedBot(ChannelBot):
         if ending.over_memory is None or not (self._source.report or {}).get("seccomp"):
             return "exited: killed by SIGKILL (over its memory limit?)"
         raise ArenaFault("sandbox: the bot's process was killed from outside the arena (SIGKILL)")
+
+
+#: Seconds a program has to leave by itself after ``quit``.
+QUIT_SECONDS = 1.0
+
+
+def place_program(code: BotCode, folder: str) -> int:
+    """Write a program's files into its bot process's folder (fresh: no code of any
+    bot's has run in it) and open its output file for reading. The files are the
+    arena's copy, readable and runnable by the bot, not writable."""
+    for file in code.files:
+        parts = file.path.split("/")
+        if file.path.startswith("/") or any(part in ("", ".", "..") for part in parts):
+            raise BotFailure(f"a program file with a path that leaves its folder: {file.path[:80]!r}")
+        parent = folder
+        for part in parts[:-1]:
+            parent = os.path.join(parent, part)
+            if not os.path.isdir(parent):
+                os.mkdir(parent, 0o755)
+        fd = os.open(os.path.join(parent, parts[-1]), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                     0o755 if file.executable else 0o644)
+        try:
+            view = memoryview(file.data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+    return os.open(os.path.join(folder, OUTPUT_NAME), os.O_RDONLY | os.O_NOFOLLOW)
 
 
 # The share of its hard processor time limit a process killed at that limit has

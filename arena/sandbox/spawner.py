@@ -44,6 +44,7 @@ class Spare(NamedTuple):
     pid: int  # leader of its own process group (and first process of its PID namespace)
     channel: int  # our end of its socket: the job goes down it, then the game's requests
     freezer: cgroups.FreezerFiles | None  # how the referee freezes it
+    folder: str  # its working directory: a program bot's files are written there before its job
 
 
 class Spawner:
@@ -185,11 +186,11 @@ class Spawner:
 
     def _file(self, answer: tuple[Any, ...]) -> None:
         if answer[0] == "spare":
-            _, pid, generation, freezer = answer
+            _, pid, generation, freezer, folder = answer
             self._asked -= 1
             channel = self._fds.popleft()
             if generation == self._generation:
-                self._stock.append(Spare(pid, channel, freezer))
+                self._stock.append(Spare(pid, channel, freezer, folder))
             else:
                 os.close(channel)  # it leaves when its channel closes
         elif answer[0] == "status":

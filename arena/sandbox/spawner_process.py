@@ -201,7 +201,7 @@ class _Spawner:
         for pid, prepared in forked:
             freezer = prepared.group.freezer() if prepared.group is not None else None
             try:
-                data = encode(("spare", pid, self.generation, freezer))
+                data = encode(("spare", pid, self.generation, freezer, prepared.folder))
                 sent = socket.send_fds(self.control, [data], [prepared.ours.fileno()])
                 self.control.sendall(data[sent:])
             finally:

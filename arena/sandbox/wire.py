@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import os
 import pickle
-import select
 import struct
-import time
 from typing import Any, NamedTuple
 
 OUTPUT_NAME = "output.txt"  # what the bot printed, in its working directory
@@ -22,12 +20,6 @@ OUTPUT_NAME = "output.txt"  # what the bot printed, in its working directory
 # says why, or the end of the channel) is a failure of the arena, not of a bot.
 CONFINED = b'{"sandbox": "confined"}\n'
 _HEADER = struct.Struct("!I")
-# A fast bot answers within this. Waiting for its answer by polling, not by
-# sleeping in the kernel, saves the wake-up: tens of microseconds a message on
-# a virtual machine, more than a random bot takes to move. (Only the referee
-# polls: a bot process waiting for its next turn sleeps, leaving the processor
-# to the game.)
-POLL_SECONDS = 0.0002
 
 
 class Ending(NamedTuple):
@@ -65,20 +57,6 @@ def take_message(buffer: bytes) -> tuple[Any, bytes] | None:
     if len(buffer) < end:
         return None
     return pickle.loads(buffer[_HEADER.size:end]), buffer[end:]
-
-
-def wait_readable(fd: int, timeout: float | None) -> bool:
-    """True once ``fd`` has data (or its end) to read, False after ``timeout`` seconds.
-    Polls for a moment first, yielding the processor to anything else that is ready."""
-    poll_until = time.perf_counter() + (POLL_SECONDS if timeout is None else min(POLL_SECONDS, timeout))
-    while True:
-        if select.select([fd], [], [], 0)[0]:
-            return True
-        if time.perf_counter() >= poll_until:
-            break
-        os.sched_yield()
-    left = None if timeout is None else max(timeout - POLL_SECONDS, 0.0)
-    return bool(select.select([fd], [], [], left)[0])
 
 
 def _read_exactly(fd: int, size: int) -> bytes | None:
