@@ -24,6 +24,8 @@ from typing import Any
 from arena.bot import Bot, BotFailure, BotOptionError, Option
 from arena.engine.game import Rules
 from arena.errors import ArenaError
+from arena.players import programs
+from arena.players.programs import is_program_path
 from arena.protocol import connectx
 from arena.protocol.player import ChannelBot, Player, as_player
 from arena.records import BotCode, Limits
@@ -85,8 +87,9 @@ class BotSpec:
 
     name: str
     options: dict[str, str] = field(default_factory=dict, hash=False)
-    path: str | None = None  # set for file bots
+    path: str | None = None  # set for file bots and program bots
     class_name: str | None = None
+    program: bool = False  # a program in any language (arena.players.programs), at path
 
     @property
     def is_file(self) -> bool:
@@ -94,13 +97,22 @@ class BotSpec:
 
 
 def parse_spec(text: str) -> BotSpec:
-    """Split ``name[:key=value,...]`` or ``file.py[:Class][:key=value,...]``."""
+    """Split ``name[:key=value,...]``, ``file.py[:Class][:key=value,...]``, or a program's
+    ``cmd:PATH[:key=value,...]`` / ``folder/with/bot.toml[:key=value,...]``."""
     text = text.strip()
     if not text:
         raise BotSpecError("empty bot spec: give a bot name such as 'random' or a .py file")
     head, _, rest = text.partition(":")
     path = class_name = None
-    if head.endswith(".py"):
+    program = False
+    if head + ":" == programs.PREFIX or (is_program_path(head) and not head.endswith(".py")):
+        if head + ":" == programs.PREFIX:
+            head, _, rest = rest.partition(":")
+            if not head:
+                raise BotSpecError(f"bot spec {text!r}: give the program's path after cmd:, e.g. cmd:./mybot")
+        path, program = head, True
+        name = programs.program_name(head)
+    elif head.endswith(".py"):
         path = head
         if rest and "=" not in rest.split(":", 1)[0]:
             class_name, _, rest = rest.partition(":")
@@ -116,7 +128,7 @@ def parse_spec(text: str) -> BotSpec:
                 "e.g. 'minimax:depth=6'"
             )
         options[key.strip()] = value.strip()
-    return BotSpec(name=name, options=options, path=path, class_name=class_name)
+    return BotSpec(name=name, options=options, path=path, class_name=class_name, program=program)
 
 
 def discover() -> dict[str, BotEntry]:
@@ -174,8 +186,9 @@ def installed_bots() -> dict[str, BotEntry]:
 def load_entry(spec: BotSpec, installed: dict[str, BotEntry] | None = None) -> BotEntry:
     """The usable BotEntry a spec refers to, or BotSpecError saying why not."""
     if spec.is_file:
-        path, digest = file_identity(spec.path)  # type: ignore[arg-type]
-        return BotEntry(name=spec.class_name or Path(path).stem, source=path, content_hash=digest)
+        path, digest = file_identity(spec.path, spec.program)  # type: ignore[arg-type]
+        return BotEntry(name=spec.name if spec.program else spec.class_name or Path(path).stem, source=path,
+                        content_hash=digest)
     installed = installed_bots() if installed is None else installed
     entry = installed.get(spec.name)
     if entry is None:
@@ -252,9 +265,13 @@ def untrusted_bot(
     if sandbox_missing() is not None:
         if not own:
             require_sandbox(f"bot {code.label!r} (code others wrote)")  # fails closed
+        tell_unsandboxed(code.label)
+        if code.is_program:
+            from arena.protocol.program import LocalProgram
+
+            return LocalProgram(code, options, limits)
         from arena.protocol.local import UnsandboxedBot
 
-        tell_unsandboxed(code.label)
         return UnsandboxedBot(code, options, limits)
     from arena.sandbox.proxy import SandboxedBot  # only where there is a sandbox: it needs Linux
 
@@ -306,14 +323,25 @@ class BotChecker:
         # (canonical spec, sha256 of the code) of the sandboxed bots that started a
         # game, with the kind each said it is ("bot" or "connectx").
         self._started: dict[tuple[str, str], str] = {}
+        self._built: set[str] = set()  # program folders built by this checker
 
     def check(self, text: str, submitted: dict[str, BotCode] | None = None, rules: Rules | None = None) -> BotSpec:
-        """The parsed spec, once its bot was built (and, if sandboxed, started a game)."""
+        """The parsed spec, once its bot was built (and, if sandboxed, started a game).
+        A program bot of this machine's (not one submitted) is built first, once."""
         spec = parse_spec(text)
+        if spec.program and spec.path is not None and not (submitted and spec.path in submitted):
+            built = str(Path(spec.path).resolve())
+            if built not in self._built:
+                try:
+                    programs.build_program(programs.read_program(spec.path))
+                except programs.ProgramError as exc:
+                    raise BotSpecError(str(exc)) from None
+                self._built.add(built)
         bot = make_bot(spec, self.installed, submitted=submitted)
         kind = str(getattr(bot, "kind", "bot"))
         if isinstance(bot, ChannelBot):
-            key = (spec_text(spec), content_hash(bot.code.text or ""))
+            key = (spec_text(spec), programs.code_digest(bot.code) if bot.code.is_program
+                   else content_hash(bot.code.text or ""))
             if key in self._started:
                 bot.close()
             else:
@@ -340,6 +368,8 @@ def _check_sandboxed(text: str, bot: Bot) -> None:
 def spec_text(spec: BotSpec) -> str:
     """The canonical text of a spec (options sorted), used as the bot's identity."""
     head = spec.path if spec.is_file else spec.name
+    if spec.program and not is_program_path(spec.path or ""):  # a bare file name: cmd: says what it is
+        head = programs.PREFIX + (spec.path or "")
     if spec.class_name:
         head = f"{head}:{spec.class_name}"
     if not spec.options:
@@ -349,8 +379,14 @@ def spec_text(spec: BotSpec) -> str:
 
 
 def file_code(spec: BotSpec) -> BotCode:
-    """The source of a file bot, read now (the sandbox never needs to open it)."""
+    """The source of a file bot, or a program's command and files, read now (the
+    sandbox never needs to open them)."""
     assert spec.path is not None
+    if spec.program:
+        try:
+            return programs.program_code(spec.path)
+        except programs.ProgramError as exc:
+            raise BotSpecError(str(exc)) from None
     file = Path(spec.path)
     if not file.is_file():
         raise BotSpecError(f"bot file {spec.path!r} does not exist")
@@ -361,8 +397,13 @@ def file_code(spec: BotSpec) -> BotCode:
     return BotCode(label=spec.path, text=source, class_name=spec.class_name)
 
 
-def file_identity(path: str) -> tuple[str, str]:
-    """(absolute path, sha256 of the content) of a bot file."""
+def file_identity(path: str, program: bool = False) -> tuple[str, str]:
+    """(absolute path, sha256 of the content) of a bot file, or of a program's files."""
+    if program:
+        try:
+            return str(Path(path).resolve()), programs.code_digest(programs.program_code(path))
+        except programs.ProgramError as exc:
+            raise BotSpecError(str(exc)) from None
     file = Path(path)
     if not file.is_file():
         raise BotSpecError(f"bot file {path!r} does not exist")

@@ -13,6 +13,7 @@ import errno
 import os
 import resource
 import select
+import socket
 import sys
 from typing import Any, NamedTuple
 
@@ -74,7 +75,7 @@ def run_bot_process(confinement: Confinement) -> None:
     try:
         os.write(channel, CONFINED)
         lines = Channel(channel)
-        line = lines.read_line(messages.MAX_JOB)
+        line = _read_job(channel)
         if line is None:
             return  # not needed after all
         job = messages.decode_request(line, messages.MAX_JOB)
@@ -99,6 +100,31 @@ def run_bot_process(confinement: Confinement) -> None:
         _send_line(channel, _failure_line("error", "crashed: "))
     finally:
         os._exit(0)
+
+
+def _read_job(channel: int) -> bytes | None:
+    """The job, the channel's first line, without its newline, and not one byte more:
+    a program run next reads the requests after it from the same socket (None: the
+    channel closed first)."""
+    sock = socket.socket(fileno=channel)
+    try:
+        job = b""
+        while True:
+            waiting = sock.recv(65536, socket.MSG_PEEK)
+            if not waiting:
+                return None
+            end = waiting.find(b"\n")
+            take = len(waiting) if end < 0 else end + 1
+            while take:
+                chunk = sock.recv(take)
+                job += chunk
+                take -= len(chunk)
+            if end >= 0:
+                return job[:-1]
+            if len(job) > messages.MAX_JOB:
+                raise RuntimeError("sandbox: the job is too long")
+    finally:
+        sock.detach()
 
 
 def _failure_line(key: str, prefix: str) -> bytes:

@@ -31,7 +31,19 @@ def readable_paths(plugins: tuple[str, ...] = ()) -> list[str]:
     # stays root could otherwise read root's files there (/etc/shadow, host keys).
     paths |= {"/usr", "/lib", "/lib64", "/etc/ld.so.cache", "/etc/localtime", "/dev/null", "/dev/urandom",
               "/sys/devices/system/cpu"}
+    paths |= set(runtime_paths())
     return sorted(p for p in paths if p and os.path.exists(p))
+
+
+def runtime_paths() -> list[str]:
+    """What program bots' language runtimes read outside ``/usr`` (docs/sandbox.md,
+    "Program bots"): ``/bin`` (scripts' ``#!/bin/sh``: ``elixir``, ``erl``), the
+    links Debian's alternatives put commands behind (``java``), and the runtimes'
+    own configuration (the JVM's security and logging files, Mono's assembly map).
+    Configuration, not secrets: nothing of a user's, no keys."""
+    import glob
+
+    return ["/bin", "/etc/alternatives", "/etc/mono", *sorted(glob.glob("/etc/java-*"))]
 
 
 def plugin_paths() -> tuple[str, ...]:

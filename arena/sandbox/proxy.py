@@ -33,6 +33,7 @@ from arena.errors import ArenaFault
 from arena.protocol import messages
 from arena.protocol.descriptors import DescriptorBot
 from arena.protocol.player import ChannelBot
+from arena.protocol.program import QUIT_SECONDS, LogFile, place_program
 from arena.records import BotCode, Limits
 from arena.sandbox import cgroups, process_control, spawner
 from arena.sandbox.wire import CONFINED, OUTPUT_NAME, Ending
@@ -64,8 +65,7 @@ class SandboxedBot(DescriptorBot):
         self._freezer: cgroups.Freezer | None = None  # stops the bot while it is not on move
         self._buffer = b""
         self._source: spawner.Spawner | None = None  # the spawner its process came from
-        self._output: int | None = None  # a program's: its stderr, the output file, read after each answer
-        self._output_read = 0
+        self._output: LogFile | None = None  # a program's: its stderr, the output file, read after each answer
         if code.is_program:
             self.program_options = dict(options)  # typed as it declares them, in new_game
 
@@ -75,9 +75,8 @@ class SandboxedBot(DescriptorBot):
         if self.code.is_program and self._channel is not None and not self._ended:
             self._quit()
         if self._output is not None:
-            os.close(self._output)
+            self._output.close()
             self._output = None
-            self._output_read = 0
         if self._freezer is not None:
             self._freezer.close()  # thaws: a process frozen in a v1 group would not die
             self._freezer = None
@@ -135,7 +134,9 @@ class SandboxedBot(DescriptorBot):
                 if spare.freezer is not None:
                     self._freezer = cgroups.Freezer(spare.freezer)
                 if self.code.is_program:
-                    self._output = place_program(self.code, spare.folder)
+                    place_program(self.code, spare.folder)
+                    log = os.open(os.path.join(spare.folder, OUTPUT_NAME), os.O_RDONLY | os.O_NOFOLLOW)
+                    self._output = LogFile(log)
                 self._send(messages.encode(messages.Job(self.code, self.bot_options, self.limits)),
                            self.limits.start_seconds)
                 return
@@ -158,16 +159,8 @@ class SandboxedBot(DescriptorBot):
             pass  # gone already, or not listening: killed all the same
 
     def _printed(self, reply: dict[str, Any] | None) -> bytes:
-        """A program's log is its stderr, in its output file: what it wrote there
-        since the last answer (:data:`messages.MAX_OUTPUT` bytes a game at most)."""
-        if self._output is None:
-            return super()._printed(reply)
-        try:
-            printed = os.pread(self._output, messages.MAX_OUTPUT - self._output_read, self._output_read)
-        except OSError:
-            return b""
-        self._output_read += len(printed)
-        return printed
+        """A program's log is its stderr, in its output file; a Python bot's comes with its answers."""
+        return self._output.new() if self._output is not None else super()._printed(reply)
 
     def _await_confinement(self) -> None:
         """Wait for the bot process's first line: confined and ready, or why not."""
@@ -234,34 +227,6 @@ class SandboxedBot(DescriptorBot):
         if ending.over_memory is None or not (self._source.report or {}).get("seccomp"):
             return "exited: killed by SIGKILL (over its memory limit?)"
         raise ArenaFault("sandbox: the bot's process was killed from outside the arena (SIGKILL)")
-
-
-#: Seconds a program has to leave by itself after ``quit``.
-QUIT_SECONDS = 1.0
-
-
-def place_program(code: BotCode, folder: str) -> int:
-    """Write a program's files into its bot process's folder (fresh: no code of any
-    bot's has run in it) and open its output file for reading. The files are the
-    arena's copy, readable and runnable by the bot, not writable."""
-    for file in code.files:
-        parts = file.path.split("/")
-        if file.path.startswith("/") or any(part in ("", ".", "..") for part in parts):
-            raise BotFailure(f"a program file with a path that leaves its folder: {file.path[:80]!r}")
-        parent = folder
-        for part in parts[:-1]:
-            parent = os.path.join(parent, part)
-            if not os.path.isdir(parent):
-                os.mkdir(parent, 0o755)
-        fd = os.open(os.path.join(parent, parts[-1]), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                     0o755 if file.executable else 0o644)
-        try:
-            view = memoryview(file.data)
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
-    return os.open(os.path.join(folder, OUTPUT_NAME), os.O_RDONLY | os.O_NOFOLLOW)
 
 
 # The share of its hard processor time limit a process killed at that limit has

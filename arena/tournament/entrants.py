@@ -54,7 +54,7 @@ def resolve_bots(
         failed_start=tuple(failed.items()), resolved=True,
     )
     if not resolved.name:  # given by flags alone: named by what it is, versions pinned, bot files' code
-        code = {text: file_identity(spec.path)[1] for text in resolved.entrants
+        code = {text: file_identity(spec.path, spec.program)[1] for text in resolved.entrants
                 if (spec := parse_spec(text)).path is not None}
         resolved = dataclasses.replace(resolved, name=resolved.default_name(code), named_by_code=True)
     return resolved
