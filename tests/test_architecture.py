@@ -45,15 +45,22 @@ ALLOWED: dict[str, set[str]] = {
     # compatibility modules: old import paths that only re-export
     "game": {"engine"},
     "testing": {"entry"},
-    "__main__": {"cli"},
+    "__main__": {"cli", "protocol"},
     # the public API: names loaded on first use, calls that import what they run
     "__init__": BASE | {"api", "bot", "engine", "records"},
     "api": BASE | {"engine", "records", "store", "ratings", "tournament"},
 }
 
 
+# Launchers run with ``python -m``: nothing imports them, so they may reach up.
+# ``python -m arena.engine BOT`` runs a bot as a program of the protocol.
+LAUNCHERS = {"arena.engine.__main__": "__main__"}
+
+
 def room_of(module: str) -> str:
     """``arena.store.games`` -> ``store``; ``arena.bot`` -> ``bot``."""
+    if module in LAUNCHERS:
+        return LAUNCHERS[module]
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "__init__"
 

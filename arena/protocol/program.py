@@ -91,6 +91,8 @@ class LocalProgram(DescriptorBot):
         self._folder: str | None = None
         self._log: LogFile | None = None
         self._stderr: IO[bytes] | None = None
+        #: Variables its environment gets besides PATH, the locale, HOME and TMPDIR (its folder).
+        self.environment: dict[str, str] = {}
 
     def _connect(self) -> None:
         assert self.code.program is not None
@@ -100,7 +102,7 @@ class LocalProgram(DescriptorBot):
         self._log = LogFile(os.open(os.path.join(self._folder, _LOG_NAME), os.O_RDONLY))
         environment = {key: value for key, value in os.environ.items()
                        if key in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT", "JAVA_HOME")}
-        environment.update(HOME=self._folder, TMPDIR=self._folder)
+        environment.update(self.environment, HOME=self._folder, TMPDIR=self._folder)
         try:
             self._process = subprocess.Popen(
                 self.code.program, cwd=self._folder, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -58,7 +58,7 @@ class BotFileError(ArenaError):
     """A bot file that defines no bot to play, or several without saying which."""
 
 
-class _Failed(Exception):
+class BotLoadFailed(Exception):
     """The bot could not be loaded; its reason, for the record, and the exception
     its own code raised, if it did (where it crashed goes to its log)."""
 
@@ -267,7 +267,7 @@ def server_for(job: Job, output: int | None = None) -> Server | dict[str, Any]:
     failure that answers its first request, with what it printed."""
     try:
         return Server(load_bot(job.code, job.options), job.limits, output, job.code)
-    except _Failed as exc:
+    except BotLoadFailed as exc:
         server = Server(Bot(), job.limits, output, job.code)
         return server.with_printed(failed(str(exc)) if exc.crash is None else server._crash(exc.crash, str(exc)))
     except Exception as exc:  # its own __init__ raised: a crash like one in a game, with where
@@ -286,21 +286,21 @@ def load_bot(code: BotCode, options: dict[str, str]) -> Bot:
     try:
         exec(compile(code.text or "", code.label, "exec"), namespace)
     except BaseException as exc:
-        raise _Failed(f"failed to import: {type(exc).__name__}: {exc}", exc) from None
+        raise BotLoadFailed(f"failed to import: {type(exc).__name__}: {exc}", exc) from None
     try:
         bot_class = pick_bot_class(namespace, code.label, code.class_name, quiet=True)
     except BotFileError as exc:
-        raise _Failed(str(exc)) from None
+        raise BotLoadFailed(str(exc)) from None
     if bot_class is not None:
         try:
             return bot_class(**options)
         except ValueError as exc:  # BotOptionError
-            raise _Failed(f"bad option: {exc}") from None
+            raise BotLoadFailed(f"bad option: {exc}") from None
     agent = connectx.find_agent(namespace)
     if agent is None:
-        raise _Failed(f"{code.label} defines no Bot subclass and no agent(observation, configuration)")
+        raise BotLoadFailed(f"{code.label} defines no Bot subclass and no agent(observation, configuration)")
     if connectx.arguments_taken(agent) == 0:
-        raise _Failed(f"{code.label}: the ConnectX agent takes no argument; Kaggle calls it with "
+        raise BotLoadFailed(f"{code.label}: the ConnectX agent takes no argument; Kaggle calls it with "
                       "(observation, configuration) or (observation)")
     return connectx.KaggleAgentBot(agent)
 
