@@ -52,7 +52,8 @@ def test_a_bot_file_answers_the_protocol_with_its_prints_on_stderr(tmp_path: Pat
     hello, ready, first, second, ready_again, third = answers(done)  # nothing after quit
     assert hello["protocol"] == 1 and hello["name"] == "first"
     assert hello["options"] == {"depth": {"type": "int", "default": 1, "help": "how deep"}}
-    assert hello["variants"] == [{"width": [3, 40], "height": [3, 40], "connect": [3, 40], "gravity": [True, False]}]
+    assert hello["variants"] == [{"width": [3, 40], "height": [3, 40], "connect": [3, 40], "gravity": [True, False],
+                                  "scoring": ["line", "count"]}]
     assert ready == ready_again == {"ok": True}
     assert first == {"move": 0, "info": {"depth": 2}}  # the command line's option
     assert second["move"] == 0

@@ -35,6 +35,7 @@ NOT_USER_MISTAKES = {
     "arena.sandbox.spawner.NoSpare": "the spawner could not fork: an environment fault, not an input",
     "arena.bot.BotFailure": "a bot misbehaved in a game: a forfeit, not an input mistake",
     "arena.protocol.descriptors.BotTimeout": "a bot ran out of time: a forfeit, not an input mistake",
+    "arena.protocol.server.BotLoadFailed": "a bot's code failed to load: its first answer says why",
     "arena.protocol.handshake.BotOptionValueError": "raised as a program starts: checks make it one line",
     "arena.tournament.execution.WorkerLost": "a worker process died",
     "arena.tournament.cluster.ClusterLost": "the cluster's scheduler went away: the run stops, a league reconnects",

@@ -178,7 +178,8 @@ def test_the_server_answers_a_scripted_exchange_with_an_in_process_bot(capfd):
     assert answers == [
         {"type": "hello", "protocol": 1, "name": "scripted", "kind": "bot",
          "options": {"depth": {"type": "int", "default": 4, "help": "plies"}},
-         "variants": [{"width": [3, 40], "height": [3, 40], "connect": [3, 40], "gravity": [True, False]}]},
+         "variants": [{"width": [3, 40], "height": [3, 40], "connect": [3, 40], "gravity": [True, False],
+                       "scoring": ["line", "count"]}]},
         {"ok": True},
         {"move": 0, "info": {"ply": 0, "limit": [0.5, 2.0], "time_allowed": 2.5, "depth": 6}},
         {"move": 0, "info": {"ply": 2, "limit": [0.5, 1.25], "time_allowed": 1.75, "depth": 6}},
@@ -188,7 +189,8 @@ def test_the_server_answers_a_scripted_exchange_with_an_in_process_bot(capfd):
         {"not_a_move": "(1,) (tuple)"},
         {"type": "hello", "protocol": 1, "name": "scripted", "kind": "bot",
          "options": {"depth": {"type": "int", "default": 4, "help": "plies"}},
-         "variants": [{"width": [3, 40], "height": [3, 40], "connect": [3, 40], "gravity": [True, False]}]},
+         "variants": [{"width": [3, 40], "height": [3, 40], "connect": [3, 40], "gravity": [True, False],
+                       "scoring": ["line", "count"]}]},
     ]
     assert capfd.readouterr().out == "thinking out loud\n" * 4
 

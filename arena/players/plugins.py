@@ -26,7 +26,7 @@ from arena.engine.game import Rules
 from arena.errors import ArenaError
 from arena.players import programs
 from arena.players.programs import is_program_path
-from arena.protocol import connectx
+from arena.protocol import connectx, handshake
 from arena.protocol.player import ChannelBot, Player, as_player
 from arena.records import BotCode, Limits
 from arena.text import content_hash, source_text
@@ -324,6 +324,7 @@ class BotChecker:
         # game, with the kind each said it is ("bot" or "connectx").
         self._started: dict[tuple[str, str], str] = {}
         self._built: set[str] = set()  # program folders built by this checker
+        self._variants: dict[tuple[str, str], tuple[handshake.Variant, ...]] = {}  # what each declared it plays
 
     def check(self, text: str, submitted: dict[str, BotCode] | None = None, rules: Rules | None = None) -> BotSpec:
         """The parsed spec, once its bot was built (and, if sandboxed, started a game).
@@ -347,7 +348,11 @@ class BotChecker:
             else:
                 _check_sandboxed(key[0], bot)
                 self._started[key] = bot.kind
+                self._variants[key] = handshake.variants_of(bot.hello)
             kind = self._started[key]
+            if rules is not None and not handshake.plays(self._variants[key], rules):
+                raise BotSpecError(handshake.refusal(text, self._variants[key], rules) + "; give it rules it "
+                                   "declares, or leave it out")
         if rules is not None and kind == "connectx":
             why = connectx.unsupported(rules)
             if why is not None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.bot import BotFailure
-from arena.engine.game import MAX_SIZE, MIN_SIZE, Rules
+from arena.engine.game import MAX_SIZE, MIN_SIZE, SCORINGS, Rules
 from arena.text import clip, printable
 
 #: The types an option may declare, and how its value is written in JSON.
@@ -32,20 +32,25 @@ MAX_OPTIONS = 64
 @dataclass(frozen=True)
 class Variant:
     """A family of games a bot plays: inclusive ranges of width, height and connect,
-    and which gravities."""
+    which gravities, and which scorings (the first line wins, unless it says ``count``)."""
 
     width: tuple[int, int]
     height: tuple[int, int]
     connect: tuple[int, int]
     gravity: tuple[bool, ...]
+    scoring: tuple[str, ...] = ("line",)
 
     def matches(self, rules: Rules) -> bool:
         return (self.width[0] <= rules.width <= self.width[1] and self.height[0] <= rules.height <= self.height[1]
-                and self.connect[0] <= rules.connect <= self.connect[1] and rules.gravity in self.gravity)
+                and self.connect[0] <= rules.connect <= self.connect[1] and rules.gravity in self.gravity
+                and rules.scoring in self.scoring)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"width": list(self.width), "height": list(self.height), "connect": list(self.connect),
-                "gravity": list(self.gravity)}
+        declared = {"width": list(self.width), "height": list(self.height), "connect": list(self.connect),
+                    "gravity": list(self.gravity)}
+        if self.scoring != ("line",):
+            declared["scoring"] = list(self.scoring)
+        return declared
 
     def describe(self) -> str:
         def span(pair: tuple[int, int]) -> str:
@@ -53,13 +58,14 @@ class Variant:
 
         gravities: dict[tuple[bool, ...], str] = {(True,): "with gravity", (False,): "without gravity"}
         gravity = gravities.get(self.gravity, "with or without gravity")
-        return f"{span(self.width)}x{span(self.height)} connect {span(self.connect)} {gravity}"
+        scoring = "" if self.scoring == ("line",) else f", scoring {' or '.join(self.scoring)}"
+        return f"{span(self.width)}x{span(self.height)} connect {span(self.connect)} {gravity}{scoring}"
 
 
 #: What a bot that declares no variants plays: Connect Four.
 CONNECT_FOUR = Variant((7, 7), (6, 6), (4, 4), (True,))
 #: Every game the arena has (what a Python bot plays).
-EVERY_GAME = Variant((MIN_SIZE, MAX_SIZE), (MIN_SIZE, MAX_SIZE), (MIN_SIZE, MAX_SIZE), (True, False))
+EVERY_GAME = Variant((MIN_SIZE, MAX_SIZE), (MIN_SIZE, MAX_SIZE), (MIN_SIZE, MAX_SIZE), (True, False), SCORINGS)
 
 
 @dataclass(frozen=True)
@@ -97,12 +103,17 @@ def _variant(item: Any) -> Variant:
     if not isinstance(gravity, list) or not gravity or not all(type(g) is bool for g in gravity):
         raise BotFailure("protocol: a variant's gravity must be a list of true and false, "
                          f"got {clip(repr(gravity), 40)}")
-    return Variant(ranges[0], ranges[1], ranges[2], tuple(sorted(set(gravity), reverse=True)))
+    scoring = item.get("scoring", ["line"])
+    if not isinstance(scoring, list) or not scoring or not set(scoring) <= set(SCORINGS):
+        raise BotFailure(f"protocol: a variant's scoring must be a list of {' and '.join(map(repr, SCORINGS))}, "
+                         f"got {clip(repr(scoring), 40)}")
+    return Variant(ranges[0], ranges[1], ranges[2], tuple(sorted(set(gravity), reverse=True)),
+                   tuple(s for s in SCORINGS if s in scoring))
 
 
 def plays(variants: tuple[Variant, ...], rules: Rules) -> bool:
     """Whether a bot that declared ``variants`` plays a game of ``rules``."""
-    return rules.scoring == "line" and any(variant.matches(rules) for variant in variants)
+    return any(variant.matches(rules) for variant in variants)
 
 
 def refusal(name: str, variants: tuple[Variant, ...], rules: Rules) -> str:

@@ -22,6 +22,7 @@ from typing import Any, BinaryIO
 
 from arena.bot import Bot, BotFailure, BotOptionError
 from arena.engine.game import Board, IllegalMoveError, Rules
+from arena.errors import ArenaError
 from arena.protocol.messages import Move, NewGame, Quit, decode_request, encode, failed
 from arena.protocol.server import BotLoadFailed, Server, load_bot
 from arena.records import BotCode, Limits
@@ -31,7 +32,7 @@ USAGE = "usage: python -m arena.engine BOT  (a bot file, file.py:Class, or an in
 ENTRY_POINT_GROUP = "arena.bots"  # arena.players.plugins.ENTRY_POINT_GROUP (a room above)
 
 
-class UsageError(Exception):
+class UsageError(ArenaError):
     """The command line names no bot that can be loaded."""
 
 

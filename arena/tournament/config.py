@@ -204,12 +204,14 @@ def _bot_beside(config_path: str, item: Any, key: str) -> Any:
     if not spec.is_file or Path(spec.path or "").is_absolute():
         return item
     written = spec.path or ""
+    prefix = text[:text.index(written)]  # "cmd:" before a program's path, else nothing
     beside = str(Path(config_path).parent / written)
-    if not Path(beside).is_file() and Path(written).is_file():
+    if not Path(beside).exists() and Path(written).exists():
         raise ConfigError(f"{config_path}: {key}: bot file {written!r} is not next to the tournament file (looked "
                           f"at {beside}); bot files in a tournament file are relative to the file, not to the current "
                           f"folder: write the path from {str(Path(config_path).parent)!r}")
-    return beside + text[len(written):]  # the class and options as written (one not there: refused when resolved)
+    # The class and options as written (one not there: refused when resolved).
+    return prefix + beside + text[len(prefix) + len(written):]
 
 
 def _check_all(raw: dict[str, Any], source: str) -> None:
