@@ -302,3 +302,14 @@ def split_answer(answer: object) -> tuple[object, dict[str, Any]]:
         info = answer.info if isinstance(answer.info, dict) else {}
         return answer.move, info
     return answer, {}
+
+
+@dataclass(frozen=True)
+class Program:
+    """An installed bot that is a program of the bot protocol (docs/protocol.md), in
+    any language: a plug-in's entry point (group ``arena.bots``) names one of these
+    instead of a :class:`Bot` subclass. ``path``: a folder with a ``bot.toml``, or an
+    executable file. It plays sandboxed, like every program."""
+
+    path: str
+    description: str = ""

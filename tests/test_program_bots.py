@@ -234,3 +234,31 @@ def test_a_stored_game_of_a_program_carries_its_info_as_json(tmp_path: Path) -> 
     write_program(tmp_path)
     record = game(f"cmd:{tmp_path}/lefty:depth=3")
     json.dumps([move.info for move in record.moves])  # what the store writes
+
+
+def test_an_installed_plug_in_can_be_a_program(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plug-in's entry point may name an arena.bot.Program: the bot is then that
+    program, played sandboxed under the plug-in's name."""
+    from importlib import metadata
+
+    from arena.players.plugins import _load_entry_point, load_entry
+
+    write_program(tmp_path / "lefty_plugin" / "engine")
+    (tmp_path / "lefty_plugin" / "__init__.py").write_text(
+        "from pathlib import Path\nfrom arena.bot import Program\n"
+        "LEFTY = Program(str(Path(__file__).parent / 'engine' / 'lefty'), 'plays the leftmost column')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    entry = _load_entry_point(metadata.EntryPoint("lefty", "lefty_plugin:LEFTY", "arena.bots"))
+    assert entry.error is None and entry.description == "plays the leftmost column"
+    installed = {"lefty": entry}
+    assert load_entry(parse_spec("lefty"), installed) is entry
+    BotChecker(installed).check("lefty:depth=2")
+    with pytest.raises(BotSpecError, match="the bot has no option 'width'"):
+        BotChecker(installed).check("lefty:width=2")
+    bot = make_bot("lefty:depth=2", installed)
+    record = play_game(GameSpec("k", Rules(), "lefty", "random", "p", seed=2, time_control=TimeControl(5.0)),
+                       bots=(bot, None))
+    assert record.termination != "forfeit", record.reason
+    assert {move.info["depth"] for move in record.moves[::2]} == {2}
+    broken = _load_entry_point(metadata.EntryPoint("x", "lefty_plugin:Path", "arena.bots"))
+    assert broken.error == "lefty_plugin:Path is not a subclass of arena.bot.Bot nor an arena.bot.Program"

@@ -12,6 +12,7 @@ bots down with it.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import inspect
 from collections.abc import Iterable
@@ -21,7 +22,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from arena.bot import Bot, BotFailure, BotOptionError, Option
+from arena.bot import Bot, BotFailure, BotOptionError, Option, Program
 from arena.engine.game import Rules
 from arena.errors import ArenaError
 from arena.players import programs
@@ -59,9 +60,12 @@ class BotEntry:
     bot_class: type[Bot] | None = None
     error: str | None = None
     content_hash: str | None = None  # for file bots
+    program: Program | None = None  # an installed program (any language), played sandboxed
 
     @property
     def description(self) -> str:
+        if self.program is not None:
+            return self.program.description or f"program bot at {self.program.path}"
         return self.bot_class.description() if self.bot_class else ""
 
     @property
@@ -242,6 +246,12 @@ def make_bot(
     if submitted and spec.name in submitted:
         return untrusted_bot(submitted[spec.name], spec.options, limits)
     entry = load_entry(spec, installed)
+    if entry.program is not None:  # installed by whoever runs the arena: theirs where there is no sandbox
+        try:
+            code = programs.program_code(entry.program.path)
+        except programs.ProgramError as exc:
+            raise BotSpecError(f"installed bot {spec.name!r}: {exc}") from None
+        return untrusted_bot(dataclasses.replace(code, label=spec.name), spec.options, limits, own=True)
     assert entry.bot_class is not None
     try:
         bot = entry.bot_class(**spec.options)  # trusted code: also checks the options
@@ -436,6 +446,9 @@ def _load_entry_point(ep: metadata.EntryPoint) -> BotEntry:
         obj = ep.load()
     except Exception as exc:  # any failure in third-party code is reported, not raised
         return BotEntry(ep.name, source, error=f"failed to import: {type(exc).__name__}: {exc}")
+    if isinstance(obj, Program):
+        return BotEntry(ep.name, source, program=obj)
     if not (inspect.isclass(obj) and issubclass(obj, Bot)):
-        return BotEntry(ep.name, source, error=f"{ep.value} is not a subclass of arena.bot.Bot")
+        return BotEntry(ep.name, source, error=f"{ep.value} is not a subclass of arena.bot.Bot "
+                                               "nor an arena.bot.Program")
     return BotEntry(ep.name, source, bot_class=obj)
