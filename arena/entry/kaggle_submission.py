@@ -379,7 +379,7 @@ def write_submission(submission: Submission, out: str | Path, force: bool = Fals
     only with ``force``; the file is whole or not there (written beside it, then renamed)."""
     path = Path(out)
     name = path.name.lower()
-    if not (name.endswith(".py") or name.endswith(".tar.gz")):
+    if not name.endswith((".py", ".tar.gz")):
         raise SubmissionError(f"cannot write {clip(str(out))!r}: give a .py file (main.py) or a .tar.gz archive")
     if path.exists() and not force:
         raise SubmissionError(f"{clip(str(out))!r} exists already: give --force to replace it, or another path")

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
+from typing import Any, TypeGuard
 
 from arena.engine.game import Board, Rules, RulesError
 from arena.formats.game_files import GameFileError, ImportedGame, checked_game
@@ -156,8 +156,13 @@ def _rules(configuration: Any) -> Rules:
 def _time_control(configuration: dict[str, Any]) -> TimeControl | None:
     act = configuration.get("actTimeout", configuration.get("timeout"))
     bank = configuration.get("agentTimeout", 0)
-    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in (act, bank))
-    return TimeControl(float(act), float(bank)) if numbers else None
+    if _seconds(act) and _seconds(bank):
+        return TimeControl(float(act), float(bank))
+    return None  # none given, or no number of seconds
+
+
+def _seconds(value: object) -> TypeGuard[int | float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
 
 
 def _names(info: Any) -> tuple[str, str]:

@@ -33,6 +33,7 @@ from typing import Any
 
 from arena.bot import Bot, Limit, split_answer
 from arena.engine.game import Board, Rules
+from arena.errors import ArenaError
 from arena.protocol import connectx
 
 #: The share of ``actTimeout`` a move may take, and the seconds kept back from it besides
@@ -46,7 +47,7 @@ OVERAGE_SHARE = 0.01
 OVERAGE_MOST = 0.5
 
 
-class PositionError(ValueError):
+class PositionError(ArenaError):
     """A Kaggle grid that no game of the rules reaches."""
 
 
@@ -136,9 +137,9 @@ def following_move(board: Board, cells: Sequence[int]) -> int | None:
     changed = [i for i, (old, new) in enumerate(zip(before, cells)) if old != new]
     if len(changed) != 1 or before[changed[0]] != 0 or cells[changed[0]] != board.to_move + 1:
         return None
-    column = changed[0] % board.rules.width
-    if not board.is_legal(column) or board.move_cell(column)[1] != board.rules.height - 1 - changed[0] // board.rules.width:
-        return None
+    row, column = divmod(changed[0], board.rules.width)
+    if not board.is_legal(column) or board.move_cell(column)[1] != board.rules.height - 1 - row:
+        return None  # the stone is not where it falls
     return column
 
 
@@ -187,8 +188,9 @@ class ConnectXPlayer:
         move, info = split_answer(answer)
         self.last_info = info
         board.play_checked(move)
+        assert isinstance(move, int)  # play_checked takes ints alone
         self.board = board
-        return int(move)  # type: ignore[call-overload]  # play_checked took it: an int
+        return move
 
     def _position(self, cells: list[int], rules: Rules, side: int) -> Board:
         """The board to move on: the last one plus the opponent's stone, or a new game's."""

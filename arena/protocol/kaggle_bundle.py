@@ -21,6 +21,7 @@ import io
 import sys
 import zipfile
 from collections.abc import Callable, Iterator
+from importlib.abc import Loader, MetaPathFinder
 from importlib.machinery import ModuleSpec
 from types import ModuleType
 from typing import IO, Any, TypeVar
@@ -81,7 +82,7 @@ class BundleResources:
         return self._root
 
 
-class BundleFinder:
+class BundleFinder(MetaPathFinder, Loader):
     """Finds, loads and reads the data of the modules in one bundle (an import finder and loader)."""
 
     def __init__(self, files: dict[str, bytes], label: str) -> None:
