@@ -72,12 +72,12 @@ def test_the_example_tournament_file_loads(tmp_path):
 
 
 def test_every_command_is_in_the_readme_table_and_has_an_entry_in_the_docs():
-    named = set(re.findall(r"^\| `arena ([a-z]+)", README, re.M))
-    named |= set(re.findall(r"/ `arena ([a-z]+)", README))
+    named = set(re.findall(r"^\| `arena ([a-z][a-z-]*)", README, re.M))
+    named |= set(re.findall(r"/ `arena ([a-z][a-z-]*)", README))
     commands = set(main.list_commands(click.Context(main)))  # loaded or not: they load lazily
     assert named == commands, (named - commands, commands - named)
     headings = " ".join(re.findall(r"^### (arena .*)$", "\n".join(sources().values()), re.M))
-    described = set(re.findall(r"\barena ([a-z]+)", headings))
+    described = set(re.findall(r"\barena ([a-z][a-z-]*)", headings))
     assert described == commands, commands - described
 
 

@@ -13,7 +13,8 @@ from tabulate import tabulate
 
 from arena.cli.main import ArenaUsageError, db_option, main, open_store
 from arena.engine.game import Board, parse_moves
-from arena.formats.game_files import ImportedGame, export_moves, game_document, parse_rules_prefix
+from arena.formats.game_files import ImportedGame, export_moves, game_document, json_line, parse_rules_prefix
+from arena.formats.kaggle_episodes import episode_of_game
 from arena.formats.many_games import SINGLE_GAME_FORMS, read_games
 from arena.formats.pgn import write_pgn
 from arena.ratings.analysis import analyse_stored, describe
@@ -23,7 +24,7 @@ from arena.terminal.transfer import document_line, import_games, stored_games
 from arena.text import plural, printable
 
 GAMES_SHOWN = 50  # what 'arena games' lists without --limit
-EXPORT_FORMATS = ("moves", "json", "jsonl", "pgn")
+EXPORT_FORMATS = ("moves", "json", "jsonl", "pgn", "kaggle")
 SINGLE_GAME_FORMATS = ("moves", "json")  # hold one game: 'arena import' reads one of them as one game
 DEFAULT_IMPORT = "imported"  # the tournament a file of many games goes into
 
@@ -125,8 +126,8 @@ def _echo_logs(logs: list[StoredLog], bots: tuple[str, str]) -> None:
 @click.option("--all", "every", is_flag=True, help="Every stored game.")
 @click.option("--format", "fmt", type=click.Choice(EXPORT_FORMATS),
               help="moves: one line (rules and move string); json: everything, per move; jsonl: JSON Lines, "
-                   "one game a line; pgn: PGN-like headers and moves. Default: moves for one GAME_ID, "
-                   "jsonl for many games.")
+                   "one game a line; pgn: PGN-like headers and moves; kaggle: a Kaggle ConnectX episode a line "
+                   "(the replay JSON Kaggle's viewer reads). Default: moves for one GAME_ID, jsonl for many games.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
               help="Write to this file (whole, or not at all) instead of printing.")
 @db_option
@@ -184,6 +185,8 @@ def _exported(game: ImportedGame, fmt: str) -> str:
         return json.dumps(game_document(game), indent=2, ensure_ascii=False)
     if fmt == "pgn":
         return write_pgn(game)[:-1]  # the blank line between games: the echo adds its line end
+    if fmt == "kaggle":
+        return json_line(episode_of_game(game))
     return document_line(game)
 
 
@@ -197,7 +200,9 @@ def import_command(file: Any, rules_text: str | None, tournament: str | None, db
     """Store games from FILE ('-' for stdin), as 'arena export' or 'arena games --json' writes them.
 
     FILE holds a move line or JSON from 'arena export', JSON Lines or PGN-like
-    text from 'arena export --format jsonl|pgn', or a listing from 'arena games --json'.
+    text from 'arena export --format jsonl|pgn', or a listing from 'arena games --json';
+    or Kaggle ConnectX episodes (a replay's JSON, or JSON Lines of them from
+    'arena export --format kaggle'), the players named by the episode's TeamNames.
 
     One game without --tournament is stored as a casual game, as 'arena play' stores
     one. Many games go into one tournament, each once: importing a file again stores

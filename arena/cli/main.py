@@ -45,6 +45,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "analyse": ("arena.cli.solve", "Mark the moves that threw away a win or a draw, using the solver."),
     "play": ("arena.cli.play", "Play in the terminal against BOT, or two people at one keyboard without one."),
     "replay": ("arena.cli.play", "Step through a stored game: Enter/n next, p previous, a number to jump, q quit."),
+    "export-bot": ("arena.cli.export_bot",
+                   "Write SPEC (a bot name with options, or a Bot file) as a Kaggle ConnectX submission."),
     "export": ("arena.cli.games",
                "Print stored games: one as a shareable line or JSON, many as JSON Lines or PGN-like text."),
     "import": ("arena.cli.games",

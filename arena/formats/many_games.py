@@ -7,6 +7,8 @@
 - ``{`` with a whole JSON object on that line, and more lines after it: JSON Lines,
   one game a line;
 - ``{`` otherwise: one JSON document (``arena export --format json``);
+- wherever a JSON object is a game, a Kaggle ConnectX episode may be instead
+  (:mod:`arena.formats.kaggle_episodes`; ``arena export --format kaggle``);
 - anything else: one move line (``7x6c4 4453``).
 
 Games are read as they are needed, never the whole file at once (but for a listing,
@@ -31,6 +33,7 @@ from arena.formats.game_files import (
     import_game,
     load_json,
 )
+from arena.formats.kaggle_episodes import game_of_episode, is_episode
 from arena.formats.pgn import HEADER, read_pgn
 from arena.text import clip
 
@@ -66,11 +69,25 @@ def read_games(lines: Iterable[str], rules: Rules | None = None) -> GameStream:
     if head.startswith("{") and _is_object(line):
         following = next(((n, text) for n, text in rest if text.strip()), None)
         if following is None:  # one object, one line: a JSON document like any other
-            return GameStream("json", iter([(1, number, import_game(line))]))
+            return GameStream("json", iter([(1, number, _document_game(line))]))
         return GameStream("jsonl", _json_lines(chain([(number, line), following], rest)))
     text = line + "".join(text for _, text in rest)
-    form = "json" if head.startswith("{") else "line"
-    return GameStream(form, iter([(1, number, import_game(text, rules=rules))]))
+    if head.startswith("{"):
+        return GameStream("json", iter([(1, number, _document_game(text))]))
+    return GameStream("line", iter([(1, number, import_game(text, rules=rules))]))
+
+
+def _document_game(text: str) -> ImportedGame:
+    """The game of one JSON document: the arena's own, or a Kaggle episode."""
+    data = load_json(text)
+    if not isinstance(data, dict):
+        raise GameFileError(f"a JSON game must be an object, got {clip(json.dumps(data))}")
+    return game_of(data)
+
+
+def game_of(data: dict[str, Any]) -> ImportedGame:
+    """The game of a JSON object: a game document, a listed game or a Kaggle episode."""
+    return game_of_episode(data) if is_episode(data) else game_of_document(data)
 
 
 def _text_only(number: int, line: str) -> None:
@@ -108,7 +125,7 @@ def _json_lines(lines: Iterator[tuple[int, str]]) -> Iterator[tuple[int, int, Im
             data = load_json(line)
             if not isinstance(data, dict):
                 raise GameFileError(f"each line must be a game's JSON object, got {clip(line.strip())}")
-            yield count, number, game_of_document(data)
+            yield count, number, game_of(data)
         except GameFileError as exc:
             raise GameFileError(f"game {count} (line {number}): {exc}") from None
 

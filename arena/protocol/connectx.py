@@ -84,15 +84,21 @@ def arguments_taken(agent: Callable[..., Any]) -> int:
     return len(positional)
 
 
-def observation(board: Board, overage: float = KAGGLE_OVERAGE) -> Struct:
-    """What Kaggle shows an agent on move in ``board``, with ``overage`` seconds of its bank left."""
+def grid(board: Board) -> list[int]:
+    """Kaggle's ``observation.board`` of ``board``: the cells row by row from the top, 0
+    empty, 1 the first player's stone, 2 the second's."""
     rules = board.rules
     flat = []
     for row in reversed(range(rules.height)):  # Kaggle's row 0 is the top
         for column in range(rules.width):
             owner = board.cell(column, row)
             flat.append(0 if owner is None else owner + 1)
-    return Struct(board=flat, mark=board.to_move + 1, step=board.ply, remainingOverageTime=overage)
+    return flat
+
+
+def observation(board: Board, overage: float = KAGGLE_OVERAGE) -> Struct:
+    """What Kaggle shows an agent on move in ``board``, with ``overage`` seconds of its bank left."""
+    return Struct(board=grid(board), mark=board.to_move + 1, step=board.ply, remainingOverageTime=overage)
 
 
 def configuration(rules: Rules, time_control: TimeControl | None) -> Struct:
