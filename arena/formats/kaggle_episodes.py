@@ -34,8 +34,8 @@ import uuid
 from typing import Any, TypeGuard
 
 from arena.engine.game import Board, Rules, RulesError
+from arena.engine.kaggle import kaggle_configuration, kaggle_grid, unsupported
 from arena.formats.game_files import GameFileError, ImportedGame, checked_game
-from arena.protocol import connectx
 from arena.records import RESULTS, Termination, TimeControl
 from arena.text import clip
 
@@ -82,14 +82,16 @@ def episode_of_game(game: ImportedGame) -> dict[str, Any]:
     """``game`` as a Kaggle episode (see the module docstring); EpisodeError for rules
     ConnectX has not."""
     rules = game.rules
-    why = connectx.unsupported(rules)
+    why = unsupported(rules)
     if why is not None:
         raise EpisodeError(f"a game of {rules.describe()} cannot be a Kaggle episode: {why}")
-    configuration = connectx.configuration(rules, game.time_control)
+    clock = game.time_control
+    configuration = kaggle_configuration(rules, clock.move_seconds if clock else None,
+                                         clock.bank_seconds if clock else 0.0)
     bank = configuration["agentTimeout"]
     board = Board(rules)
     actions: list[int] = [0, 0]
-    steps = [[_agent(1, 0, "ACTIVE", 0, bank, connectx.grid(board), 0), _agent(2, 0, "INACTIVE", 0, bank, None, 0)]]
+    steps = [[_agent(1, 0, "ACTIVE", 0, bank, kaggle_grid(board), 0), _agent(2, 0, "INACTIVE", 0, bank, None, 0)]]
     for move in game.moves:
         mover = board.to_move
         board.play(move)
@@ -102,7 +104,7 @@ def episode_of_game(game: ImportedGame) -> dict[str, Any]:
             if board.winner is not None:
                 rewards[board.winner], rewards[1 - board.winner] = 1, -1
         steps.append([
-            _agent(1, actions[0], statuses[0], rewards[0], bank, connectx.grid(board), board.ply),
+            _agent(1, actions[0], statuses[0], rewards[0], bank, kaggle_grid(board), board.ply),
             _agent(2, actions[1], statuses[1], rewards[1], bank, None, board.ply),
         ])
     if game.termination == Termination.FORFEIT and not board.is_over():
@@ -214,7 +216,7 @@ def game_of_episode(data: dict[str, Any]) -> ImportedGame:
         board.play(move)
         moves.append(move)
         shown = step[0].get("observation", {}).get("board") if isinstance(step[0].get("observation"), dict) else None
-        if shown is not None and shown != connectx.grid(board):
+        if shown is not None and shown != kaggle_grid(board):
             raise EpisodeError(f"step {index}: the board does not show column {move} played by agent {mover + 1}")
         previous = step
     result, termination, reason = None, None, None

@@ -23,17 +23,16 @@ from typing import Any
 
 from arena.bot import Bot, Limit
 from arena.engine.game import Board, Rules
-from arena.records import TimeControl
 
-#: What Kaggle's ConnectX configures where nothing else says (kaggle-environments'
-#: connectx.json and the configuration every environment shares): seconds per move
-#: (``actTimeout``, and ``timeout``, its old name), the overage bank
-#: (``agentTimeout``, and the observation's ``remainingOverageTime`` at the start),
-#: the seconds a whole episode may take, and the most steps it may have.
-KAGGLE_ACT_TIMEOUT = 2
-KAGGLE_OVERAGE = 60
-KAGGLE_RUN_TIMEOUT = 1200
-KAGGLE_EPISODE_STEPS = 1000
+# What Kaggle's ConnectX configures where nothing else says, the rules it plays and
+# its grid: shared with Kaggle's episode files (arena.formats), so in the engine.
+from arena.engine.kaggle import KAGGLE_ACT_TIMEOUT as KAGGLE_ACT_TIMEOUT
+from arena.engine.kaggle import KAGGLE_EPISODE_STEPS as KAGGLE_EPISODE_STEPS
+from arena.engine.kaggle import KAGGLE_OVERAGE as KAGGLE_OVERAGE
+from arena.engine.kaggle import KAGGLE_RUN_TIMEOUT as KAGGLE_RUN_TIMEOUT
+from arena.engine.kaggle import kaggle_configuration, kaggle_grid
+from arena.engine.kaggle import unsupported as unsupported
+from arena.records import TimeControl
 
 
 class Struct(dict[str, Any]):
@@ -62,15 +61,6 @@ def find_agent(namespace: dict[str, Any]) -> Callable[..., Any] | None:
     return functions[-1] if functions else None
 
 
-def unsupported(rules: Rules) -> str | None:
-    """Why Kaggle's ConnectX cannot play a game of ``rules``; None when it can."""
-    if not rules.moves_are_columns:
-        return "Kaggle's ConnectX has no games without gravity (its moves are columns)"
-    if not rules.first_line_wins:
-        return "Kaggle's ConnectX has no count scoring (the first line wins)"
-    return None
-
-
 def arguments_taken(agent: Callable[..., Any]) -> int:
     """How many of (observation, configuration) ``agent`` is called with: two if it
     takes two positional arguments or ``*args``, one if it takes one."""
@@ -84,16 +74,7 @@ def arguments_taken(agent: Callable[..., Any]) -> int:
     return len(positional)
 
 
-def grid(board: Board) -> list[int]:
-    """Kaggle's ``observation.board`` of ``board``: the cells row by row from the top, 0
-    empty, 1 the first player's stone, 2 the second's."""
-    rules = board.rules
-    flat = []
-    for row in reversed(range(rules.height)):  # Kaggle's row 0 is the top
-        for column in range(rules.width):
-            owner = board.cell(column, row)
-            flat.append(0 if owner is None else owner + 1)
-    return flat
+grid = kaggle_grid  # the name this module has always given it
 
 
 def observation(board: Board, overage: float = KAGGLE_OVERAGE) -> Struct:
@@ -102,22 +83,10 @@ def observation(board: Board, overage: float = KAGGLE_OVERAGE) -> Struct:
 
 
 def configuration(rules: Rules, time_control: TimeControl | None) -> Struct:
-    """Kaggle's configuration for a game of ``rules``: with the arena's time control
-    where the game has one (``actTimeout`` its seconds a move, ``agentTimeout`` its
-    bank, ``runTimeout`` the longest the game can last on both clocks), else Kaggle's
-    own values. ``episodeSteps`` is never what ends a game: at least one more than
-    the board has cells."""
-    cells = rules.width * rules.height
-    if time_control is not None and time_control.move_seconds is not None:
-        act, bank = time_control.move_seconds, time_control.bank_seconds
-        run = cells * act + 2 * bank
-    else:
-        act, bank, run = KAGGLE_ACT_TIMEOUT, KAGGLE_OVERAGE, KAGGLE_RUN_TIMEOUT
-    return Struct(
-        columns=rules.width, rows=rules.height, inarow=rules.connect,
-        actTimeout=act, timeout=act, agentTimeout=bank, runTimeout=run,
-        episodeSteps=max(KAGGLE_EPISODE_STEPS, cells + 1),
-    )
+    """Kaggle's configuration for a game of ``rules`` under ``time_control`` (see
+    :func:`arena.engine.kaggle.kaggle_configuration`)."""
+    move, bank = (time_control.move_seconds, time_control.bank_seconds) if time_control is not None else (None, 0.0)
+    return Struct(**kaggle_configuration(rules, move, bank))
 
 
 class KaggleAgentBot(Bot):
