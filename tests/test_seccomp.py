@@ -725,3 +725,37 @@ def test_the_documentation_lists_every_refused_call():
     text = (Path(__file__).resolve().parents[1] / "docs" / "seccomp.md").read_text()
     missing = [name for calls in seccomp.DENIED.values() for name in calls if f"`{name}`" not in text]
     assert missing == []
+
+
+# --- program bots: what their runtimes need -------------------------------------------
+
+
+def test_program_bots_get_a_connected_pair_of_unix_stream_sockets_and_timer_descriptors():
+    """The BEAM does not start without them (seccomp.PROGRAM_ALLOWANCES); a Python
+    bot's filter still refuses both, and a program's every other socket."""
+    def probe():
+        pairs = [error_of(lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)),
+                 error_of(lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC
+                                                    | socket.SOCK_NONBLOCK))]
+        others = [error_of(lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)),
+                  error_of(lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)),
+                  error_of(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)),
+                  error_of(lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM))]
+        return pairs, others, syscall("timerfd_create", time.CLOCK_MONOTONIC, 0)
+
+    strict = seccomp.prepare()
+    assert strict is not None and strict.programs is not None
+    assert confined(probe, strict.programs) == ([0, 0], [errno.EPERM] * 4, 0)
+    pairs, _, timer = confined(probe, strict)
+    assert pairs == [errno.EPERM] * 2 and timer == errno.EPERM
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_the_program_bots_filter_differs_only_by_its_allowances(machine):
+    arch, column, _ = seccomp._ARCHES[machine]
+    strict, loose = seccomp._program(machine), seccomp._programs_program(machine)
+    table = {numbers[column]: name for calls in seccomp._GROUPS.values() for name, numbers in calls.items()}
+    arguments = [(), (1, 1), (1, 2), (2, 1), (0, 0, 0, 0, 0, 8), (9, 9, 9)]
+    differ = {table.get(number, number) for number in range(1024) for args in arguments
+              if run_program(strict, number, arch, *args) != run_program(loose, number, arch, *args)}
+    assert differ == set(seccomp.PROGRAM_ALLOWANCES)

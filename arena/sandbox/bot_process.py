@@ -82,7 +82,15 @@ def run_bot_process(confinement: Confinement) -> None:
         if not isinstance(job, messages.Job):
             raise RuntimeError(f"sandbox: the first message was {type(job).TYPE}, not the job")
         limits = job.limits
-        _limit(limits, inherited, joined, program=job.code.program is not None)
+        program = job.code.program is not None
+        _limit(limits, inherited, joined, program=program)
+        # Once the job says which: a program's runtime may need what a Python bot
+        # is refused (seccomp.PROGRAM_ALLOWANCES). Still before any of the bot's code.
+        chosen = confinement.filter
+        if program and chosen is not None:
+            chosen = chosen.programs or chosen
+        if chosen is not None and not seccomp.install(chosen):
+            raise RuntimeError("sandbox: the seccomp filter could not be installed")  # never run a bot unconfined
         # Before any of the bot's code: no lowering its own processor time limit, so
         # that a SIGKILL under that limit can only come from outside the arena.
         if confinement.lock is not None and not seccomp.install(confinement.lock):
@@ -149,7 +157,8 @@ def _confine(c: Confinement) -> tuple[cgroups.Joined | None, int]:
     """Everything that does not depend on the bot: its control groups (first, so
     they count all it does), an IPC namespace of its own, a session of its own,
     its folder, its output file, no inherited files, its user, no capabilities,
-    and its Landlock domain (prepared by the spawner). Returns the open limit
+    and its Landlock domain (prepared by the spawner); the seccomp filter comes
+    with the job, which says which of the two it is. Returns the open limit
     files of its groups, and the output file open for reading (the server sends
     what the bot printed from it)."""
     joined = cgroups.join(c.group) if c.group is not None else None
@@ -196,9 +205,6 @@ def _confine(c: Confinement) -> tuple[cgroups.Joined | None, int]:
         if not landlock.enforce(c.ruleset):
             raise RuntimeError("sandbox: Landlock could not be enforced")  # never run a bot unconfined
         os.close(c.ruleset)
-    # Last: it refuses calls the steps above make (unshare, chmod).
-    if c.filter is not None and not seccomp.install(c.filter):
-        raise RuntimeError("sandbox: the seccomp filter could not be installed")  # never run a bot unconfined
     return joined, output
 
 
@@ -256,7 +262,8 @@ def _run_program(command: tuple[str, ...], channel: int) -> None:
     os.dup2(channel, 0)
     os.dup2(channel, 1)
     os.closerange(3, max(os.sysconf("SC_OPEN_MAX"), 1024))
-    environment = {"PATH": PROGRAM_PATH, "HOME": folder, "TMPDIR": folder, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+    environment = {"PATH": PROGRAM_PATH, "HOME": folder, "TMPDIR": folder, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+                   **_runtime_environment()}
     try:
         os.execvpe(command[0], list(command), environment)
     except OSError as exc:
@@ -271,6 +278,24 @@ def _run_program(command: tuple[str, ...], channel: int) -> None:
     _send_line(1, messages.encode(messages.failed(
         f"could not run its command {clip(command[0], 80)!r}: {failure.strerror or failure}")))
     os._exit(0)
+
+
+#: The BEAM's schedulers at most: it starts two threads per scheduler (one for
+#: dirty work) and stops at start-up when one cannot be made, which on a machine
+#: of 24 processors or more the process limit (64) refuses.
+BEAM_SCHEDULERS = 8
+
+
+def _runtime_environment() -> dict[str, str]:
+    """Settings that let runtimes start within a bot's limits: the BEAM's thread
+    counts (``ERL_AFLAGS`` comes first among its flags: a run command's own ``+S``
+    wins). docs/seccomp.md, "Program bots and their runtimes"."""
+    try:
+        processors = len(os.sched_getaffinity(0))
+    except OSError:
+        processors = 1
+    schedulers = max(1, min(processors, BEAM_SCHEDULERS))
+    return {"ERL_AFLAGS": f"+S {schedulers}:{schedulers} +SDcpu {schedulers}:{schedulers} +SDio 4"}
 
 
 def _run_from_memory(command: tuple[str, ...], environment: dict[str, str]) -> None:

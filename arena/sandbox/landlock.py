@@ -2,7 +2,8 @@
 
 ``prepare(writable, readable)`` builds a ruleset and ``enforce`` applies it to
 the calling process for good: it may read only under ``writable`` and
-``readable``, write only files that already exist under ``writable``, and
+``readable``, write only files that already exist under ``writable`` (and
+``/dev/null``, where writing is discarding: shell scripts redirect to it), and
 create, remove or rename nothing anywhere (so it cannot fill a disk); on kernels
 with Landlock ABI 4+ it may open no TCP connection and bind no port; with ABI 6+
 it may not signal processes outside its own sandbox. Where Landlock is missing
@@ -33,6 +34,11 @@ _FS_TRUNCATE = 1 << 14  # ABI 3
 _FS_IOCTL_DEV = 1 << 15  # ABI 5
 _NET_BIND_TCP, _NET_CONNECT_TCP = 1 << 0, 1 << 1  # ABI 4
 _SCOPE_ABSTRACT_UNIX, _SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6
+
+# Writable wherever a ruleset is: what is written there is thrown away, and
+# runtimes' start-up scripts (the elixir and erl commands' `cd ... > /dev/null`)
+# stop where they cannot open it.
+_NULL_DEVICE = "/dev/null"
 
 _READ = _FS_V1["EXECUTE"] | _FS_V1["READ_FILE"] | _FS_V1["READ_DIR"]
 
@@ -109,7 +115,7 @@ def prepare(writable: list[str], readable: list[str]) -> int | None:
     ruleset = c.syscall(create, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
     if ruleset < 0:
         return None
-    for path in writable:
+    for path in [*writable, _NULL_DEVICE]:
         _allow(c, add_rule, ruleset, path, _READ | _FS_V1["WRITE_FILE"] | (_FS_TRUNCATE if abi >= 3 else 0))
     for path in readable:
         _allow(c, add_rule, ruleset, path, _READ)

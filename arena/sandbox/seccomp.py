@@ -53,7 +53,9 @@ _OTHER_PROCESSES: _Numbers = {
 
 # New sockets of any family: UDP, TCP where Landlock cannot stop connections,
 # Unix sockets to local services, netlink to the kernel. Sockets the process
-# already has (its channel to the referee) keep working.
+# already has (its channel to the referee) keep working. Program bots are
+# allowed one kind (see PROGRAM_ALLOWANCES): a connected pair of Unix stream
+# sockets, which reaches nothing outside the pair.
 _SOCKETS: _Numbers = {"socket": (41, 198), "socketpair": (53, 199)}
 
 # Watching files: would tell a bot when other processes read or change files it
@@ -199,6 +201,16 @@ DENIED: dict[str, tuple[str, ...]] = {reason: tuple(calls) for reason, calls in 
 ``ONLY_WHEN`` says when, and clone3 answers ENOSYS, so that the C library
 falls back to clone."""
 
+PROGRAM_ALLOWANCES: dict[str, str] = {
+    "socketpair": "of AF_UNIX and SOCK_STREAM: the BEAM (Erlang, Elixir) talks to its erl_child_setup over one, "
+                  "and stops at start-up without it",
+    "timerfd_create": "a timer read from a descriptor, no signal: the BEAM's poll sets wait on one, and fail "
+                      "(erts_poll_wait: ebadf, written to stdout) without it",
+}
+"""What the filter of program bots (``Filter.programs``) allows that the filter of
+Python bots refuses, and why: runtimes that do not start without it, with no
+flag to do without."""
+
 ONLY_WHEN: dict[str, str] = {
     "prlimit64": "naming another process (pid 0 is the caller)",
     "migrate_pages": "naming another process (pid 0 is the caller)",
@@ -255,12 +267,16 @@ class _SockFprog(ctypes.Structure):
 
 class Filter:
     """A filter for this machine's architecture, ready to install: the program,
-    the structure that points at it and the prctl function, all kept alive here."""
+    the structure that points at it and the prctl function, all kept alive here.
+    ``programs``: the filter of program bots, where it differs (see
+    ``PROGRAM_ALLOWANCES``); a bot process installs one or the other once it
+    knows which its job is."""
 
-    __slots__ = ("_address", "_code", "_fprog", "_prctl", "instructions", "machine")
+    __slots__ = ("_address", "_code", "_fprog", "_prctl", "instructions", "machine", "programs")
 
     def __init__(self, machine: str, code: bytes, prctl: Callable[..., int]) -> None:
         self.machine = machine
+        self.programs: Filter | None = None
         self.instructions = len(code) // 8
         self._code = ctypes.create_string_buffer(code, len(code))
         self._fprog = _SockFprog(self.instructions, ctypes.addressof(self._code))
@@ -274,7 +290,11 @@ def prepare() -> Filter | None:
     with no table here, a 32-bit Python, a kernel without seccomp filters."""
     if _unsupported() is not None:
         return None
-    return _build(os.uname().machine, _program)
+    machine = os.uname().machine
+    built = _build(machine, _program)
+    if built is not None:
+        built.programs = _build(machine, _programs_program)
+    return built
 
 
 def prepare_lock() -> Filter | None:
@@ -362,14 +382,19 @@ _Op = tuple[int, int, int | str, int | str]
 _RETURNS = {"allow": _ALLOW, "refuse": _ERRNO | _EPERM, "kill": _KILL_PROCESS}
 
 
-def _program(machine: str) -> bytes:
+def _program(machine: str, rules: dict[str, Callable[[], list[_Op]]] | None = None) -> bytes:
     audit_arch, column, _ = _ARCHES[machine]
     # Another architecture's numbers mean other calls (i386's 5 is open, not
     # x86_64's fstat): a process that makes them is killed.
     ops: list[_Op] = [(_LOAD, _ARCH, 0, 0), (_JEQ, audit_arch, 0, "kill"), (_LOAD, _NR, 0, 0)]
     if machine == "x86_64":
         ops.append((_JSET, _X32_SYSCALL_BIT, "kill", 0))
-    return _assemble(ops + _search(_segments(column), lower_bound_known=False))
+    return _assemble(ops + _search(_segments(column, rules or _RULES), lower_bound_known=False))
+
+
+def _programs_program(machine: str) -> bytes:
+    """The filter of program bots: the same, with ``PROGRAM_ALLOWANCES``."""
+    return _program(machine, {**_RULES, **_PROGRAM_RULES})
 
 
 # The resource limits whose hard limit is a SIGKILL: RLIMIT_CPU and RLIMIT_RTTIME.
@@ -396,7 +421,7 @@ def _lock_program(machine: str) -> bytes:
     return _assemble(ops)
 
 
-def _segments(column: int) -> list[tuple[int, int, list[_Op] | None]]:
+def _segments(column: int, rules: dict[str, Callable[[], list[_Op]]]) -> list[tuple[int, int, list[_Op] | None]]:
     """The refused numbers in order, as (first, last, the instructions that decide,
     or None where all are refused): consecutive numbers refused outright are one."""
     rows = []
@@ -407,7 +432,7 @@ def _segments(column: int) -> list[tuple[int, int, list[_Op] | None]]:
                 rows.append((number, name))
     segments: list[tuple[int, int, list[_Op] | None]] = []
     for number, name in sorted(rows):
-        rule = _RULES.get(name)
+        rule = rules.get(name)
         if rule is None and segments and segments[-1][2] is None and segments[-1][1] == number - 1:
             segments[-1] = (segments[-1][0], number, None)
         else:
@@ -516,4 +541,19 @@ _RULES: dict[str, Callable[[], list[_Op]]] = {
     "tgkill": lambda: _refuse_sigkill(_THIRD_ARGUMENT),
     "rt_tgsigqueueinfo": lambda: _refuse_sigkill(_THIRD_ARGUMENT),
     "prctl": lambda: [_ARGUMENT, (_JEQ, _PR_SET_PDEATHSIG, 0, "allow"), *_refuse_sigkill(_SECOND_ARGUMENT)],
+}
+
+# socketpair's domain (the first argument) and type (the second, less the flags
+# SOCK_NONBLOCK and SOCK_CLOEXEC): a pair of Unix stream sockets is connected to
+# nothing but itself, and a stream socket cannot listen once connected, nor be
+# sent to by address, so it opens no way to another process.
+_AF_UNIX, _SOCK_STREAM, _SOCK_FLAGS = 1, 1, 0o4000 | 0o2000000
+_PROGRAM_RULES: dict[str, Callable[[], list[_Op]]] = {
+    "socketpair": lambda: [
+        _ARGUMENT, (_JEQ, _AF_UNIX, 0, "refuse"),
+        _SECOND_ARGUMENT, (_AND, 0xFFFFFFFF & ~_SOCK_FLAGS, 0, 0), (_JEQ, _SOCK_STREAM, "allow", "refuse"),
+    ],
+    # It only makes a descriptor readable when due: no handler runs, so nothing of
+    # the bot runs on a schedule of its own (and a frozen bot reads nothing).
+    "timerfd_create": lambda: [(_RET, _ALLOW, 0, 0)],
 }
