@@ -349,7 +349,7 @@ static int candidates(Cand *out, int p, int cap, int first, int jitter) {
 static long long negamax(int depth, long long alpha, long long beta, int p, int ply) {
     Cand moves[MAX_CELLS];
     pv_len[ply] = 0;
-    if ((++nodes & 1023) == 0 && now() > deadline) aborted = 1;
+    if ((++nodes & 63) == 0 && now() > deadline) aborted = 1; /* a wide board's node is slow */
     if (node_limit > 0 && nodes >= node_limit) aborted = 1;
     if (aborted) return 0;
     int n = candidates(moves, p, GRAVITY ? W : 24, ply == 0 ? root_first : -1, ply == 0);
