@@ -20,7 +20,6 @@ import subprocess
 import sys
 import time
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -232,17 +231,6 @@ def claims(hello: dict[str, Any], rules: Rules) -> bool:
 # --- games against a random player ------------------------------------------------
 
 
-@dataclass
-class Record:
-    """What the games of one example came to, for the summary."""
-
-    results: list[str] = field(default_factory=list)
-    startups: list[float] = field(default_factory=list)
-
-
-RECORDS: dict[str, Record] = {}
-
-
 def play(name: str, folder: Path, rules: Rules, side: int, seed: int,
          options: dict[str, Any] | None = None) -> tuple[str, list[int], float]:
     """A whole game of the example against a random player: "win", "loss" or "draw"
@@ -277,14 +265,15 @@ def play(name: str, folder: Path, rules: Rules, side: int, seed: int,
 @pytest.mark.parametrize("name", NAMES)
 def test_example_plays_legal_games_against_random_as_both_sides(name: str, rules: Rules, built: Any) -> None:
     folder = built(name)
-    record = RECORDS.setdefault(name, Record())
-    results = []
+    results, startups = [], []
     for seed in (1, 2):
         for side in (0, 1):
             result, _, startup = play(name, folder, rules, side, seed)
             results.append(result)
-            record.results.append(result)
-            record.startups.append(startup)
+            startups.append(startup)
+    # Shown with -s: how it did, and how long hello and new_game took to answer.
+    print(f"{name} on {rules.describe()}: {results.count('win')}/{len(results)} won, {results}; "
+          f"start-up {', '.join(f'{s:.3f}' for s in startups)} s", file=sys.stderr)
     # Far stronger than random: a guard against a bot that reads the board wrongly
     # (a mirrored board still plays legal moves, but plays them blind).
     assert results.count("win") > results.count("loss"), f"{name} on {rules.describe()}: {results}"
@@ -393,15 +382,3 @@ def test_the_end_of_input_ends_the_bot_with_code_0(name: str, built: Any) -> Non
         assert program.process.wait(timeout=PATIENCE) == 0
     finally:
         program.close()
-
-
-def test_summary() -> None:
-    """Prints each example's games against random and its start-up times (run with -s)."""
-    for name, record in sorted(RECORDS.items()):
-        games = len(record.results)
-        print(
-            f"{name}: {record.results.count('win')} wins, {record.results.count('draw')} draws, "
-            f"{record.results.count('loss')} losses in {games} games; start-up (hello + new_game) "
-            f"median {sorted(record.startups)[games // 2]:.3f} s, max {max(record.startups):.3f} s",
-            file=sys.stderr,
-        )
