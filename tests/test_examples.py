@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from arena.engine.game import Board, Rules
+from arena.engine.game import Board, IllegalMoveError, Rules
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 NAMES = sorted(path.name for path in EXAMPLES.iterdir() if (path / "bot.toml").is_file())
@@ -161,19 +161,24 @@ class Program:
 
     def start(self, rules: Rules, side: int, seed: int, options: dict[str, Any] | None = None) -> dict[str, Any]:
         """hello and new_game, sent together as the arena does; the hello answer."""
+        hello, ready = self.greet(rules_dict(rules), side, seed, options)
+        assert ready == {"ok": True}, ready
+        self.startup = time.perf_counter() - self.started
+        return hello
+
+    def greet(self, rules: dict[str, Any], side: int, seed: int,
+              options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """hello and new_game with these rules as sent; the answers to both."""
         self.send(
             {"type": "hello", "protocol": 1},
-            {"type": "new_game", "rules": rules_dict(rules), "side": side, "seed": seed,
+            {"type": "new_game", "rules": rules, "side": side, "seed": seed,
              "time_control": {"move_seconds": LIMIT["move_seconds"], "bank_seconds": LIMIT["bank_seconds"]},
              "options": options or {}},
         )
         hello = self.read()
         assert hello["type"] == "hello" and hello["protocol"] == 1, hello
         assert isinstance(hello["name"], str) and hello["name"], hello
-        ready = self.read()
-        assert ready == {"ok": True}, ready
-        self.startup = time.perf_counter() - self.started
-        return hello
+        return hello, self.read()
 
     def quit(self) -> int:
         self.no_stray_lines()
@@ -202,28 +207,14 @@ def rules_dict(rules: Rules) -> dict[str, Any]:
     return {"width": rules.width, "height": rules.height, "connect": rules.connect, "gravity": rules.gravity}
 
 
-def to_engine(rules: Rules, move: int) -> int:
-    """The protocol's move number (a cell row * width + column, row 0 at the top)
-    as the engine's (column * height + row, row 0 at the bottom)."""
-    if rules.gravity:
-        return move
-    row, column = divmod(move, rules.width)
-    return column * rules.height + (rules.height - 1 - row)
-
-
-def to_protocol(rules: Rules, move: int) -> int:
-    if rules.gravity:
-        return move
-    column, row = divmod(move, rules.height)
-    return (rules.height - 1 - row) * rules.width + column
-
-
 def claims(hello: dict[str, Any], rules: Rules) -> bool:
-    """The hello's variants (absent: Connect Four only) take these rules."""
+    """The hello's variants (absent: Connect Four only) take these rules; a variant
+    without "scoring" plays games won by a line only."""
     variants = hello.get("variants", [{"width": [7, 7], "height": [6, 6], "connect": [4, 4], "gravity": [True]}])
     return any(
         v["width"][0] <= rules.width <= v["width"][1] and v["height"][0] <= rules.height <= v["height"][1]
         and v["connect"][0] <= rules.connect <= v["connect"][1] and rules.gravity in v["gravity"]
+        and rules.scoring in v.get("scoring", ["line"])
         for v in variants
     )
 
@@ -234,31 +225,34 @@ def claims(hello: dict[str, Any], rules: Rules) -> bool:
 def play(name: str, folder: Path, rules: Rules, side: int, seed: int,
          options: dict[str, Any] | None = None) -> tuple[str, list[int], float]:
     """A whole game of the example against a random player: "win", "loss" or "draw"
-    for the example, the moves (protocol numbers), and the seconds it took to answer
-    hello and new_game. Every move is checked legal."""
+    for the example, the moves, and the seconds it took to answer hello and new_game.
+    The protocol numbers moves as the engine does, so the engine's history is sent
+    as it stands and every answer is played on the engine's board, checked."""
     program = Program(name, folder)
     try:
         hello = program.start(rules, side, seed, options)
         assert claims(hello, rules), f"{name} does not claim {rules.describe()}: {hello.get('variants')}"
-        board, moves, opponent = Board(rules), [], random.Random(seed)
+        board, opponent = Board(rules), random.Random(seed)
         while not board.is_over():
             if board.to_move == side:
-                answer = program.ask({"type": "move", "moves": moves, "limit": LIMIT})
+                answer = program.ask({"type": "move", "moves": board.history, "limit": LIMIT})
                 move = answer.get("move")
                 assert type(move) is int, f"{name}: not a move: {answer}"
                 assert "info" not in answer or isinstance(answer["info"], dict), answer
-                assert board.is_legal(to_engine(rules, move)), (
-                    f"{name}: illegal move {move} after {moves} on {rules.describe()}")
+                try:
+                    board.play_checked(move)
+                except IllegalMoveError as error:
+                    raise AssertionError(
+                        f"{name}: illegal move {move} after {board.history} on {rules.describe()}: {error}"
+                    ) from None
             else:
-                move = to_protocol(rules, opponent.choice(board.legal_moves()))
-            board.play(to_engine(rules, move))
-            moves.append(move)
+                board.play(opponent.choice(board.legal_moves()))
         assert program.quit() == 0, f"{name}: quit did not exit 0; its log:\n{program.stderr()}"
     finally:
         program.close()
     winner = board.winner
     result = "draw" if winner is None else "win" if winner == side else "loss"
-    return result, moves, program.startup
+    return result, board.history, program.startup
 
 
 @pytest.mark.parametrize("rules", [CONNECT_FOUR, NO_GRAVITY], ids=["7x6", "9x7k5-no-gravity"])
@@ -328,11 +322,12 @@ def impossible(rules: Rules) -> list[tuple[str, list[int]]]:
         won = [0, 1, 0, 1, 0, 1, 0]
         return [("full column", [3] * (rules.height + 1)), ("off the board", [rules.width]),
                 ("negative", [-1]), ("moves after a win", [*won, 2]), ("a won game", won)]
-    # The first player's row 0, columns 0..4, by its 9th move; the second's on row 2.
-    w = rules.width
-    won = [0, 2 * w, 1, 2 * w + 1, 2, 2 * w + 2, 3, 2 * w + 3, 4]
-    return [("taken cell", [10, 10]), ("off the board", [rules.width * rules.height]),
-            ("negative", [-1]), ("moves after a win", [*won, 30]), ("a won game", won)]
+    # Cells column * height + row, row 0 at the bottom: the first player's bottom row,
+    # columns 0..4, by its 9th move; the second's on row 2. The top right cell is free.
+    h, last = rules.height, rules.width * rules.height - 1
+    won = [0, 2, h, h + 2, 2 * h, 2 * h + 2, 3 * h, 3 * h + 2, 4 * h]
+    return [("taken cell", [10, 10]), ("off the board", [last + 1]),
+            ("negative", [-1]), ("moves after a win", [*won, last]), ("a won game", won)]
 
 
 @pytest.mark.parametrize("rules", [CONNECT_FOUR, NO_GRAVITY], ids=["7x6", "9x7k5-no-gravity"])
@@ -346,10 +341,62 @@ def test_an_impossible_position_is_answered_with_an_error(name: str, rules: Rule
             assert isinstance(answer.get("error"), str) and "move" not in answer, (what, moves, answer)
         # The position read afresh for each request: a legal one still gets a move.
         answer = program.ask({"type": "move", "moves": [], "limit": LIMIT})
-        assert Board(rules).is_legal(to_engine(rules, answer["move"])), answer
+        assert Board(rules).is_legal(answer["move"]), answer
         assert program.quit() == 0
     finally:
         program.close()
+
+
+def test_the_impossible_positions_are_what_they_say() -> None:
+    # Each is refused by the engine too, but for the won ones, which are games until
+    # their last move (and, for one, a move after it).
+    for rules in (CONNECT_FOUR, NO_GRAVITY):
+        cases = dict(impossible(rules))
+        board = Board.from_moves(cases["a won game"], rules)
+        assert board.winner == 0, rules
+        assert cases["moves after a win"][:-1] == cases["a won game"]
+        assert board.is_legal(cases["moves after a win"][-1]) is False  # the game is over
+        assert Board(rules).is_legal(cases["moves after a win"][-1])
+        for what in ("off the board", "negative"):
+            assert not Board(rules).is_legal(cases[what][0]), (rules, what)
+
+
+# The first player's four stones up column 2 (cells 14..17 of a 9x7 board, numbered
+# column * height + row from the bottom), the second's far from them: cell 18 wins.
+# Read as rows from the top, 14..17 would be a row, won at 13.
+FOUR_UP_COLUMN_2 = [14, 60, 15, 62, 16, 50, 17, 40]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_cells_are_read_and_answered_in_the_protocols_numbering(name: str, built: Any) -> None:
+    board = Board.from_moves(FOUR_UP_COLUMN_2, NO_GRAVITY)
+    assert [m for m in board.legal_moves() if Board.from_moves([*FOUR_UP_COLUMN_2, m], NO_GRAVITY).winner == 0] == [18]
+    program = Program(name, built(name))
+    try:
+        program.start(NO_GRAVITY, 0, 6)
+        answer = program.ask({"type": "move", "moves": FOUR_UP_COLUMN_2, "limit": LIMIT})
+        assert answer.get("move") == 18, answer
+        assert program.quit() == 0
+    finally:
+        program.close()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_game_scored_by_counting_is_refused_unless_declared(name: str, built: Any) -> None:
+    counted = Rules(width=7, height=6, connect=4, gravity=True, scoring="count")
+    for scoring, rules in (("line", CONNECT_FOUR), ("count", counted)):
+        program = Program(name, built(name))
+        try:
+            # "line" said outright, as a reader of the rules may meet it.
+            hello, ready = program.greet({**rules_dict(rules), "scoring": scoring}, 0, 1)
+            if claims(hello, rules):
+                assert ready == {"ok": True}, (scoring, ready)
+            else:
+                assert scoring == "count", hello.get("variants")
+                assert isinstance(ready.get("error"), str) and "ok" not in ready, ready
+            assert program.quit() == 0
+        finally:
+            program.close()
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -229,14 +229,20 @@ static long long window_value(int w) {
     return a ? weight[a] : -weight[b];
 }
 
+/* Without gravity the protocol numbers a cell column * H + row, row 0 at the
+ * bottom; the board here is row * W + column, row 0 at the top. The two meet here
+ * and nowhere else. */
+static int cell_of(int move) { return (H - 1 - move % H) * W + move / H; }
+static int move_of(int cell) { return (cell % W) * H + (H - 1 - cell / W); }
+
 /* The cell a move puts a stone on, or -1 if the move is not legal now. */
 static int landing(int move) {
     if (GRAVITY) {
         if (move < 0 || move >= W || filled[move] >= H) return -1;
         return (H - 1 - filled[move]) * W + move;
     }
-    if (move < 0 || move >= W * H || board[move] >= 0) return -1;
-    return move;
+    if (move < 0 || move >= W * H || board[cell_of(move)] >= 0) return -1;
+    return cell_of(move);
 }
 
 /* Plays the stone; returns 1 if it makes a line of K. */
@@ -329,9 +335,10 @@ static int candidates(Cand *out, int p, int cap, int first, int jitter) {
         for (int cell = 0; cell < W * H && !any; cell++) any = board[cell] >= 0;
         for (int cell = 0; cell < W * H; cell++)
             if (board[cell] < 0 && (!any || near_stone(cell, reach)))
-                out[n++] = (Cand){ cell, cell, 0 };
+                out[n++] = (Cand){ move_of(cell), cell, 0 };
         if (!any) { /* empty board: the centre */
-            out[0] = (Cand){ (H / 2) * W + W / 2, (H / 2) * W + W / 2, 0 };
+            int centre = (H / 2) * W + W / 2;
+            out[0] = (Cand){ move_of(centre), centre, 0 };
             n = 1;
         }
     }

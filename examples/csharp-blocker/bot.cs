@@ -98,7 +98,8 @@ public static class Program
 }
 
 /// One game: its rules and strategy. Cells are numbered row * width + column, row 0 at
-/// the top, as the protocol does.
+/// the top; moves are the protocol's numbers (the column, or without gravity
+/// column * height + row from the bottom), which Landing turns into cells.
 public sealed class Game
 {
     static readonly int[,] Directions = { { 0, 1 }, { 1, 0 }, { 1, 1 }, { 1, -1 } };
@@ -123,7 +124,16 @@ public sealed class Game
     {
         if (gravity)
             return move < 0 || move >= width || filled[move] >= height ? -1 : (height - 1 - filled[move]) * width + move;
-        return move < 0 || move >= cells.Length || cells[move] >= 0 ? -1 : move;
+        if (move < 0 || move >= cells.Length) return -1;
+        int cell = CellOf(move);
+        return cells[cell] >= 0 ? -1 : cell;
+    }
+
+    // Without gravity the protocol numbers a cell column * height + row, row 0 at the
+    // bottom: the cell of this board it names.
+    int CellOf(int move)
+    {
+        return (height - 1 - move % height) * width + move / height;
     }
 
     public string Move(Dictionary<string, object> request)

@@ -120,7 +120,8 @@ end
 defmodule Lines.Board do
   @moduledoc """
   A board of {row, column} => player (0 or 1), row 0 at the top. Move numbers are
-  columns with gravity, else cells row * width + column, as the protocol has them.
+  the protocol's: columns with gravity, else cells column * height + row with row 0
+  at the bottom (the board's row height - 1).
   """
 
   defstruct [:width, :height, :connect, :gravity, stones: %{}]
@@ -137,7 +138,7 @@ defmodule Lines.Board do
         end
 
       not b.gravity and move >= 0 and move < b.width * b.height ->
-        cell = {div(move, b.width), rem(move, b.width)}
+        cell = {b.height - 1 - rem(move, b.height), div(move, b.height)}
         if Map.has_key?(b.stones, cell), do: nil, else: cell
 
       true ->

@@ -163,7 +163,9 @@ public final class Bot {
         return moves.get(rng.nextInt(moves.size()));
     }
 
-    /** The board: cells numbered row * width + column, row 0 at the top, as the protocol does. */
+    /** The board: cells numbered row * width + column, row 0 at the top. Moves are the
+     *  protocol's numbers (the column, or without gravity column * height + row from the
+     *  bottom); landing() turns one into a cell. */
     static final class Board {
         static final int[][] DIRECTIONS = {{0, 1}, {1, 0}, {1, 1}, {1, -1}};
         final int width, height, connect;
@@ -193,7 +195,15 @@ public final class Bot {
                 if (move < 0 || move >= width || filled[move] >= height) return -1;
                 return (height - 1 - filled[move]) * width + move;
             }
-            return move < 0 || move >= cells.length || cells[move] >= 0 ? -1 : move;
+            if (move < 0 || move >= cells.length) return -1;
+            int cell = cellOf(move);
+            return cells[cell] >= 0 ? -1 : cell;
+        }
+
+        /** Without gravity the protocol numbers a cell column * height + row, row 0 at
+         *  the bottom: the cell of this board it names. */
+        int cellOf(int move) {
+            return (height - 1 - move % height) * width + move / height;
         }
 
         String whyIllegal(long move) {

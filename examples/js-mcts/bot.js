@@ -37,7 +37,9 @@ function generator(seed) {
   };
 }
 
-// The board: cells row * width + column, row 0 at the top, as the protocol numbers them.
+// The board: cells row * width + column, row 0 at the top. Moves are the protocol's
+// numbers (the column, or without gravity column * height + row from the bottom);
+// landing() turns one into a cell.
 class Board {
   constructor(rules) {
     this.w = rules.width;
@@ -65,7 +67,8 @@ class Board {
   landing(move) {
     if (!Number.isInteger(move) || move < 0 || move >= this.moveCount()) return -1;
     if (this.gravity) return this.filled[move] >= this.h ? -1 : (this.h - 1 - this.filled[move]) * this.w + move;
-    return this.cells[move] >= 0 ? -1 : move;
+    const cell = (this.h - 1 - move % this.h) * this.w + Math.floor(move / this.h);
+    return this.cells[cell] >= 0 ? -1 : cell;
   }
 
   legalMoves() {
