@@ -114,6 +114,26 @@ def test_new_sockets_of_any_family_are_refused():
     assert confined(probe) == [errno.EPERM] * 4
 
 
+def test_a_socket_it_has_cannot_be_named_listened_on_or_connected():
+    """Bots of every game share one network namespace: an abstract Unix name bound by
+    one would be seen taken by another (a channel between games). The sockets a bot
+    has (its channel, made before the filter) can be given no name, in either filter."""
+    ours, theirs = socket.socketpair()
+
+    def probe():
+        return [error_of(lambda: ours.bind(b"\0arena-covert")), error_of(lambda: ours.listen()),
+                error_of(lambda: ours.connect(b"\0arena-covert"))]
+
+    try:
+        assert confined(probe) == [errno.EPERM] * 3
+        programs = seccomp.prepare()
+        assert programs is not None and programs.programs is not None
+        assert confined(probe, programs.programs) == [errno.EPERM] * 3
+    finally:
+        ours.close()
+        theirs.close()
+
+
 def test_a_refused_call_raises_permission_error_and_the_process_lives_on():
     def probe():
         try:

@@ -354,7 +354,12 @@ class ProtocolPlayer(Player):
         self._keep_printed(ply, reply)
         if self.log is not None and "error" in reply and "exception" in reply:
             self.log.crashed(str(reply["exception"]), frames_from_wire(reply.get("traceback")))
+        self._check_printed()
         return reply
+
+    def _check_printed(self) -> None:
+        """:class:`BotFailure` if the bot printed more than it may (where the arena, not
+        the bot's own server, holds the count: a program's stderr)."""
 
     def _keep_printed(self, ply: int | str, reply: dict[str, Any] | None) -> None:
         if self.log is not None:

@@ -162,6 +162,14 @@ class SandboxedBot(DescriptorBot):
         """A program's log is its stderr, in its output file; a Python bot's comes with its answers."""
         return self._output.new() if self._output is not None else super()._printed(reply)
 
+    def _check_printed(self) -> None:
+        """A program's writes past its output cap fail (RLIMIT_FSIZE, SIGXFSZ ignored:
+        as the first process of its PID namespace the signal would not end it
+        anyway), and it may carry on as if nothing happened: its output file at the
+        cap is the forfeit (a Python bot's server says so itself)."""
+        if self._output is not None and os.fstat(self._output.fd).st_size >= self.limits.output_kb * 1024:
+            raise BotFailure(f"output: printed more than the {self.limits.output_kb} KB allowed")
+
     def _await_confinement(self) -> None:
         """Wait for the bot process's first line: confined and ready, or why not."""
         line = self._receive(self.limits.start_seconds, time.monotonic()) + b"\n"

@@ -58,6 +58,12 @@ _OTHER_PROCESSES: _Numbers = {
 # sockets, which reaches nothing outside the pair.
 _SOCKETS: _Numbers = {"socket": (41, 198), "socketpair": (53, 199)}
 
+# Names for sockets: a bot has only its channel to the referee and the pairs a
+# program's runtime makes, and needs to name none of them. Bots of every game share
+# the spawner's network namespace, where an abstract Unix name bound by one is
+# seen taken (EADDRINUSE) by another: a channel between games, a bit a name.
+_SOCKET_NAMES: _Numbers = {"bind": (49, 200), "listen": (50, 201), "connect": (42, 203)}
+
 # Watching files: would tell a bot when other processes read or change files it
 # can name (the opponent's folder, the arena's database), a side channel on them.
 _FILE_WATCHES: _Numbers = {
@@ -181,6 +187,7 @@ _GROUPS: dict[str, _Numbers] = {
     "kernel keyrings": _KEYRINGS,
     "other processes": _OTHER_PROCESSES,
     "new sockets": _SOCKETS,
+    "naming sockets": _SOCKET_NAMES,
     "watching files": _FILE_WATCHES,
     "extended attributes": _XATTR_WRITES,
     "file modes, owners and times": _FILE_METADATA,
