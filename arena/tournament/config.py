@@ -206,6 +206,8 @@ def _bot_beside(config_path: str, item: Any, key: str) -> Any:
     written = spec.path or ""
     prefix = text[:text.index(written)]  # "cmd:" before a program's path, else nothing
     beside = str(Path(config_path).parent / written)
+    if spec.program:  # its name in the tables: examples/c-alphabeta, not config/../examples/c-alphabeta
+        beside = os.path.normpath(beside)
     if not Path(beside).exists() and Path(written).exists():
         raise ConfigError(f"{config_path}: {key}: bot file {written!r} is not next to the tournament file (looked "
                           f"at {beside}); bot files in a tournament file are relative to the file, not to the current "
