@@ -119,7 +119,7 @@ def resolve_bot(text: str, store: Store | None) -> ResolvedBot:
     if not found.source:
         raise BotSpecError(f"the code of {found.spec} was removed with its author's account: it cannot play")
     canonical = BotSpec(name=found.spec, options=spec.options)
-    return ResolvedBot(spec_text(canonical), BotCode(label=found.spec, text=found.source, class_name=found.class_name))
+    return ResolvedBot(spec_text(canonical), store.submissions.code(found))  # type: ignore[union-attr]
 
 
 def check_bot(text: str, db: str, rules: Rules | None = None) -> ResolvedBot:

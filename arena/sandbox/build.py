@@ -24,12 +24,12 @@ import time
 from dataclasses import dataclass
 
 from arena.bot import BotFailure
-from arena.errors import ArenaFault
+from arena.errors import ArenaFault, BuildFailed, NoSandbox
 from arena.protocol import messages
 from arena.protocol.program import place_program
 from arena.records import BotCode, Limits, ProgramFile
 from arena.sandbox import cgroups, process_control, spawner
-from arena.sandbox.proxy import _require_isolation
+from arena.sandbox.proxy import SandboxUnavailable, _require_isolation
 from arena.sandbox.wire import CONFINED, OUTPUT_NAME
 from arena.text import clip
 
@@ -50,16 +50,6 @@ class BuildLimits:
 
 #: What is kept of a build's log, at most (the start: a compiler's first error comes first).
 KEPT_LOG_BYTES = 64 * 1024
-
-
-class BuildFailed(Exception):
-    """A build that did not give a program: its command failed, or it broke a limit.
-    ``reason`` is one line; ``log`` what it printed (the author's to read, hostile)."""
-
-    def __init__(self, reason: str, log: str = "") -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.log = log
 
 
 @dataclass(frozen=True)
@@ -89,6 +79,8 @@ def build_in_sandbox(
     except spawner.SpawnerError as exc:
         spawners.replace()
         raise ArenaFault(f"sandbox: could not start a build process ({exc})") from None
+    except SandboxUnavailable as exc:  # fails closed: a build is code others wrote
+        raise NoSandbox(f"building an uploaded program needs the sandbox: {exc.reason}") from None
     freezer = cgroups.Freezer(builder.freezer) if builder.freezer is not None else None
     try:
         _expect(builder.channel, CONFINED, 10.0)
