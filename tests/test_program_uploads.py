@@ -13,7 +13,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from arena.cli.main import main
 from arena.entry.languages import LANGUAGES, language_of, unavailable
 from arena.entry.uploads import UploadError, read_upload
 from arena.league.accounts import add_user
@@ -265,3 +267,111 @@ def test_a_build_may_chmod_and_lock_its_own_files_which_a_bot_may_not():
     built = build.build_in_sandbox((), ("python3", "-c", script))
     assert "chmod and flock ok" in built.log
     assert [(f.path, f.executable) for f in built.files] == [("made", True)]
+
+
+# --- what the author sees: the site, the API, arena submit -----------------------------------
+
+#: A C bot whose build prints a warning that is hostile text: the site and the terminal
+#: must show it as text.
+WARNED = (b'#warning "<script>alert(1)</script> \\x1b[2J"\n' + (PROGRAMS / "bot.c").read_bytes())
+BROKEN = b"int main(void) { return <b>undeclared; }\n"
+
+
+@pytest.fixture
+def site(tmp_path: Path, league_db: Path):
+    from fastapi.testclient import TestClient
+
+    from arena.league.accounts import set_password
+    from arena.web.app import create_app
+
+    with Store(league_db) as store:
+        for name in ("alice", "bob"):
+            set_password(store, store.accounts.user(name), f"{name}'s own password")
+    app = create_app(str(league_db))
+
+    def signed_in(name: str) -> TestClient:
+        client = TestClient(app, follow_redirects=False)
+        token = csrf(client.get("/signin").text)
+        answer = client.post("/signin", data={"name": name, "password": f"{name}'s own password", "csrf": token})
+        assert answer.status_code == 303, answer.text
+        return client
+
+    return signed_in
+
+
+def csrf(text: str) -> str:
+    import re
+
+    found = re.search(r'name="csrf" value="([^"]+)"', text)
+    assert found is not None
+    return found.group(1)
+
+
+def web_upload(client, filename: str, data: bytes, name: str = "first"):
+    token = csrf(client.get("/upload").text)
+    return client.post("/upload", data={"csrf": token, "league": "polyglot", "name": name},
+                       files={"file": (filename, data)})
+
+
+@needs_sandbox
+def test_the_upload_form_takes_a_c_file_and_shows_its_build_log_escaped_to_its_author_only(site, league_db):
+    toolchain("c")
+    alice, bob = site("alice"), site("bob")
+    form = alice.get("/upload").text
+    assert 'accept=".py,.c,' in form and ".java" in form and ".zip" in form
+    assert web_upload(alice, "bot.c", WARNED).status_code == 303
+    outcome = alice.get("/upload").text
+    assert "first@v1" in outcome and 'id="build-log"' in outcome
+    assert "&lt;script&gt;" in outcome and "<script>alert" not in outcome and "\x1b" not in outcome
+    with Store(league_db) as store:
+        submission = store.submissions.get("first")
+        assert submission is not None and "<script>" in (submission.build_log or "")
+        store.leagues.update_settings(store.leagues.check("polyglot").id, {}, True, False)  # public code
+    page = f"/submissions/{submission.id}/code"
+    own = alice.get(page).text
+    assert 'id="build-log"' in own and "&lt;script&gt;" in own and "<script>alert" not in own
+    others = bob.get(page)
+    assert others.status_code == 200 and "main(void)" in others.text  # the code is public here...
+    assert 'id="build-log"' not in others.text and "warning: #warning" not in others.text  # ...its build log not
+
+
+@needs_sandbox
+def test_a_failed_build_through_the_form_and_the_api_answers_with_its_log(site, league_db):
+    toolchain("c")
+    alice = site("alice")
+    refused = web_upload(alice, "bot.c", BROKEN)
+    assert refused.status_code == 422
+    assert "bot.c was not built: its build failed (exit 1)" in refused.text
+    assert 'id="build-log"' in refused.text and "&lt;b&gt;undeclared" in refused.text
+    with Store(league_db) as store:
+        _, _, token = add_user(store, "carol")
+    from fastapi.testclient import TestClient
+
+    from arena.web.app import create_app
+
+    api = TestClient(create_app(str(league_db)))
+    answer = api.post("/api/bots", headers={"Authorization": f"Bearer {token}"},
+                      data={"name": "broken", "league": "polyglot"}, files={"file": ("bot.c", BROKEN)})
+    assert answer.status_code == 422 and "not built" in answer.json()["error"]
+    assert "<b>undeclared" in answer.json()["build_log"]  # JSON carries the text as it is
+    answer = api.post("/api/bots", headers={"Authorization": f"Bearer {token}"},
+                      data={"name": "warned", "league": "polyglot"}, files={"file": ("bot.c", WARNED)})
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["language"] == "c" and "#warning" in answer.json()["build_log"]
+
+
+@needs_sandbox
+def test_arena_submit_builds_a_program_and_prints_its_build_log_escaped(cli, tmp_path):
+    toolchain("c")
+    (tmp_path / "bot.c").write_bytes(WARNED)
+    (tmp_path / "broken.c").write_bytes(BROKEN)
+    done = cli("submit", "bot.c", "--name", "warned", "--db", "a.db")
+    assert done.exit_code == 0, done.output
+    assert "Submitted warned@v1" in done.output and "build log:" in done.output
+    assert "\x1b" not in done.output and "\\x1b[2J" in done.output
+    failed = CliRunner().invoke(main, ["submit", str(tmp_path / "broken.c"), "--db", str(tmp_path / "a.db")])
+    assert failed.exit_code == 2
+    assert "undeclared" in failed.output and "its build failed (exit 1)" in failed.output
+    assert "Traceback" not in failed.output
+    played = cli("match", "warned", "random", "--games", "2", "--db", "a.db")
+    assert played.exit_code == 0, played.output

@@ -29,6 +29,10 @@ from arena.text import printable
 MAX_ENTRIES = 500
 MAX_UNPACKED = 16 * 1024 * 1024
 ARCHIVES = (".zip", ".tar.gz", ".tgz")
+#: Seconds a build may take (its wall clock), as the author is told.
+BUILD_SECONDS = 120
+#: What an upload form takes (its file input's ``accept``).
+ACCEPTED = ",".join([".py", *(e for language in LANGUAGES.values() for e in language.extensions), *ARCHIVES])
 #: Names an upload's files may not have: the sandbox writes a bot's output there.
 RESERVED = ("output.txt",)
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,99}")
@@ -82,6 +86,7 @@ def read_upload(filename: str, data: bytes) -> ProgramUpload:
 
 def _extensions() -> list[str]:
     return [extension for language in LANGUAGES.values() for extension in language.extensions]
+
 
 
 def _single(key: str, main: str, files: tuple[ProgramFile, ...]) -> ProgramUpload:
@@ -213,9 +218,9 @@ def build_upload(upload: ProgramUpload, label: str) -> BuiltProgram:
     are. Raises :class:`~arena.errors.BuildFailed` with the log."""
     if upload.build is None:
         return BuiltProgram(upload, BotCode(label=label, program=upload.run, files=upload.files), "", 0.0)
-    from arena.sandbox.build import build_in_sandbox  # Linux only, and only when a build runs
+    from arena.sandbox.build import BuildLimits, build_in_sandbox  # Linux only, and only when a build runs
 
-    built = build_in_sandbox(upload.files, upload.build)
+    built = build_in_sandbox(upload.files, upload.build, BuildLimits(wall_seconds=BUILD_SECONDS))
     return BuiltProgram(upload, BotCode(label=label, program=upload.run, files=built.files), built.log, built.seconds)
 
 

@@ -71,16 +71,7 @@ def build_in_sandbox(
     files after it. :class:`BuildFailed` when the command fails or a limit is
     broken; :class:`ArenaFault` when the sandbox fails; fails closed where this
     machine cannot isolate untrusted code (:class:`~arena.sandbox.proxy.SandboxUnavailable`)."""
-    spawners = spawners if spawners is not None else spawner.PROCESS_SPAWNER
-    try:
-        source = spawners.get()
-        _require_isolation(source.containment(10.0))
-        builder = source.builder(10.0)
-    except spawner.SpawnerError as exc:
-        spawners.replace()
-        raise ArenaFault(f"sandbox: could not start a build process ({exc})") from None
-    except SandboxUnavailable as exc:  # fails closed: a build is code others wrote
-        raise NoSandbox(f"building an uploaded program needs the sandbox: {exc.reason}") from None
+    builder = _builder(spawners if spawners is not None else spawner.PROCESS_SPAWNER)
     freezer = cgroups.Freezer(builder.freezer) if builder.freezer is not None else None
     try:
         _expect(builder.channel, CONFINED, 10.0)
@@ -118,6 +109,26 @@ def build_in_sandbox(
             freezer.close()  # thaws: a frozen process would not die
         process_control.kill_group(builder.pid)
         os.close(builder.channel)
+
+
+def _builder(spawners: spawner.ProcessSpawner) -> spawner.Spare:
+    """A build process from this process's spawner; a spawner that died (its
+    starting thread gone, say) is replaced, as for a game's bot process."""
+    problem = "no spawner answered"
+    for _ in range(3):
+        try:
+            source = spawners.get()
+            _require_isolation(source.containment(10.0))
+            return source.builder(10.0)
+        except SandboxUnavailable as exc:  # fails closed: a build is code others wrote
+            raise NoSandbox(f"building an uploaded program needs the sandbox: {exc.reason}") from None
+        except spawner.NoSpare as exc:
+            problem = str(exc)
+            spawners.retire()
+        except spawner.SpawnerError as exc:
+            problem = str(exc)
+            spawners.replace()
+    raise ArenaFault(f"sandbox: could not start a build process ({problem})")
 
 
 def _expect(channel: int, line: bytes, seconds: float) -> None:
