@@ -190,6 +190,22 @@ def test_stored_program_files_round_trip(tmp_path):
         assert store.submissions.code(submission).files == files
 
 
+def test_a_removed_accounts_program_loses_its_built_files_and_log(league_db):
+    from arena.league.removal import remove_user
+    from arena.records import BotCode
+    from arena.store.submissions import ProgramVersion
+
+    code = BotCode(label="x", program=("./bot",), files=(ProgramFile("bot", b"\x7fELF", True),))
+    with Store(league_db) as store:
+        alice = store.accounts.user("alice")
+        store.submissions.submit("first", "=== bot.c\n", "bot", "bot.c", user_id=alice.id,
+                                 program=ProgramVersion("c", code, "log"))
+        remove_user(store, "alice")
+        (gone,) = store.submissions.all()
+        assert gone.source == "" and gone.build_log is None
+        assert store.submissions.code(gone).files == ()
+
+
 # --- builds in the sandbox ------------------------------------------------------------------
 
 

@@ -1,4 +1,4 @@
-"""`arena submit` and `arena check`: a bot file checked in the sandbox, then stored
+"""`arena submit` and `arena check`: a bot file (or a program, built first) checked in the sandbox, then stored
 (or sent to a league site); `check` runs the same checks and stores nothing."""
 
 from __future__ import annotations
@@ -31,7 +31,10 @@ def submit_command(path: str, name: str | None, server: str | None, token: str |
                    db: str) -> None:
     """Check a bot file in the sandbox and store it in the league database.
 
-    A file with several Bot subclasses needs :Class. The bot then plays in
+    PATH is a Python file, a source file in another language (.c, .cpp, .java,
+    .cs, .js, .exs, .rs, .go) or a .zip/.tar.gz archive with a bot.toml: that is
+    built in the sandbox first, and its build log printed. A Python file with
+    several Bot subclasses needs :Class. The bot then plays in
     tournaments by name (NAME for the latest version, NAME@v2 for an older one).
     Resubmitting changed code makes a new version.
 
