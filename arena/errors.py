@@ -44,3 +44,14 @@ class ArenaFault(Exception):
 
 class NoSandbox(ArenaError):
     """Code others wrote was to run on a system without the sandbox (see arena/sandbox/system.py)."""
+
+
+class BuildFailed(ArenaError):
+    """An uploaded program whose build (in the sandbox) did not give a program: its
+    command failed, or it broke a limit. The message is one line; ``log`` is what
+    the build printed (the author's to read; hostile: shown escaped)."""
+
+    def __init__(self, reason: str, log: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.log = log

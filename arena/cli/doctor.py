@@ -38,11 +38,25 @@ def doctor_command() -> None:
         click.echo(f"Untrusted bots are refused here: {'; '.join(missing)}. Run the arena as root, where "
                    "unprivileged user namespaces are allowed and with a delegated control group (--cgroup), or "
                    "accept weaker containment with 'arena --weak-sandbox ...'.")
+    click.echo()
+    echo_toolchains()
     # How to give an unprivileged arena its control groups: for this user where it lacks
     # them, for whichever user an operator picks where it does not.
     click.echo()
     for line in delegation_howto(_user_name() if os.geteuid() != 0 else "USER"):
         click.echo(line)
+
+
+def echo_toolchains() -> None:
+    """The languages a league here takes program bots in: the toolchains found, and
+    for those missing, the Debian package to install."""
+    from arena.entry.languages import toolchains
+
+    click.echo("Toolchains for program bots (uploads in these languages are built and run in the sandbox):")
+    rows = [[language.title, ", ".join(language.tools), "NO" if missing else "yes",
+             f"missing {', '.join(missing)}: apt install {language.package.replace(' and ', ' ')}" if missing else ""]
+            for language, missing in toolchains()]
+    click.echo(tabulate([["Python", "python3", "yes", ""], *rows], headers=["language", "needs", "found", ""]))
 
 
 def _user_name() -> str:

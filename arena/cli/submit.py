@@ -1,4 +1,4 @@
-"""`arena submit` and `arena check`: a bot file checked in the sandbox, then stored
+"""`arena submit` and `arena check`: a bot file (or a program, built first) checked in the sandbox, then stored
 (or sent to a league site); `check` runs the same checks and stores nothing."""
 
 from __future__ import annotations
@@ -31,7 +31,10 @@ def submit_command(path: str, name: str | None, server: str | None, token: str |
                    db: str) -> None:
     """Check a bot file in the sandbox and store it in the league database.
 
-    A file with several Bot subclasses needs :Class. The bot then plays in
+    PATH is a Python file, a source file in another language (.c, .cpp, .java,
+    .cs, .js, .exs, .rs, .go) or a .zip/.tar.gz archive with a bot.toml: that is
+    built in the sandbox first, and its build log printed. A Python file with
+    several Bot subclasses needs :Class. The bot then plays in
     tournaments by name (NAME for the latest version, NAME@v2 for an older one).
     Resubmitting changed code makes a new version.
 
@@ -44,14 +47,23 @@ def submit_command(path: str, name: str | None, server: str | None, token: str |
         return
     if token is not None or league is not None:
         raise ArenaUsageError("--token and --league go with --server URL (a league site)")
-    from arena.entry.submissions import SubmissionError, submit_file
+    from arena.entry.submissions import SubmissionError, submit_file, submit_program
+    from arena.entry.uploads import is_program_upload
+    from arena.errors import BuildFailed
 
     store = open_store(db, create=True)
     try:
-        submission, new, report = submit_file(store, path, name)
+        if is_program_upload(path):
+            submission, new, report, log = submit_program(store, path, name)
+            echo_build_log(log)
+        else:
+            submission, new, report = submit_file(store, path, name)
     except SubmissionError as exc:
         if exc.report is not None:  # the checks ran and one failed: show them as 'arena check' does
             _echo_checks(exc.report)
+        raise
+    except BuildFailed as failed:
+        echo_build_log(failed.log)
         raise
     _echo_checks(report)
     if new:
@@ -71,12 +83,16 @@ def _submit_to_server(path: str, name: str | None, server: str, token: str | Non
     import urllib.parse
     import urllib.request
 
-    spec = parse_spec(path)
-    if not spec.is_file or spec.options:
-        raise ArenaUsageError(f"{path!r} is not a .py file: give the path of a bot file (PATH.py[:Class])")
-    file = Path(spec.path or "")
+    from arena.entry.uploads import is_program_upload
+
+    spec = parse_spec(path) if not is_program_upload(path) else None
+    if spec is not None and (not spec.is_file or spec.options):
+        raise ArenaUsageError(f"{path!r} is not a bot file: give the path of a .py file (PATH.py[:Class]), a source "
+                              "file of another language (.c, .java, .js...) or a .zip or .tar.gz archive")
+    class_name = spec.class_name if spec is not None else None
+    file = Path(spec.path or "" if spec is not None else path)
     if not file.is_file():
-        raise ArenaUsageError(f"bot file {spec.path!r} does not exist")
+        raise ArenaUsageError(f"bot file {str(file)!r} does not exist")
     if not token:
         raise ArenaUsageError("--server needs your API token: --token TOKEN or ARENA_TOKEN "
                               "(the organiser gives it; 'arena users token NAME' makes a new one)")
@@ -87,8 +103,8 @@ def _submit_to_server(path: str, name: str | None, server: str, token: str | Non
         source = file.read_bytes()
     except OSError as exc:
         raise ArenaUsageError(f"bot file {path!r} cannot be read: {exc.strerror or exc}") from None
-    fields = {"name": name or (spec.class_name or file.stem).lower().replace(" ", "-"), "league": league or "",
-              "class": spec.class_name or ""}
+    fields = {"name": name or (class_name or file.name.split(".", 1)[0]).lower().replace(" ", "-"),
+              "league": league or "", "class": class_name or ""}
     body, content_type = _multipart(fields, file.name, source)
     url = server.rstrip("/") + "/api/bots"
     request = urllib.request.Request(url, data=body, method="POST", headers={
@@ -113,6 +129,7 @@ def _submit_to_server(path: str, name: str | None, server: str, token: str | Non
             if isinstance(check, dict):
                 click.echo(f"  {'ok' if check.get('passed') else 'FAIL':4}  {printable(str(check.get('name')))}: "
                            f"{printable(str(check.get('detail')))}")
+    echo_build_log(answer.get("build_log"))
     if status != 201:
         raise ArenaUsageError(f"{server} refused {path} ({status}): {printable(str(answer.get('error')))}")
     retired = ", ".join(printable(str(spec)) for spec in answer.get("retired") or [])
@@ -120,6 +137,23 @@ def _submit_to_server(path: str, name: str | None, server: str, token: str | Non
                f"{printable(str(answer.get('sha256')))[:12]}) to league {printable(str(answer.get('league')))!r} "
                f"at {server}" + (f"; it replaces {retired}" if retired else "")
                + f"; entry {printable(str(answer.get('entry')))}")
+
+
+#: Lines of a build's log printed, at most (the rest is on the submission's page).
+BUILD_LOG_LINES = 60
+
+
+def echo_build_log(log: object) -> None:
+    """What a program's build printed, each line escaped (it is the build's own text:
+    nothing in it may act on the terminal), at most :data:`BUILD_LOG_LINES` lines."""
+    if not isinstance(log, str) or not log.strip():
+        return
+    lines = log.rstrip("\n").split("\n")
+    click.echo("  build log:")
+    for line in lines[:BUILD_LOG_LINES]:
+        click.echo(f"  | {printable(line)}")
+    if len(lines) > BUILD_LOG_LINES:
+        click.echo(f"  | ... {len(lines) - BUILD_LOG_LINES} more lines")
 
 
 def _multipart(fields: dict[str, str], filename: str, content: bytes) -> tuple[bytes, str]:

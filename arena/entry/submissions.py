@@ -78,6 +78,39 @@ def submit_file(store: Store, path: str, name: str | None = None) -> tuple[Submi
     return submission, new, report
 
 
+def submit_program(store: Store, path: str, name: str | None = None) -> tuple[Submission, bool, CheckReport, str]:
+    """Build ``path`` (a source file in a language :mod:`arena.entry.languages` knows, or
+    an archive: :mod:`arena.entry.uploads`) in the sandbox, check it there and store it
+    under ``name`` (default: its bot.toml's name, else the file's). Returns the stored
+    version, whether it is new, the checks' report and what its build printed. A build
+    that fails is :class:`~arena.errors.BuildFailed`, with its log."""
+    from arena.entry.uploads import build_upload, check_toolchain, read_upload, upload_text
+    from arena.store.submissions import ProgramVersion
+
+    require_sandbox(f"submitting {path} (a league builds and runs others' programs only in the sandbox)")
+    file = Path(path)
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise SubmissionError(f"bot file {path!r} cannot be read: {exc.strerror or exc}") from None
+    upload = read_upload(file.name, data)
+    check_toolchain(upload)
+    name = name or upload.name or file.name.split(".", 1)[0].lower().replace(" ", "-")
+    if not NAME.fullmatch(name):
+        raise SubmissionError(
+            f"bad bot name {name!r}: use 1-40 lower-case letters, digits, '-' or '_', starting with a letter (--name)"
+        )
+    if name in installed_bots():
+        raise SubmissionError(f"{name!r} is the name of an installed bot: pick another with --name")
+    built = build_upload(upload, path)
+    report = check_code(built.code)
+    if not report.passed:
+        raise SubmissionError(f"{path} was not submitted: {report.first_failure()}", report)
+    submission, new = store.submissions.submit(name, upload_text(upload), report.kind, str(file.resolve()),
+                                               program=ProgramVersion(upload.language, built.code, built.log))
+    return submission, new, report, built.log
+
+
 @dataclass(frozen=True)
 class ResolvedBot:
     """A bot as it plays: its canonical spec (a submitted bot pinned to a version) and,
@@ -119,7 +152,7 @@ def resolve_bot(text: str, store: Store | None) -> ResolvedBot:
     if not found.source:
         raise BotSpecError(f"the code of {found.spec} was removed with its author's account: it cannot play")
     canonical = BotSpec(name=found.spec, options=spec.options)
-    return ResolvedBot(spec_text(canonical), BotCode(label=found.spec, text=found.source, class_name=found.class_name))
+    return ResolvedBot(spec_text(canonical), store.submissions.code(found))  # type: ignore[union-attr]
 
 
 def check_bot(text: str, db: str, rules: Rules | None = None) -> ResolvedBot:

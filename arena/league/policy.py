@@ -19,10 +19,12 @@ from typing import Any
 from arena.engine.game import Rules
 from arena.entry.checks import CheckReport, check_code
 from arena.entry.submissions import NAME, VERSIONED
-from arena.errors import ArenaError, ArenaFault, NoSandbox
+from arena.entry.uploads import UploadError, build_upload, check_toolchain, is_program_upload, read_upload, upload_text
+from arena.errors import ArenaError, ArenaFault, BuildFailed, NoSandbox
 from arena.players.plugins import installed_bots
 from arena.records import BotCode
 from arena.store import Entry, League, Store, Submission, User, rules_of
+from arena.store.submissions import ProgramVersion
 from arena.text import content_hash, source_text
 
 LEAGUE_FORMAT = "league"  # the format of the tournament row a league's games are stored under
@@ -49,12 +51,14 @@ class Refusal(StrEnum):
 
 class Refused(ArenaError):
     """A submission (or retirement) refused; ``kind`` says why, ``report`` holds the
-    checks' report when they ran."""
+    checks' report when they ran, ``build_log`` a failed build's output."""
 
-    def __init__(self, message: str, kind: Refusal, report: CheckReport | None = None) -> None:
+    def __init__(self, message: str, kind: Refusal, report: CheckReport | None = None,
+                 build_log: str | None = None) -> None:
         super().__init__(message)
         self.kind = kind
         self.report = report
+        self.build_log = build_log  # a failed build's output (hostile: shown escaped, to its author)
 
 
 @dataclass(frozen=True)
@@ -129,38 +133,14 @@ def submit_to_league(
         raise Refused(f"bot name {name!r} belongs to another author: pick another name", Refusal.NOT_ALLOWED)
     if len(about) > 2000:
         raise Refused("the description is longer than 2000 characters", Refusal.INVALID)
-    try:
-        text = source_text(source)
-    except UnicodeDecodeError as exc:
-        raise Refused(f"the file is not UTF-8 text (byte {exc.start}): upload a Python source file",
-                      Refusal.INVALID) from None
-    if "\x00" in text:
-        raise Refused("the file holds a NUL byte: upload a Python source file", Refusal.INVALID)
-    same_code = store.leagues.entries_with_code(league.id, content_hash(text), class_name)
-    if same_code:
-        raise Refused(f"this code is already in league {league.name!r}: {entered_as(store, same_code[0])}; "
-                      "a league takes the same code once: change the bot, or enter it in another league",
-                      Refusal.INVALID)
-    since = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)).isoformat(timespec="seconds")
-    recent = store.accounts.actions_since(user.id, "submit", since)
-    if recent >= settings.submissions_per_hour:
-        raise Refused(f"{recent} submissions in the last hour: league {league.name!r} takes at most "
-                      f"{settings.submissions_per_hour} per author per hour; try again later", Refusal.TOO_MANY)
-    tournament = store.tournaments.get(league.name)
-    rules = rules_of(tournament) if tournament is not None else Rules()
-    try:
-        # Checked on the league's own board: a bot that cannot play it (a ConnectX
-        # agent in a league without gravity) is refused before it forfeits every game.
-        report = check_code(BotCode(label=filename, text=text, class_name=class_name), rules_list=(rules,))
-    except NoSandbox as refused:  # this machine, not the bot: nothing stored, said as it is
-        raise Refused(str(refused), Refusal.UNAVAILABLE) from None
-    except ArenaFault as fault:
-        raise Refused(f"the arena failed while checking {filename} ({fault}), not your bot: "
-                      "nothing was stored; try again in a few minutes", Refusal.UNAVAILABLE) from None
-    if not report.passed:
-        raise Refused(f"{filename} did not pass the checks: {report.first_failure()}", Refusal.INVALID, report)
+    program: ProgramVersion | None = None
+    if is_program_upload(filename):
+        text, program, report = _check_program(store, league, user, settings, filename, source)
+    else:
+        text, report = _check_python(store, league, user, settings, filename, source, class_name)
     with store.transaction():
-        submission, _ = store.submissions.submit(name, text, report.kind, filename, class_name, user.id, about or None)
+        submission, _ = store.submissions.submit(name, text, report.kind, filename, class_name, user.id, about or None,
+                                                 program)
         same = [e for e in store.leagues.entries(league.id, status="active", user_id=user.id)
                 if e.spec.split("@", 1)[0] == name]
         retired = []
@@ -174,6 +154,88 @@ def submit_to_league(
         store.accounts.audit("submit", submission.spec, user.id, f"league {league.name}"
                     + (f"; retired {', '.join(retired)}" if retired else ""))
     return Submitted(entry, submission, report, retired)
+
+
+def _check_python(
+    store: Store, league: League, user: User, settings: LeagueSettings, filename: str, source: bytes,
+    class_name: str | None,
+) -> tuple[str, CheckReport]:
+    """A Python bot file's text and its checks' report (passed), or Refused."""
+    try:
+        text = source_text(source)
+    except UnicodeDecodeError as exc:
+        raise Refused(f"the file is not UTF-8 text (byte {exc.start}): upload a Python source file",
+                      Refusal.INVALID) from None
+    if "\x00" in text:
+        raise Refused("the file holds a NUL byte: upload a Python source file", Refusal.INVALID)
+    same_code = store.leagues.entries_with_code(league.id, content_hash(text), class_name)
+    if same_code:
+        raise Refused(f"this code is already in league {league.name!r}: {entered_as(store, same_code[0])}; "
+                      "a league takes the same code once: change the bot, or enter it in another league",
+                      Refusal.INVALID)
+    _limit_rate(store, league, user, settings)
+    return text, _checked(store, league, filename, BotCode(label=filename, text=text, class_name=class_name))
+
+
+def _check_program(
+    store: Store, league: League, user: User, settings: LeagueSettings, filename: str, source: bytes,
+) -> tuple[str, ProgramVersion, CheckReport]:
+    """A program upload (any language but Python) read, built in the sandbox and
+    checked there: its text, what it stores and its checks' report, or Refused
+    (a failed build with its log)."""
+    try:
+        upload = read_upload(filename, source)
+        check_toolchain(upload)
+    except UploadError as exc:
+        raise Refused(str(exc), Refusal.INVALID) from None
+    text = upload_text(upload)
+    same_code = store.leagues.entries_with_code(league.id, content_hash(text), None)
+    if same_code:
+        raise Refused(f"this code is already in league {league.name!r}: {entered_as(store, same_code[0])}; "
+                      "a league takes the same code once: change the bot, or enter it in another league",
+                      Refusal.INVALID)
+    _limit_rate(store, league, user, settings)
+    try:
+        built = build_upload(upload, filename)
+    except NoSandbox as refused:  # fails closed, as for any code others wrote
+        raise Refused(str(refused), Refusal.UNAVAILABLE) from None
+    except BuildFailed as failed:
+        raise Refused(f"{filename} was not built: {failed.reason}", Refusal.INVALID, build_log=failed.log) from None
+    except ArenaFault as fault:
+        raise Refused(f"the arena failed while building {filename} ({fault}), not your bot: "
+                      "nothing was stored; try again in a few minutes", Refusal.UNAVAILABLE) from None
+    try:
+        report = _checked(store, league, filename, built.code)
+    except Refused as refused:
+        refused.build_log = built.log  # what the build said may tell why the program did not play
+        raise
+    return text, ProgramVersion(upload.language, built.code, built.log), report
+
+
+def _limit_rate(store: Store, league: League, user: User, settings: LeagueSettings) -> None:
+    since = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)).isoformat(timespec="seconds")
+    recent = store.accounts.actions_since(user.id, "submit", since)
+    if recent >= settings.submissions_per_hour:
+        raise Refused(f"{recent} submissions in the last hour: league {league.name!r} takes at most "
+                      f"{settings.submissions_per_hour} per author per hour; try again later", Refusal.TOO_MANY)
+
+
+def _checked(store: Store, league: League, filename: str, code: BotCode) -> CheckReport:
+    """The checks' report of ``code`` (passed), run in the sandbox, or Refused."""
+    tournament = store.tournaments.get(league.name)
+    rules = rules_of(tournament) if tournament is not None else Rules()
+    try:
+        # Checked on the league's own board: a bot that cannot play it (a ConnectX
+        # agent in a league without gravity) is refused before it forfeits every game.
+        report = check_code(code, rules_list=(rules,))
+    except NoSandbox as refused:  # this machine, not the bot: nothing stored, said as it is
+        raise Refused(str(refused), Refusal.UNAVAILABLE) from None
+    except ArenaFault as fault:
+        raise Refused(f"the arena failed while checking {filename} ({fault}), not your bot: "
+                      "nothing was stored; try again in a few minutes", Refusal.UNAVAILABLE) from None
+    if not report.passed:
+        raise Refused(f"{filename} did not pass the checks: {report.first_failure()}", Refusal.INVALID, report)
+    return report
 
 
 def entered_as(store: Store, entry: Entry) -> str:

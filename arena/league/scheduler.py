@@ -125,8 +125,7 @@ def active_field(
             submission = store.submissions.by_id(entry.submission_id)
             if submission is None:
                 continue
-            known[entry.submission_id] = BotCode(label=submission.spec, text=submission.source,
-                                                 class_name=submission.class_name)
+            known[entry.submission_id] = store.submissions.code(submission)
         code[entry.spec] = known[entry.submission_id]
     return entries, code
 

@@ -105,8 +105,18 @@ def read_program(path: str) -> Program:
 
 def _manifest(manifest: Path, folder: Path) -> Program:
     try:
-        raw = tomllib.loads(manifest.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+        text = manifest.read_text(encoding="utf-8")
+    except (UnicodeDecodeError, OSError) as exc:
+        raise ProgramError(f"{manifest}: not valid TOML: {exc}") from None
+    return parse_manifest(text, manifest, folder)
+
+
+def parse_manifest(text: str, manifest: Path | str, folder: Path) -> Program:
+    """The program a manifest's ``text`` describes (``manifest`` names it in messages;
+    ``folder`` holds its files: a bot.toml in an upload names the upload's)."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise ProgramError(f"{manifest}: not valid TOML: {exc}") from None
     unknown = sorted(set(raw) - _KEYS)
     if unknown:
@@ -125,7 +135,7 @@ def _manifest(manifest: Path, folder: Path) -> Program:
     return Program(name, folder, _command(manifest, "run", raw["run"]), build, language)
 
 
-def _command(manifest: Path, key: str, value: Any) -> tuple[str, ...]:
+def _command(manifest: Path | str, key: str, value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         try:
             words = shlex.split(value)

@@ -52,6 +52,7 @@ class Confinement(NamedTuple):
     private_ipc: bool  # make an IPC namespace of its own
     filter: seccomp.Filter | None  # system calls it is refused (None: no filter on this machine)
     lock: seccomp.Filter | None  # installed once its limits are set: they cannot be changed after
+    build: bool = False  # a build (arena.sandbox.build): its job's command runs to its end, then says how it ended
 
 
 def run_bot_process(confinement: Confinement) -> None:
@@ -64,6 +65,8 @@ def run_bot_process(confinement: Confinement) -> None:
     job (the bot's code, options and limits), the first line on the channel: JSON,
     like every line after it.
     """
+    if confinement.build:
+        _run_build_process(confinement)  # never returns
     channel = confinement.channel
     try:
         inherited = _address_space()  # what the memory limit comes on top of
@@ -199,13 +202,24 @@ def _confine(c: Confinement) -> tuple[cgroups.Joined | None, int]:
     if select.select([c.lifeline], [], [], 0)[0]:
         raise SystemExit("the spawner is gone")  # died before the line above could tell
     os.close(c.lifeline)
+    if not c.build:  # a build's processes restrict themselves after its fork (see _run_build_process)
+        _restrict(c)
+    return joined, output
+
+
+def _restrict(c: Confinement) -> None:
+    """Landlock, then seccomp: for good, for this process and all it starts."""
     if c.ruleset is not None:
         # This process's own entries, resolved here: some of them, not the folder.
         landlock.allow_reading_entries(c.ruleset, "/proc/self", _OWN_PROC_FILES, _OWN_PROC_FOLDERS)
         if not landlock.enforce(c.ruleset):
             raise RuntimeError("sandbox: Landlock could not be enforced")  # never run a bot unconfined
         os.close(c.ruleset)
-    return joined, output
+    # Last: it refuses calls the steps above make (unshare, chmod). A bot process
+    # installs its filter once its job says which of the two (a Python bot's or a
+    # program's) it is: see run_bot_process.
+    if c.build and c.filter is not None and not seccomp.install(c.filter):
+        raise RuntimeError("sandbox: the seccomp filter could not be installed")  # never run a build unconfined
 
 
 class _Rehearsal(Bot):
@@ -296,6 +310,86 @@ def _runtime_environment() -> dict[str, str]:
         processors = 1
     schedulers = max(1, min(processors, BEAM_SCHEDULERS))
     return {"ERL_AFLAGS": f"+S {schedulers}:{schedulers} +SDcpu {schedulers}:{schedulers} +SDio 4"}
+
+
+def build_environment(folder: str) -> dict[str, str]:
+    """A build's environment: its home, temporary files and the toolchains' caches
+    all in its folder (Go's above all: its cache and module path), nothing of the
+    machine's, no network for Go to try."""
+    return {
+        "PATH": PROGRAM_PATH, "HOME": folder, "TMPDIR": folder, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+        "GOCACHE": os.path.join(folder, ".cache", "go-build"), "GOPATH": os.path.join(folder, ".go"),
+        "GOPROXY": "off", "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local", "GOTELEMETRY": "off", "CGO_ENABLED": "0",
+        "DOTNET_CLI_TELEMETRY_OPTOUT": "1", "MONO_GAC_PREFIX": "", "NODE_OPTIONS": "",
+    }
+
+
+def _run_build_process(c: Confinement) -> None:
+    """A build (:mod:`arena.sandbox.build`): confine this process, read the job, run
+    its command to its end in a child, and say on the channel how it ended:
+    ``{"build": "exit", "code": N}`` or ``{"build": "signal", "signal": N}``.
+
+    The command runs in a child of this process, its stdout and stderr the output
+    file (the build's log), its stdin empty, without the channel: that line is this
+    process's alone. The child restricts itself (Landlock, seccomp) after the fork,
+    as this process does: Landlock lets a process read its own /proc entries only
+    if it named them itself (a compiler's runtime reads its threads' stacks there).
+    Then this process waits for the referee to close the channel (it reads the
+    folder first) and leaves: every process the build left behind dies with it, the
+    first of its PID namespace. Never returns."""
+    channel = c.channel
+    try:
+        inherited = _address_space()
+        joined, _ = _confine(c)
+    except BaseException:  # no code of the build's has run
+        _send_line(channel, _failure_line("sandbox", "could not confine the build process: "))
+        os._exit(0)
+    try:
+        os.write(channel, CONFINED)
+        line = _read_job(channel)
+        if line is None:
+            return
+        job = messages.decode_request(line, messages.MAX_JOB)
+        if not isinstance(job, messages.Job) or job.code.program is None:
+            raise RuntimeError("sandbox: the first message was not a build's job")
+        _limit(job.limits, inherited, joined, program=True)
+        command = job.code.program
+        environment = build_environment(os.getcwd())
+        pid = os.fork()
+        if pid == 0:
+            try:
+                _restrict(c)
+                if c.lock is not None and not seccomp.install(c.lock):
+                    raise RuntimeError("sandbox: the seccomp filter could not be installed")
+                os.closerange(3, max(os.sysconf("SC_OPEN_MAX"), 1024))
+                os.execvpe(command[0], list(command), environment)
+            except BaseException as exc:
+                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+                _send_line(2, f"could not run {clip(command[0], 80)!r}: {why}\n".encode())
+            os._exit(127)
+        _restrict(c)
+        status = _wait_for(pid)
+        if os.WIFSIGNALED(status):
+            _send_line(channel, messages.encode({"build": "signal", "signal": os.WTERMSIG(status)}))
+        else:
+            _send_line(channel, messages.encode({"build": "exit", "code": os.WEXITSTATUS(status)}))
+        while os.read(channel, 4096):
+            pass
+    except BaseException:  # nothing may escape a forked child: it would run the spawner's code
+        _send_line(channel, _failure_line("error", "crashed: "))
+    finally:
+        os._exit(0)
+
+
+def _wait_for(pid: int) -> int:
+    """The wait status of child ``pid`` (0 if it is not a child)."""
+    while True:
+        try:
+            return os.waitpid(pid, 0)[1]
+        except ChildProcessError:
+            return 0
+        except InterruptedError:
+            continue
 
 
 def _run_from_memory(command: tuple[str, ...], environment: dict[str, str]) -> None:

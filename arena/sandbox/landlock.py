@@ -85,9 +85,11 @@ def abi_version() -> int:
     return max(int(version), 0)
 
 
-def prepare(writable: list[str], readable: list[str]) -> int | None:
+def prepare(writable: list[str], readable: list[str], owned: tuple[str, ...] = ()) -> int | None:
     """The ruleset described above, as a file descriptor, built ahead of time (a
-    child that calls ``enforce`` pays only for that). None where Landlock is missing."""
+    child that calls ``enforce`` pays only for that). None where Landlock is missing.
+    ``owned``: folders a build may do anything in (make, remove and rename files and
+    folders below them, fifos and sockets too: no devices, no links out of them)."""
     abi = abi_version()
     if abi < 1:
         return None
@@ -119,6 +121,8 @@ def prepare(writable: list[str], readable: list[str]) -> int | None:
         _allow(c, add_rule, ruleset, path, _READ | _FS_V1["WRITE_FILE"] | (_FS_TRUNCATE if abi >= 3 else 0))
     for path in readable:
         _allow(c, add_rule, ruleset, path, _READ)
+    for path in owned:
+        _allow(c, add_rule, ruleset, path, all_fs & ~(_FS_V1["MAKE_CHAR"] | _FS_V1["MAKE_BLOCK"]))
     return int(ruleset)
 
 

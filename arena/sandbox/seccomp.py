@@ -319,6 +319,31 @@ def prepare_lock() -> Filter | None:
     return _build(os.uname().machine, _lock_program)
 
 
+# What a build may do that a playing bot may not (docs/seccomp.md, "The build
+# filter"): compilers and linkers set their output's mode (ld makes it
+# executable), copy files' times (make, tar, go), and lock files of their own
+# (go's build cache, javac's and mcs's runtimes); the JVM's file channels (javac
+# reads and writes through them) open a socketpair, an unnamed pair of connected
+# Unix sockets that reaches nothing but itself. The file calls act on files the
+# build's Landlock rules let it write (its own folder) or on files it could only
+# read; no build runs beside a game's bot on the same files. Owners, extended
+# attributes, leases and F_NOTIFY stay refused.
+BUILD_ALLOWED: tuple[str, ...] = (
+    "chmod", "fchmod", "fchmodat", "fchmodat2", "utime", "utimes", "utimensat", "futimesat", "flock", "socketpair",
+)
+#: fcntl's record locks (F_GETLK, F_SETLK, F_SETLKW and their F_OFD_ forms), allowed to a build.
+BUILD_FCNTL_LOCKS = ((5, 7), (36, 38))
+
+
+def prepare_build() -> Filter | None:
+    """The filter of a build (``arena.sandbox.build``): the play filter without
+    the refusals in :data:`BUILD_ALLOWED`, and fcntl's record locks allowed.
+    None where there is no filter here."""
+    if _unsupported() is not None:
+        return None
+    return _build(os.uname().machine, _build_program)
+
+
 def install(program: Filter) -> bool:
     """Apply ``program`` to the calling thread and everything it starts later, for
     good (call it before any thread starts). Sets no_new_privs first, as the
@@ -389,19 +414,23 @@ _Op = tuple[int, int, int | str, int | str]
 _RETURNS = {"allow": _ALLOW, "refuse": _ERRNO | _EPERM, "kill": _KILL_PROCESS}
 
 
-def _program(machine: str, rules: dict[str, Callable[[], list[_Op]]] | None = None) -> bytes:
+def _program(machine: str, rules: dict[str, Callable[[], list[_Op]]] | None = None, build: bool = False) -> bytes:
     audit_arch, column, _ = _ARCHES[machine]
     # Another architecture's numbers mean other calls (i386's 5 is open, not
     # x86_64's fstat): a process that makes them is killed.
     ops: list[_Op] = [(_LOAD, _ARCH, 0, 0), (_JEQ, audit_arch, 0, "kill"), (_LOAD, _NR, 0, 0)]
     if machine == "x86_64":
         ops.append((_JSET, _X32_SYSCALL_BIT, "kill", 0))
-    return _assemble(ops + _search(_segments(column, rules or _RULES), lower_bound_known=False))
+    return _assemble(ops + _search(_segments(column, rules or _RULES, build), lower_bound_known=False))
 
 
 def _programs_program(machine: str) -> bytes:
     """The filter of program bots: the same, with ``PROGRAM_ALLOWANCES``."""
     return _program(machine, {**_RULES, **_PROGRAM_RULES})
+
+
+def _build_program(machine: str) -> bytes:
+    return _program(machine, build=True)
 
 
 # The resource limits whose hard limit is a SIGKILL: RLIMIT_CPU and RLIMIT_RTTIME.
@@ -428,15 +457,20 @@ def _lock_program(machine: str) -> bytes:
     return _assemble(ops)
 
 
-def _segments(column: int, rules: dict[str, Callable[[], list[_Op]]]) -> list[tuple[int, int, list[_Op] | None]]:
+def _segments(
+    column: int, rules: dict[str, Callable[[], list[_Op]]], build: bool = False
+) -> list[tuple[int, int, list[_Op] | None]]:
     """The refused numbers in order, as (first, last, the instructions that decide,
-    or None where all are refused): consecutive numbers refused outright are one."""
+    or None where all are refused): consecutive numbers refused outright are one.
+    ``build``: a build's (:func:`prepare_build`)."""
     rows = []
     for calls in _GROUPS.values():
         for name, numbers in calls.items():
             number = numbers[column]
-            if number is not None:
+            if number is not None and not (build and name in BUILD_ALLOWED):
                 rows.append((number, name))
+    if build:
+        rules = {**rules, "fcntl": _build_fcntl}
     segments: list[tuple[int, int, list[_Op] | None]] = []
     for number, name in sorted(rows):
         rule = rules.get(name)
@@ -564,3 +598,17 @@ _PROGRAM_RULES: dict[str, Callable[[], list[_Op]]] = {
     # the bot runs on a schedule of its own (and a frozen bot reads nothing).
     "timerfd_create": lambda: [(_RET, _ALLOW, 0, 0)],
 }
+
+def _build_fcntl() -> list[_Op]:
+    """fcntl in a build: the commands a bot may use, and the record locks."""
+    # The record locks follow the descriptor's own commands: 0 to 7 is one range.
+    locks_end = BUILD_FCNTL_LOCKS[0][1]
+    ofd, ofd_end = BUILD_FCNTL_LOCKS[1]
+    return [
+        _FCNTL_COMMAND,
+        (_JGT, locks_end, 0, "allow"),  # 0 to 7: the descriptor's own commands, then F_GETLK to F_SETLKW
+        (_JGE, ofd, 0, "refuse"),
+        (_JGT, ofd_end, 0, "allow"),  # 36 to 38: the F_OFD_ locks
+        (_JGE, _FCNTL_ALLOWED[1][0], 0, "refuse"),
+        (_JGT, _FCNTL_ALLOWED[1][1], "refuse", "allow"),
+    ]

@@ -80,6 +80,7 @@ class Spawner:
         self._generation = 0  # spares forked before the last preload lack installed bots
         self._preloaded: set[str] = set()  # installed bots the spawner has loaded
         self._statuses: dict[int, Ending | None] = {}  # answers to status requests, by pid
+        self._builders: deque[Spare | str] = deque()  # answers to build requests: a process, or why none
         self.report: dict[str, Any] | None = None  # what holds in its bot processes: its first message
 
     def containment(self, seconds: float = 10.0) -> dict[str, Any]:
@@ -117,6 +118,21 @@ class Spawner:
             return spare
         except OSError as exc:
             raise SpawnerError(f"the spawner is gone ({exc})") from None
+
+    def builder(self, seconds: float) -> Spare:
+        """A build process (:mod:`arena.sandbox.build`), forked now for one build:
+        confined under the build profile, waiting for its job."""
+        try:
+            self._socket.sendall(encode(("build",)))
+            deadline = time.monotonic() + seconds
+            while not self._builders:
+                self._read(block=True, deadline=deadline)
+        except OSError as exc:
+            raise SpawnerError(f"the spawner is gone ({exc})") from None
+        answer = self._builders.popleft()
+        if isinstance(answer, str):
+            raise NoSpare(answer)
+        return answer
 
     def ending(self, pid: int, seconds: float) -> Ending | None:
         """How bot process ``pid`` ended (its wait status, the processor time it
@@ -193,6 +209,11 @@ class Spawner:
                 self._stock.append(Spare(pid, channel, freezer, folder))
             else:
                 os.close(channel)  # it leaves when its channel closes
+        elif answer[0] == "builder":
+            _, pid, freezer, folder = answer
+            self._builders.append(Spare(pid, self._fds.popleft(), freezer, folder))
+        elif answer[0] == "no builder":
+            self._builders.append(str(answer[1]))
         elif answer[0] == "status":
             self._statuses = {answer[1]: answer[2]}  # an answer that came too late is dropped
         elif answer[0] == "hello":

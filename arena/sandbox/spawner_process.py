@@ -10,7 +10,10 @@ why it exists). It serves, in order:
   they do not slow the start of the game that asked for them;
 - ``status``: how a bot process ended (its wait status, the processor time it
   used, whether its memory group's limit killed it), for a forfeit reason;
-- ``preload``: load the installed bots, so bot processes forked later have them.
+- ``preload``: load the installed bots, so bot processes forked later have them;
+- ``build``: fork a build process (:mod:`arena.sandbox.build`) at once: a bot process
+  under the build profile (its folder its own to change, the build filter), which
+  runs one command and says how it ended.
 
 The requester kills bot processes itself, at once, when their game ends; the
 spawner collects them afterwards and removes their directories. It is the
@@ -131,6 +134,7 @@ class _Spawner:
             readable, [os.path.dirname(self.base), *(os.path.dirname(h.folder) for h in self.groups.bases)])
         self.filter = seccomp.prepare()  # built once here; each bot process only installs it
         self.lock = seccomp.prepare_lock() if self.filter is not None else None  # and this, once limited
+        self.build_filter = seccomp.prepare_build() if self.filter is not None else None  # a build's, not a game's
         # What holds here, for the requester (and ``arena doctor``).
         self.report = {
             "missing": missing,
@@ -170,6 +174,9 @@ class _Spawner:
         elif request[0] == "status":
             self.fork_spares()  # answers go in the order of the requests
             self.control.sendall(encode(("status", request[1], self.ending(request[1], request[2]))))
+        elif request[0] == "build":
+            self.fork_spares()  # answers go in the order of the requests
+            self.fork_builder()
         elif request[0] == "preload":
             self.fork_spares()
             try:
@@ -207,14 +214,39 @@ class _Spawner:
             finally:
                 prepared.ours.close()
 
-    def prepare_bot_process(self) -> _Prepared:
+    def fork_builder(self) -> None:
+        """Fork a build process now and hand it to the requester, or say why not."""
+        try:
+            prepared = self.prepare_bot_process(build=True)
+        except OSError as exc:
+            self.control.sendall(encode(("no builder", f"could not start a build process: {exc}")))
+            return
+        try:
+            pid = self.fork_bot_process(prepared, build=True)
+        except OSError as exc:
+            self.abandon(prepared)
+            self.control.sendall(encode(("no builder", f"could not start a build process: {exc}")))
+            return
+        freezer = prepared.group.freezer() if prepared.group is not None else None
+        try:
+            data = encode(("builder", pid, freezer, prepared.folder))
+            sent = socket.send_fds(self.control, [data], [prepared.ours.fileno()])
+            self.control.sendall(data[sent:])
+        finally:
+            prepared.ours.close()
+
+    def prepare_bot_process(self, build: bool = False) -> _Prepared:
         """What a bot process needs before the fork: its folder, Landlock ruleset,
-        groups, and the two ends of its channel."""
-        folder = _new_folder(self.base, "bot-", 0o700)
+        groups, and the two ends of its channel. A build's folder is its own to
+        change, and it may write to /dev/null (compilers throw output there)."""
+        folder = _new_folder(self.base, "build-" if build else "bot-", 0o700)
         if self.user is not None:
             os.chown(folder, *self.user)
         # Built here, where ctypes is warm: in the new process it would cost more.
-        ruleset = landlock.prepare([folder], self.readable)
+        if build:
+            ruleset = landlock.prepare([os.devnull], self.readable, owned=(folder,))
+        else:
+            ruleset = landlock.prepare([folder], self.readable)
         if ruleset is None and self.landlock:
             _remove(folder)
             raise OSError("the Landlock ruleset could not be built")  # never run a bot unconfined
@@ -223,12 +255,13 @@ class _Spawner:
         return _Prepared(folder, ruleset, theirs, ours, group,
                          cgroups.memory_events(group) if group is not None else None)
 
-    def fork_bot_process(self, prepared: _Prepared) -> int:
+    def fork_bot_process(self, prepared: _Prepared, build: bool = False) -> int:
         pid = self.namespaces.fork()
         if pid == 0:  # the bot process: never returns
             run_bot_process(Confinement(
                 prepared.folder, self.user, prepared.ruleset, prepared.theirs.fileno(), self.lifeline,
-                prepared.group, private_ipc=self.namespaces.missing is None, filter=self.filter, lock=self.lock,
+                prepared.group, private_ipc=self.namespaces.missing is None,
+                filter=self.build_filter if build else self.filter, lock=self.lock, build=build,
             ))
         prepared.theirs.close()
         if prepared.ruleset is not None:

@@ -224,3 +224,14 @@ def _bot_logs(db: Database) -> None:
             primary key (game_id, side)
         ) without rowid"""
     )
+
+
+@_migration("0010_program_bots")
+def _program_bots(db: Database) -> None:
+    # A submitted program bot (any language): its language, the command it runs (a
+    # JSON list of words), its files after its build (a zip archive: paths, bytes,
+    # which are executable) and what its build printed. NULL for a Python bot.
+    db.table("submissions").add_column("language", str)
+    db.table("submissions").add_column("program", str)
+    db.table("submissions").add_column("program_files", bytes)
+    db.table("submissions").add_column("build_log", str)

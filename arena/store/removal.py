@@ -60,8 +60,9 @@ class Removals(Repository):
         db = self.db
         rename = _renamer(bots)
         for old, new in bots.items():
+            # A program's built files and build log are its code too: they go with it.
             db.execute("update submissions set name = ?, source = '', content_hash = '', file = '', about = null, "
-                       "class_name = null where name = ?", [new, old])
+                       "class_name = null, program_files = null, build_log = null where name = ?", [new, old])
         bot_ids = []
         for bot_id, spec, name, source in db.execute("select id, spec, name, source from bots").fetchall():
             if rename(spec) != spec:

@@ -62,6 +62,13 @@ class Submission:
     id: int | None = None
     user_id: int | None = None  # the account that submitted it (None: from the organiser's terminal)
     about: str | None = None  # what its author says it is
+    language: str | None = None  # a program bot's (arena.entry.languages); None: a Python bot
+    program: str | None = None  # a program bot's command, a JSON list of words
+    build_log: str | None = None  # what its build printed (hostile: shown escaped, to its author)
+
+    @property
+    def is_program(self) -> bool:
+        return self.program is not None
 
     @property
     def spec(self) -> str:
@@ -70,7 +77,9 @@ class Submission:
     @property
     def description(self) -> str:
         """The first docstring line of the class it plays (or of its ConnectX agent),
-        read from the stored source without running it; "" when there is none."""
+        read from the stored source without running it; "" when there is none (a program bot's)."""
+        if self.is_program:
+            return ""
         return code_description(self.source, self.kind, self.class_name)
 
 

@@ -11,6 +11,7 @@ that bound.
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -22,6 +23,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from starlette.datastructures import UploadFile
 from starlette.types import Message
 
+from arena.entry.uploads import ACCEPTED, BUILD_SECONDS
 from arena.league.accounts import Throttle, hash_token
 from arena.league.policy import (
     LeagueSettings,
@@ -233,8 +235,13 @@ def code_page(request: Request, store: StoreDep,
             raise HTTPException(401, "sign in to read the code of your own bots")
         raise HTTPException(403, f"the code of {submission.spec} is its author's: not shown to others")
     author = store.accounts.user_by_id(submission.user_id) if submission.user_id is not None else None
+    # A build's log is its author's alone, even where the code is everyone's to read.
+    own = viewer is not None and submission.user_id == viewer.id
+    build_log = submission.build_log or "" if own and submission.is_program else None
+    command = " ".join(json.loads(submission.program)) if submission.program else ""
     return private(page(request, "code.html", title=f"Code of {submission.spec}", submission=submission,
-                        author=author.name if author else "", leagues=leagues, lines=code_lines(submission.source)))
+                        author=author.name if author else "", leagues=leagues, lines=code_lines(submission.source),
+                        build_log=build_log, command=command))
 
 
 def code_lines(source: str) -> list[str]:
@@ -273,7 +280,7 @@ def upload_form(request: Request, store: Store, user: User, status: int = 200, *
                if not league.closed or user.admin or store.leagues.is_member(league.id, user.id)]
     values = {"submitted": None, "refusal": None, "report": None, "form": {}, **context}
     return page(request, "upload.html", status, title="Upload a bot", leagues=open_to, csrf=csrf_token(request),
-                **values)
+                accepted=ACCEPTED, build_seconds=BUILD_SECONDS, **values)
 
 
 @router.post("/upload", response_class=HTMLResponse, include_in_schema=False)
@@ -287,7 +294,8 @@ async def upload_submit(request: Request) -> Response:
         _, submitted = await run_in_threadpool(enter, db, user, upload, failed_checks(request))
     except Refused as refused:
         return await run_in_threadpool(_upload_page, request, user, HTTP_STATUS[refused.kind],
-                                       {"refusal": str(refused), "report": refused.report, "form": form})
+                                       {"refusal": str(refused), "report": refused.report, "form": form,
+                                        "build_log": refused.build_log})
     # Entered: the outcome goes to the page this redirects to (a reload of it sends nothing
     # again). A passed report is a few short lines: the session's cookie carries it.
     request.session[UPLOADED] = {"entry": submitted.entry.id, "retired": submitted.retired,
@@ -351,12 +359,16 @@ async def api_submit(request: Request, authorization: Bearer = None) -> Response
         body: dict[str, Any] = {"error": str(refused)}
         if refused.report is not None:
             body["checks"] = refused.report.as_dict()
+        if refused.build_log is not None:
+            body["build_log"] = refused.build_log
         return JSONResponse(body, status_code=HTTP_STATUS[refused.kind])
     submission = submitted.submission
     return JSONResponse({
         "version": submission.version, "spec": submission.spec, "entry": submitted.entry.id, "league": league.name,
         "kind": submission.kind, "sha256": submission.content_hash, "checks": submitted.report.as_dict(),
-        "retired": submitted.retired}, status_code=201)
+        "retired": submitted.retired,
+        **({"language": submission.language, "build_log": submission.build_log or ""} if submission.is_program else {}),
+    }, status_code=201)
 
 
 @router.post("/api/entries/{entry_id}/retire", responses=_API_ERRORS,
@@ -466,7 +478,7 @@ def enter(db: str, user: User, upload: Upload, failed: Throttle) -> tuple[League
                 return league, submit_to_league(store, league, current, upload.name, upload.source,
                                                 upload.filename, upload.about, upload.class_name)
             except Refused as refused:
-                if refused.report is not None:  # the sandbox ran it
+                if refused.report is not None or refused.build_log is not None:  # the sandbox ran it
                     failed.record(key)
                 raise
 
