@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.bot import BotFailure, Limit
-from arena.engine.game import MAX_SIZE, MIN_SIZE, Rules, RulesError
+from arena.engine.game import MAX_SIZE, MIN_SIZE, Board, Rules, RulesError
 from arena.players import programs
 from arena.players.plugins import BotSpec, BotSpecError, file_code, parse_spec, spec_text, untrusted_bot
 from arena.protocol import handshake, messages
@@ -191,6 +191,7 @@ class Conformance:
         self.settings = settings or Settings()
         self.limits = Limits(start_seconds=self.settings.start_seconds, move_seconds=self.settings.move_seconds)
         self.label = spec_text(self.spec)
+        self.hello_exchange: list[str] = []  # hello and its answer, where the options were declared
 
     def fresh(self) -> DescriptorBot:
         """A new bot process's player, as a game makes it (the user's options given)."""
@@ -237,6 +238,7 @@ class Conformance:
             except BotFailure as failure:
                 yield exchange.failed("handshake", failure.reason)
                 return
+            self.hello_exchange = list(exchange.transcript.lines)
             problem = hello_problem(hello)
             if problem is not None:
                 yield exchange.failed("handshake", problem)
@@ -271,7 +273,7 @@ class Conformance:
         accepted in ``new_game``. Returns whether the options given can be sent."""
         problem = options_problem(hello.get("options"))
         if problem is not None:
-            yield Result("options declared", FAILED, problem)
+            yield Result("options declared", FAILED, problem, self.hello_exchange)
             yield Result("option values", SKIPPED, "its options are not declared as the protocol says")
             return False
         declared = handshake.declared_options(hello)
@@ -574,9 +576,7 @@ def _game(variant: Variant, width: int, height: int, connect: int, gravity: bool
 def impossible_positions(games: list[Rules]) -> list[tuple[Rules, str, list[int]]]:
     """Positions that are no game, to be refused: in the first game with gravity the
     bot plays, a full column, a move after the game was won, a column off the
-    board; in the first without, a taken cell, a move after a win, a cell off the
-    board. Each is a position in either numbering of cells (the cells of the win
-    lie in a row and a column whichever way they are counted)."""
+    board; in the first without, a taken cell, a move after a win, a cell off the board."""
     found: list[tuple[Rules, str, list[int]]] = []
     for gravity in (True, False):
         rules = next((r for r in games if r.gravity is gravity), None)
@@ -586,27 +586,18 @@ def impossible_positions(games: list[Rules]) -> list[tuple[Rules, str, list[int]
             found.append((rules, "a full column", [0] * (rules.height + 1)))
         else:
             found.append((rules, "a taken cell", [0, 0]))
-        won = won_then_moved(rules)
-        if won is not None:
-            found.append((rules, "a move after the game was won", won))
+        found.append((rules, "a move after the game was won", won_then_moved(rules)))
         found.append((rules, "a move off the board", [rules.move_count]))
     return found
 
 
-def won_then_moved(rules: Rules) -> list[int] | None:
-    """Moves in which the first player wins, then the second moves; None where the
-    board leaves no room for them."""
+def won_then_moved(rules: Rules) -> list[int]:
+    """Moves in which the first player wins, then the second moves."""
     k = rules.connect
-    if rules.gravity:
-        if k <= rules.height:  # a column for the first player, the second's beside it
-            return [0, 1] * (k - 1) + [0, 2]
-        # a row for the first player, the second's on top of it (k <= width: the rules hold)
-        return [column for column in range(k - 1) for _ in (0, 1)] + [k - 1, k - 1]
-    cells = rules.width * rules.height
-    if k > min(rules.width, rules.height) or cells < 2 * k + 1:
-        return None
-    # Cells 0..k-1 are a line in either numbering, and the second player's last
-    # cells (k-1 of them) no line of k.
-    first, second = list(range(k)), [cells - 1 - i for i in range(k - 1)]
-    moves = [move for pair in zip(first, second) for move in pair] + [first[-1]]
-    return [*moves, min(set(range(cells)) - set(moves))]
+    if k <= rules.height:  # a column of the first player's, the second's beside it
+        first, second, after = [(0, row) for row in range(k)], [(1, row) for row in range(k - 1)], (2, 0)
+    else:  # a row (the rules hold: k <= width), the second's on top of it
+        first, second, after = [(c, 0) for c in range(k)], [(c, 1) for c in range(k - 1)], (k - 1, 1)
+    cells = [cell for pair in zip(first, second) for cell in pair] + [first[-1], after]
+    board = Board(rules)
+    return [board.cell_move(column, row) for column, row in cells]
