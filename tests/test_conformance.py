@@ -179,7 +179,7 @@ def test_a_bot_written_from_the_protocol_passes_every_check(tmp_path: Path) -> N
     assert "legal moves: 8x8 connect 4" in played
     by_name = {result.name: result for result in results}
     assert "tester 1.0 by A. Student" in by_name["handshake"].detail
-    assert "their defaults and the values given accepted" == by_name["option values"].detail
+    assert by_name["option values"].detail == "their defaults and the values given accepted"
     assert "full column" in by_name["impossible positions"].detail
     assert "taken cell" in by_name["impossible positions"].detail
 
@@ -354,9 +354,9 @@ def test_arena_check_plays_the_rules_given(tmp_path: Path, cli) -> None:
     result = cli("check", f"cmd:{bot}", "--width", "5", "--height", "4", "--connect", "3", "--no-gravity",
                  "--seconds", str(MOVE))
     assert result.exit_code == 0, result.output
-    assert [line for line in result.output.splitlines() if "legal moves" in line][0].startswith(
+    assert next(line for line in result.output.splitlines() if "legal moves" in line).startswith(
         "  ok    legal moves: 5x4 connect 3, no gravity:")
-    refused = cli("check", f"cmd:{program(tmp_path, 'four', )}", "--width", "5", "--seconds", str(MOVE))
+    refused = cli("check", f"cmd:{program(tmp_path, 'four')}", "--width", "5", "--seconds", str(MOVE))
     assert refused.exit_code == 1
     assert "FAIL  handshake: bot 'tester' does not play 5x6 connect 4" in refused.output
 

@@ -192,6 +192,8 @@ class Conformance:
         self.limits = Limits(start_seconds=self.settings.start_seconds, move_seconds=self.settings.move_seconds)
         self.label = spec_text(self.spec)
         self.hello_exchange: list[str] = []  # hello and its answer, where the options were declared
+        #: The options given, typed as the bot declares them: sent in new_game once checked, as a game sends them.
+        self.values: dict[str, Any] = {}
 
     def fresh(self) -> DescriptorBot:
         """A new bot process's player, as a game makes it (the user's options given)."""
@@ -282,9 +284,11 @@ class Conformance:
         defaults = {name: option.default for name, option in declared.items()}
         if defaults:
             trials.append(("their defaults", defaults))
+        typed: dict[str, Any] = {}
         if self.spec.options:
             try:
-                trials.append(("the values given", handshake.typed_options(declared, self.spec.options)))
+                typed = handshake.typed_options(declared, self.spec.options)
+                trials.append(("the values given", typed))
             except BotFailure as failure:
                 yield Result("option values", FAILED, f"the values given: {failure.reason}")
                 return False
@@ -305,6 +309,7 @@ class Conformance:
                 if reply != messages.ready():
                     yield exchange.failed("option values", f"{what}: new_game answered with {_answer(reply)}")
                     return False
+        self.values = typed
         yield Result("option values", PASSED, " and ".join(what for what, _ in trials) + " accepted")
         return True
 
@@ -316,7 +321,7 @@ class Conformance:
         start, move = self.settings.start_seconds, self.settings.move_seconds
         requests: list[tuple[Any, float]] = [
             (messages.Hello(), patience(start)),
-            (messages.NewGame(rules, 0, self.settings.seed, TimeControl(move)), patience(start)),
+            (messages.NewGame(rules, 0, self.settings.seed, TimeControl(move), self.values), patience(start)),
             (messages.Move([], Limit(move)), patience(move)),
         ]
         with Exchange(self.fresh()) as exchange:
@@ -387,7 +392,7 @@ class Conformance:
         tried = []
         for rules, what, moves in impossible_positions(games):
             with Exchange(self.fresh()) as exchange:
-                game = messages.NewGame(rules, len(moves) % 2, self.settings.seed, TimeControl(move))
+                game = messages.NewGame(rules, len(moves) % 2, self.settings.seed, TimeControl(move), self.values)
                 try:
                     exchange.ask(messages.Hello(), patience(self.settings.start_seconds))
                     exchange.ask(game, patience(self.settings.start_seconds))
@@ -409,7 +414,8 @@ class Conformance:
         with Exchange(self.fresh()) as exchange:
             try:
                 exchange.ask(messages.Hello(), patience(start))
-                exchange.ask(messages.NewGame(rules, 0, self.settings.seed, TimeControl(1.0)), patience(start))
+                exchange.ask(messages.NewGame(rules, 0, self.settings.seed, TimeControl(1.0), self.values),
+                             patience(start))
                 asked = time.monotonic()
                 exchange.bot._send(messages.encode(messages.Quit()), QUIT_SECONDS)
             except (BotFailure, OSError) as failure:
