@@ -220,7 +220,8 @@ def test_a_start_that_fails_skips_the_checks_that_stand_on_it(tmp_path: Path) ->
     results = run(f"cmd:{program(tmp_path, 'version', 'version')}")
     assert results[0].outcome == FAILED
     assert {result.outcome for result in results[1:]} == {"skipped"}
-    assert len(results) == 9
+    assert [result.name for result in results[:2]] == ["handshake", "start-up"]
+    assert len(results) == 10
 
 
 def test_a_variant_it_claims_but_plays_illegally_fails_that_game(tmp_path: Path) -> None:
@@ -377,3 +378,18 @@ def test_arena_check_refuses_a_spec_that_names_no_program_in_one_line(tmp_path: 
     bot.write_text("")
     assert "--start-seconds is for a program" in cli("check", str(bot), "--start-seconds", "3").output
 
+
+
+@pytest.mark.parametrize("sandbox", [True, False])
+def test_a_command_that_cannot_run_fails_the_handshake(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandbox: bool
+) -> None:
+    import arena.sandbox.system
+
+    if not sandbox:
+        monkeypatch.setattr(arena.sandbox.system, "sandbox_missing", lambda: "no sandbox in this test")
+    (tmp_path / "bot.toml").write_text('run = "./nothing"\n')
+    results = run(str(tmp_path))
+    assert results[0].outcome == FAILED
+    assert "could not run its command './nothing'" in results[0].detail
+    assert {result.outcome for result in results[1:]} == {"skipped"}

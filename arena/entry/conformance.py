@@ -26,6 +26,7 @@ from typing import Any
 
 from arena.bot import BotFailure, Limit
 from arena.engine.game import MAX_SIZE, MIN_SIZE, Board, Rules, RulesError
+from arena.errors import ArenaFault
 from arena.players import programs
 from arena.players.plugins import BotSpec, BotSpecError, file_code, parse_spec, spec_text, untrusted_bot
 from arena.protocol import handshake, messages
@@ -130,9 +131,14 @@ class Exchange:
         self.bot = bot
         self.transcript = Transcript(bot)
         self.started = 0.0
+        self._unstarted: BotFailure | None = None  # why its process could not be started
 
     def __enter__(self) -> Exchange:
-        self.bot._connect()
+        try:
+            self.bot._connect()
+        except BotFailure as failure:  # its command cannot be run: said as the first request's failure
+            self.transcript.note(printable(clip(failure.reason, LINE_CHARACTERS)))
+            self._unstarted = failure
         self.started = time.monotonic()  # the arena's start-up clock runs from here too
         return self
 
@@ -142,6 +148,8 @@ class Exchange:
     def ask(self, request: Any, seconds: float, since: float | None = None) -> dict[str, Any]:
         """Send ``request``, and read its answer within ``seconds`` (of ``since``, or of
         now); :class:`BotFailure` if none comes, or one that is not an answer."""
+        if self._unstarted is not None:
+            raise self._unstarted
         sent = time.monotonic()
         try:
             self.bot._send(messages.encode(request), seconds)
@@ -205,13 +213,12 @@ class Conformance:
         """Each check's result, as it is known."""
         hello: dict[str, Any] = {}
         games: list[Rules] = []
-        opening = self._opening(hello, games)
-        for result in opening:
+        for result in self._opening(hello, games):
             yield result
             if not result.passed:
-                yield from self._skipped(f"{result.name} failed", *LATER)
+                yield from self._skipped(f"{result.name} failed", *CHECKS[CHECKS.index(result.name) + 1:])
                 return
-        sendable = yield from self._options(hello)
+        sendable = yield from self._options(hello, games[0])
         channel = list(self._channel(games[0]))
         yield from channel
         if any(not result.passed for result in channel):
@@ -270,7 +277,7 @@ class Conformance:
 
     # --- options --------------------------------------------------------------------------
 
-    def _options(self, hello: dict[str, Any]) -> Generator[Result, None, bool]:
+    def _options(self, hello: dict[str, Any], rules: Rules) -> Generator[Result, None, bool]:
         """Its declared options well formed, then their defaults and the user's values
         accepted in ``new_game``. Returns whether the options given can be sent."""
         problem = options_problem(hello.get("options"))
@@ -295,10 +302,9 @@ class Conformance:
         if not trials:
             yield Result("option values", PASSED, "none to give")
             return True
-        games = self.settings.rules or games_to_play(handshake.variants_of(hello))
         for what, values in trials:
             with Exchange(self.fresh()) as exchange:
-                game = messages.NewGame(games[0], 0, self.settings.seed, TimeControl(self.settings.move_seconds),
+                game = messages.NewGame(rules, 0, self.settings.seed, TimeControl(self.settings.move_seconds),
                                         values)
                 try:
                     exchange.ask(messages.Hello(), patience(self.settings.start_seconds))
@@ -434,9 +440,9 @@ class Conformance:
         return Result(name, PASSED, f"exited with code 0 in {took:.3f} s")
 
 
-#: The checks after the start, in order (skipped whole when the start fails).
-LATER = ("options declared", "option values", "only answers on stdout", "one answer per request", "legal moves",
-         "move time", "impossible positions", "clean quit")
+#: The checks in order, each skipped when the handshake or the start-up before it fails.
+CHECKS = ("handshake", "start-up", "options declared", "option values", "only answers on stdout",
+          "one answer per request", "legal moves", "move time", "impossible positions", "clean quit")
 
 
 def exited(code: int) -> str:
@@ -448,11 +454,13 @@ def _answer(reply: dict[str, Any]) -> str:
 
 
 def _game_failure(played: list[tuple[int, GameRecord, list[str]]]) -> tuple[int, GameRecord, list[str]] | None:
-    """The first game the bot lost by forfeit (or the arena failed in)."""
+    """The first game the bot lost by forfeit. A game the arena failed in says
+    nothing of the bot: :class:`ArenaFault`, as it would stop a tournament."""
     for side, record, lines in played:
         outcome = record.outcome
-        if outcome.termination is Termination.VOID or (outcome.termination is Termination.FORFEIT
-                                                        and outcome.winner != side):
+        if outcome.termination is Termination.VOID:
+            raise ArenaFault((outcome.reason or "a game was void").removeprefix("the arena failed: "))
+        if outcome.termination is Termination.FORFEIT and outcome.winner != side:
             return side, record, lines
     return None
 
