@@ -32,7 +32,7 @@ ALLOWED: dict[str, set[str]] = {
     "store": BASE | {"engine", "records", "render"},
     "ratings": BASE | {"engine", "records", "store"},
     # how a bot gets in: the only room above the sandbox that starts bots outside a game
-    "entry": BASE | {"engine", "records", "bot", "protocol", "sandbox", "players", "store"},
+    "entry": BASE | {"engine", "records", "bot", "protocol", "sandbox", "players", "referee", "store"},
     "tournament": BASE | {"engine", "records", "bot", "sandbox", "players", "referee", "store", "ratings", "entry",
                           "render"},
     "league": BASE | {"engine", "records", "players", "store", "ratings", "entry", "tournament"},

@@ -16,6 +16,7 @@ from arena.players.plugins import BotSpecError, file_code, parse_spec
 from arena.text import printable
 
 if TYPE_CHECKING:
+    from arena.engine.game import Rules
     from arena.entry.checks import CheckReport
 
 
@@ -177,17 +178,30 @@ def _multipart(fields: dict[str, str], filename: str, content: bytes) -> tuple[b
 @click.argument("path", metavar="PATH[:Class][:key=value,...]")
 @click.option("--seconds", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
               help="Time allowed per move.")
+@click.option("--start-seconds", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="A program's time to start, from its process to its answer to new_game (default: "
+                   "a tournament's, 10).")
 @rules_options
-def check_command(path: str, seconds: float, width: int | None, height: int | None, connect: int | None,
-                  no_gravity: bool, scoring: str | None) -> None:
-    """Run the submission checks on a bot file, in the sandbox, without storing it.
+def check_command(path: str, seconds: float, start_seconds: float | None, width: int | None, height: int | None,
+                  connect: int | None, no_gravity: bool, scoring: str | None) -> None:
+    """Run the submission checks on a bot file or a program, in the sandbox, without storing it.
 
-    Exit code 0 if every check passes, 1 if one fails.
+    A program (cmd:PATH, or a folder with bot.toml) is checked against the protocol:
+    the handshake, its start, its options, whole games in the variants it declares
+    (or in the rules given), its move time, impossible positions refused, a clean
+    quit. Exit code 0 if every check passes, 1 if one fails.
     """
     from arena.entry.checks import check_code
 
     rules = make_rules(width, height, connect, no_gravity, scoring)
     spec = parse_spec(path)
+    if spec.program:
+        given = any(flag is not None for flag in (width, height, connect, scoring)) or no_gravity
+        _check_program(path, seconds, start_seconds, rules if given else None)
+        return
+    if start_seconds is not None:
+        raise ArenaUsageError("--start-seconds is for a program (cmd:PATH or a folder with bot.toml); a bot "
+                              "file starts within a tournament's limit")
     if not spec.is_file:
         raise BotSpecError(f"{path!r} is not a .py file: give the path of a bot file (PATH.py[:Class][:key=value])")
     report = check_code(file_code(spec), spec.options, rules_list=(rules,), seconds=seconds, own=True)
@@ -196,6 +210,29 @@ def check_command(path: str, seconds: float, width: int | None, height: int | No
         click.echo(printable(f"{path}: not ready to submit ({report.first_failure()})"))
         sys.exit(1)
     click.echo(f"{path}: all checks passed (a {report.kind})")
+
+
+def _check_program(path: str, seconds: float, start_seconds: float | None, rules: Rules | None) -> None:
+    """The conformance suite on a program: a line per check as it ends (a failed one's
+    exchange below it), then the count; exit code 1 if one failed."""
+    from arena.entry.conformance import FAILED, Conformance, Settings
+
+    defaults = Settings()
+    suite = Conformance(path, Settings(start_seconds if start_seconds is not None else defaults.start_seconds,
+                                       seconds, (rules,) if rules is not None else None))
+    failed, count = [], 0
+    for result in suite.checks():
+        count += 1
+        mark = {"passed": "ok", "failed": "FAIL"}.get(result.outcome, "skip")
+        click.echo(f"  {mark:4}  {printable(result.name)}: {printable(result.detail)}")
+        for line in result.exchange:
+            click.echo(f"        {printable(line)}")
+        if result.outcome == FAILED:
+            failed.append(result.name)
+    if failed:
+        click.echo(printable(f"{path}: {len(failed)} of {count} checks failed ({', '.join(failed)})"))
+        sys.exit(1)
+    click.echo(printable(f"{path}: every check passed"))
 
 
 def _echo_checks(report: CheckReport) -> None:

@@ -61,6 +61,12 @@ class DescriptorBot(ChannelBot):
         """Why the bot left (its end of the channel closed): a forfeit reason."""
         return "exited: closed its connection to the arena"
 
+    def exit_code(self, seconds: float) -> int | None:
+        """How the bot's process ended, waiting up to ``seconds``: its exit code, or
+        minus the number of the signal that killed it; None while it runs. (A game
+        never asks: its result stands however the bot leaves. ``arena check`` does.)"""
+        raise NotImplementedError
+
     def _send(self, data: bytes, seconds: float) -> None:
         """Write all of ``data`` within ``seconds``: a bot that stops reading loses on
         time, never hangs the referee."""

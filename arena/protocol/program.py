@@ -128,6 +128,14 @@ class LocalProgram(DescriptorBot):
     def _printed(self, reply: dict[str, Any] | None) -> bytes:
         return self._log.new() if self._log is not None else b""
 
+    def exit_code(self, seconds: float) -> int | None:
+        if self._process is None:
+            return None
+        try:
+            return self._process.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            return None
+
     def close(self) -> None:
         process = self._process
         if process is not None:

@@ -215,6 +215,21 @@ class SandboxedBot(DescriptorBot):
             return f"exited: killed by {name}{hint}"
         return f"exited with code {os.WEXITSTATUS(ending.status)}"
 
+    def exit_code(self, seconds: float) -> int | None:
+        """How the bot process ended, from its spawner (see :meth:`_death_reason`)."""
+        if self._pid is None or self._source is None or self._ended:
+            return None
+        try:
+            ending = self._source.ending(self._pid, seconds)
+        except spawner.SpawnerError as exc:
+            raise ArenaFault(f"sandbox: the spawner of the bot's process died ({exc})") from None
+        if ending is None:
+            return None
+        self._ended = True
+        if os.WIFSIGNALED(ending.status):
+            return -os.WTERMSIG(ending.status)
+        return os.WEXITSTATUS(ending.status)
+
     def _killed(self, ending: Ending) -> str:
         """Why a bot process died of SIGKILL. The bot cannot send it to itself
         (the seccomp filter), nor lower its processor time limit (the kernel's
