@@ -429,3 +429,16 @@ def test_the_end_of_input_ends_the_bot_with_code_0(name: str, built: Any) -> Non
         assert program.process.wait(timeout=PATIENCE) == 0
     finally:
         program.close()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_example_passes_the_protocols_conformance_suite(name: str, built: Any) -> None:
+    """Each example passes `arena check` as the arena runs it: sandboxed, built from
+    its manifest in a copy of its folder, every check of the suite."""
+    from arena.entry.conformance import Conformance, Settings
+
+    folder = built(name)
+    results = list(Conformance(str(folder), Settings(move_seconds=1.0)).checks())
+    failed = [f"{r.name}: {r.detail}\n" + "\n".join(r.exchange) for r in results if not r.passed]
+    assert not failed, "\n".join(failed)
+    assert len(results) >= 10
