@@ -210,7 +210,8 @@ def test_a_removed_accounts_program_loses_its_built_files_and_log(league_db):
 
 
 @needs_sandbox
-@pytest.mark.parametrize("key, filename", [("c", "bot.c"), ("java", "Bot.java"), ("javascript", "bot.js")])
+@pytest.mark.parametrize("key, filename", [("c", "bot.c"), ("java", "Bot.java"), ("javascript", "bot.js"),
+                                          ("csharp", "Bot.cs"), ("elixir", "bot.exs")])
 def test_an_upload_is_built_checked_stored_and_plays_league_games_sandboxed(league_db, key, filename):
     toolchain(key)
     submitted = submit(league_db, filename, (PROGRAMS / filename).read_bytes())
