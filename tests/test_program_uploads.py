@@ -26,6 +26,7 @@ from arena.sandbox.system import sandbox_missing
 from arena.store import Store
 
 PROGRAMS = Path(__file__).resolve().parent / "data" / "programs"
+RUNTIMES = Path(__file__).resolve().parent / "bots" / "programs" / "runtimes"  # the runtimes' trivial bots
 LEAGUE = """bots = ["random"]
 games = 2
 seed = 3
@@ -214,7 +215,8 @@ def test_a_removed_accounts_program_loses_its_built_files_and_log(league_db):
                                           ("csharp", "Bot.cs"), ("elixir", "bot.exs")])
 def test_an_upload_is_built_checked_stored_and_plays_league_games_sandboxed(league_db, key, filename):
     toolchain(key)
-    submitted = submit(league_db, filename, (PROGRAMS / filename).read_bytes())
+    source = PROGRAMS / filename if (PROGRAMS / filename).exists() else RUNTIMES / filename
+    submitted = submit(league_db, filename, source.read_bytes())
     assert submitted.report.passed
     with Store(league_db) as store:
         stored = store.submissions.get("first")

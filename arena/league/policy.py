@@ -168,11 +168,7 @@ def _check_python(
                       Refusal.INVALID) from None
     if "\x00" in text:
         raise Refused("the file holds a NUL byte: upload a Python source file", Refusal.INVALID)
-    same_code = store.leagues.entries_with_code(league.id, content_hash(text), class_name)
-    if same_code:
-        raise Refused(f"this code is already in league {league.name!r}: {entered_as(store, same_code[0])}; "
-                      "a league takes the same code once: change the bot, or enter it in another league",
-                      Refusal.INVALID)
+    _refuse_same_code(store, league, text, class_name)
     _limit_rate(store, league, user, settings)
     return text, _checked(store, league, filename, BotCode(label=filename, text=text, class_name=class_name))
 
@@ -189,11 +185,7 @@ def _check_program(
     except UploadError as exc:
         raise Refused(str(exc), Refusal.INVALID) from None
     text = upload_text(upload)
-    same_code = store.leagues.entries_with_code(league.id, content_hash(text), None)
-    if same_code:
-        raise Refused(f"this code is already in league {league.name!r}: {entered_as(store, same_code[0])}; "
-                      "a league takes the same code once: change the bot, or enter it in another league",
-                      Refusal.INVALID)
+    _refuse_same_code(store, league, text, None)
     _limit_rate(store, league, user, settings)
     try:
         built = build_upload(upload, filename)
@@ -210,6 +202,15 @@ def _check_program(
         refused.build_log = built.log  # what the build said may tell why the program did not play
         raise
     return text, ProgramVersion(upload.language, built.code, built.log), report
+
+
+def _refuse_same_code(store: Store, league: League, text: str, class_name: str | None) -> None:
+    """A league takes the same code once."""
+    same_code = store.leagues.entries_with_code(league.id, content_hash(text), class_name)
+    if same_code:
+        raise Refused(f"this code is already in league {league.name!r}: {entered_as(store, same_code[0])}; "
+                      "a league takes the same code once: change the bot, or enter it in another league",
+                      Refusal.INVALID)
 
 
 def _limit_rate(store: Store, league: League, user: User, settings: LeagueSettings) -> None:
