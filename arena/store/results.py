@@ -68,6 +68,37 @@ class Results(Repository):
         row = self.db.execute(f"select total(game_changes) from tournaments{where}", params).fetchone()
         return int(row[0])
 
+    def scope(self, tournament: str | None, league: bool) -> int | None:
+        """The id of the tournament a table of ``tournament`` shows (by default the latest
+        that is not casual; -1 where there is none), or None for the whole league."""
+        if league:
+            return None
+        row = self.db.execute(
+            "select id from tournaments where name = ?" if tournament else
+            "select id from tournaments where format != 'casual' order by id desc limit 1",
+            [tournament] if tournament else []).fetchone()
+        return -1 if row is None else int(row[0])
+
+    def version(self, tournament_id: int | None) -> tuple[Any, ...]:
+        """What dates a table of one tournament (of all with None): its games' changes,
+        and the tournaments' and entrants' rows (a status, an entrant joining or
+        retiring), a few index reads. A game of another tournament leaves it as it is."""
+        tournaments = self.db.execute("select count(*), group_concat(id || status) from tournaments").fetchone()
+        entries = self.db.execute("select count(*), group_concat(id || status) from entries").fetchone()
+        return (tournament_id, self.changes(tournament_id), *tournaments, *entries)
+
+    def pair_record(self, a_ids: Sequence[int], b_ids: Sequence[int]) -> tuple[list[int], list[int]]:
+        """Bots ``a_ids`` against bots ``b_ids`` in the games that count in a table:
+        (a's wins, draws, losses moving first; the same moving second), from the pair counts."""
+        where, params = counted_pairs(None)
+        a, b = param_marks(a_ids), param_marks(b_ids)
+        sums = "select total(p.wins), total(p.draws), total(p.losses) from pair_counts p where "
+        as_first = self.db.execute(f"{sums}p.first_bot_id in ({a}) and p.second_bot_id in ({b}) and {where}",
+                                   [*a_ids, *b_ids, *params]).fetchone()
+        as_second = self.db.execute(f"{sums}p.first_bot_id in ({b}) and p.second_bot_id in ({a}) and {where}",
+                                    [*b_ids, *a_ids, *params]).fetchone()
+        return [int(count) for count in as_first], [int(count) for count in reversed(as_second)]
+
     def pair_changes(self, a_ids: Sequence[int], b_ids: Sequence[int]) -> int:
         """A number that grows whenever a game between bots ``a_ids`` and ``b_ids`` (either
         colour, any tournament) is stored, removed or changed: what dates a matchup page."""
