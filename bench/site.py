@@ -27,7 +27,14 @@ the games list, one game) is read per request through an index.
 The warm-up of a page whose tables another page already computed is fast: the
 standings' warm-up pays for the crosstable's and the API's.
 
-Run: python bench/site.py [--games 1000000] [--bots 50] [--requests 20] [--keep DIR]
+Then, for ``--arrivals`` seconds, a batch of games is stored every second (as a
+tournament's runner stores them) while the pages are asked for one after another:
+each page's median and 95th percentile, the first request after new games included.
+A table is dated by its own tournament's games (the pair counts' changes), computed
+on a thread of its own, and while it is computed again a request takes it as it was
+(after waiting ``arena.web.cache.PATIENCE``).
+
+Run: python bench/site.py [--games 1000000] [--bots 50] [--requests 20] [--arrivals 60] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -99,6 +106,9 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=1_000_000)
     parser.add_argument("--bots", type=int, default=50)
     parser.add_argument("--requests", type=int, default=20, help="requests per page after the warm-up")
+    parser.add_argument("--arrivals", type=float, default=60,
+                        help="seconds of asking for pages while games arrive every second (0: none)")
+    parser.add_argument("--batch", type=int, default=10, help="games stored each second meanwhile")
     parser.add_argument("--keep", type=Path, help="build the database here and keep it (and reuse it next time)")
     args = parser.parse_args()
     folder = args.keep or Path(tempfile.mkdtemp(prefix="arena-bench-site-"))
@@ -117,7 +127,9 @@ def main() -> None:
             store.version()
         print(f"Store.version(): {(time.perf_counter() - started) * 10:.2f} ms")
     try:
-        report(db, args.requests, real)
+        app, client, pages = report(db, args.requests, real)
+        if args.arrivals:
+            while_games_arrive(db, app, client, pages, args.arrivals, args.batch)
     finally:
         if args.keep is None:
             for file in folder.glob("site-*.db*"):
@@ -125,7 +137,7 @@ def main() -> None:
             folder.rmdir()
 
 
-def report(db: Path, requests: int, real: list[int]) -> None:
+def report(db: Path, requests: int, real: list[int]) -> tuple[Any, Any, list[tuple[str, str]]]:
     from fastapi.testclient import TestClient  # the web stack: only once the database is there
 
     from arena.web.app import create_app
@@ -139,6 +151,7 @@ def report(db: Path, requests: int, real: list[int]) -> None:
         ("API standings (whole league)", "/api/standings?all=true"),
         ("bot page", "/bots/bot007"),
         ("API bot list", "/api/bots"),
+        ("standings (last tournament)", "/standings"),
         ("matchup, page 2", "/matchup?a=bot007&b=bot013&page=2"),
         ("games list, page 1", "/games?page=1"),
         ("games list, page 1000", "/games?page=1000"),
@@ -157,6 +170,60 @@ def report(db: Path, requests: int, real: list[int]) -> None:
         print(f"{label:<30}{warm_up * 1000:>10.0f}{statistics.median(times) * 1000:>9.1f}{p95 * 1000:>9.1f}{flag}")
     print(f"tables computed: {app.state.cache.computed}")
     arrived(db, client)
+    return app, client, pages
+
+
+def while_games_arrive(db: Path, app: Any, client: Any, pages: list[tuple[str, str]], seconds: float,
+                       batch: int) -> None:
+    """Games stored every second (``batch`` of them, in the last tournament, as its runner
+    stores a batch) while the pages are asked for one after another for ``seconds``:
+    each page's median and 95th percentile, the first request after new games included
+    (a cached table then is served as it was while its new state is computed)."""
+    import threading
+
+    stop = threading.Event()
+    stored: list[int] = []
+
+    def store_games() -> None:
+        with Store(db) as store:
+            last = store.tournaments.all()[-1]
+            bot_ids = {"random": store.bots.stored([1])[0].id, "greedy": store.bots.stored([2])[0].id}
+            number = 0
+            while not stop.wait(1.0):
+                records = [play_game(GameSpec(key=f"arriving{number + i}", rules=Rules(), first="random",
+                                              second="greedy", pairing="x", seed=number + i)) for i in range(batch)]
+                number += batch
+                store.games.record(last.id, records, bot_ids)
+                stored.extend(game.id for game in store.games.all(limit=batch))
+
+    writer = threading.Thread(target=store_games)
+    times: dict[str, list[float]] = {label: [] for label, _ in pages}
+    stale_before = app.state.cache.stale
+    writer.start()
+    try:
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            for label, url in pages:
+                if not routed(app, url.split("?")[0]):
+                    continue
+                started = time.perf_counter()
+                client.get(url)
+                times[label].append(time.perf_counter() - started)
+    finally:
+        stop.set()
+        writer.join()
+    print(f"\nwhile {batch} games arrived every second for {seconds:.0f} s ({len(stored)} games stored):")
+    print(f"{'page':<30}{'requests':>10}{'median':>9}{'p95':>9}")
+    for label, spent in times.items():
+        if spent:
+            p95 = statistics.quantiles(spent, n=20, method="inclusive")[-1] if len(spent) > 1 else spent[0]
+            print(f"{label:<30}{len(spent):>10}{statistics.median(spent) * 1000:>9.1f}{p95 * 1000:>9.1f}")
+    print(f"tables computed: {app.state.cache.computed}; requests served a table being computed again: "
+          f"{app.state.cache.stale - stale_before}")
+    app.state.cache.settle()
+    with Store(db) as store, store.transaction():
+        for game_id in stored:
+            store.games.delete(game_id)
 
 
 def routed(app: Any, path: str) -> bool:

@@ -98,3 +98,11 @@ def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
         return runner.invoke(main, [str(a) for a in args], catch_exceptions=False)
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def tables_wait_for_their_computation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The site shows a table's previous state after PATIENCE seconds of computing the
+    next; the tests wait for every table, so that none depends on the machine's speed
+    (tests/test_web_cache.py gives the patience where it is what it tests)."""
+    monkeypatch.setattr("arena.web.cache.PATIENCE", None)

@@ -267,6 +267,8 @@ def test_an_arena_that_keeps_failing_stops_the_run_in_one_line(tmp_path: Path,
     with Store(db) as store:
         keys = [g.key for g in store.games.all(tournament="faults", limit=100)]
         assert len(keys) == len(set(keys)) == 6
+        # The void games count nowhere: the kept pair counts are those of the games table.
+        assert store.results.pair_counts() == store.results.recount()
 
 
 def test_a_full_disk_stops_the_run_in_one_line_and_the_rest_is_played_on_resume(tmp_path: Path) -> None:
@@ -283,3 +285,5 @@ def test_a_full_disk_stops_the_run_in_one_line_and_the_rest_is_played_on_resume(
         assert not outcome.interrupted
         keys = [g.key for g in store.games.all(tournament="faults", limit=1000)]
         assert len(keys) == len(set(keys)) == 40
+        # The batch the full disk refused left no count behind, the resumed games theirs.
+        assert store.results.pair_counts() == store.results.recount()

@@ -368,11 +368,12 @@ def test_the_league_is_computed_once_until_a_game_arrives(league, tmp_path):
     before = client.get("/api/bots/random").json()
     for path in ("/bots/random", "/bots/guard@v2", "/api/bots", "/matchup?a=random&b=guard%40v2"):
         assert client.get(path).status_code == 200
-    assert app.state.cache.computed == 2  # the league's bots, and its standings (the bot page's fitted Elo)
+    # the league's bots, its standings (the bot page's fitted Elo) and the matchup page
+    assert app.state.cache.computed == 3
     with Store(tmp_path / "copy.db") as store:
         store_games(store, "t3", [("random", "guard@v2")], 2)
     after = client.get("/api/bots/random").json()
-    assert app.state.cache.computed == 3
+    assert app.state.cache.computed == 4
     assert after["games"] == before["games"] + 2 and after["rating_history"]["games"] == before["games"] + 2
 
 
@@ -540,7 +541,7 @@ def test_a_crowd_asking_for_a_table_while_games_arrive_costs_two_computations():
 
     from arena.web.cache import TableCache
 
-    cache = TableCache()
+    cache = TableCache(patience=None)
     first_started, release = threading.Event(), threading.Event()
     computations: list[int] = []
 
@@ -569,5 +570,6 @@ def test_a_crowd_asking_for_a_table_while_games_arrive_costs_two_computations():
         thread.join(30)
     assert len(computations) == 2 and cache.computed == 2
     second = computations[1]
-    assert got[0] == 0 and all(got[n] == second for n in range(1, 11))  # computed after each arrived
+    # computed after each arrived (the first request may wake to the second table already: newer still)
+    assert got[0] in (0, second) and all(got[n] == second for n in range(1, 11))
     assert cache.get("bots", 99, compute(99)) == 99  # a later arrival is never given an older table

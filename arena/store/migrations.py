@@ -235,3 +235,82 @@ def _program_bots(db: Database) -> None:
     db.table("submissions").add_column("program", str)
     db.table("submissions").add_column("program_files", bytes)
     db.table("submissions").add_column("build_log", str)
+
+
+#: Each (tournament, first player, second player)'s counts, from the games table:
+#: what migration 0011 starts the table from, and what a test recounts to compare.
+#: The wins, draws and losses are the first player's in finished games; ``games``
+#: counts every stored one.
+PAIR_COUNTS_OF_GAMES = """
+select tournament_id, first_bot_id, second_bot_id, count(*),
+  total(termination != 'unfinished' and winner = 0), total(termination != 'unfinished' and winner is null),
+  total(termination != 'unfinished' and winner = 1),
+  total(termination = 'forfeit' and winner = 1), total(termination = 'forfeit' and winner = 0),
+  min(case when termination != 'unfinished' then id end)
+from games group by tournament_id, first_bot_id, second_bot_id
+"""
+
+
+def _pair_change(row: str, sign: str) -> str:
+    """The statements of a trigger that add (``sign`` '+') or take away ('-') the game
+    ``row`` ('new' or 'old') to or from its pair's counts and its tournament's changes."""
+    finished = f"{row}.termination != 'unfinished'"
+    where = (f"where tournament_id = {row}.tournament_id and first_bot_id = {row}.first_bot_id "
+             f"and second_bot_id = {row}.second_bot_id")
+    if sign == "+":
+        first_game = (f"case when {finished} and (first_game_id is null or {row}.id < first_game_id) "
+                      f"then {row}.id else first_game_id end")
+    else:  # the pair's first counted game again, where it is the one that leaves (rare: a casual game saved again)
+        first_game = (f"case when first_game_id = {row}.id then (select min(id) from games g where "
+                      f"g.tournament_id = {row}.tournament_id and g.first_bot_id = {row}.first_bot_id and "
+                      f"g.second_bot_id = {row}.second_bot_id and g.termination != 'unfinished' "
+                      f"and g.id != {row}.id) else first_game_id end")
+    return f"""
+        insert or ignore into pair_counts (tournament_id, first_bot_id, second_bot_id)
+            values ({row}.tournament_id, {row}.first_bot_id, {row}.second_bot_id);
+        update pair_counts set games = games {sign} 1,
+            wins = wins {sign} ({finished} and {row}.winner is 0),
+            draws = draws {sign} ({finished} and {row}.winner is null),
+            losses = losses {sign} ({finished} and {row}.winner is 1),
+            first_forfeits = first_forfeits {sign} ({row}.termination = 'forfeit' and {row}.winner is 1),
+            second_forfeits = second_forfeits {sign} ({row}.termination = 'forfeit' and {row}.winner is 0),
+            first_game_id = {first_game}, changes = changes + 1 {where};
+        update tournaments set game_changes = game_changes + 1 where id = {row}.tournament_id;"""
+
+
+@_migration("0011_pair_counts")
+def _pair_counts(db: Database) -> None:
+    # Results per (tournament, first player, second player), kept by triggers in the
+    # transaction that stores, removes or changes a game: whoever writes a game (a
+    # tournament's batch, a casual game saved again, an import, a removal) keeps them
+    # true, a batch rolled back takes its counts with it, and a table is counted from
+    # a few thousand rows, not a million games. ``changes`` (per pair) and
+    # tournaments.game_changes (per tournament) only grow: they date the site's
+    # cached tables, one tournament's apart from another's.
+    db.execute(
+        """create table pair_counts (
+            tournament_id integer not null references tournaments(id),
+            first_bot_id integer not null references bots(id),
+            second_bot_id integer not null references bots(id),
+            games integer not null default 0,
+            wins integer not null default 0,
+            draws integer not null default 0,
+            losses integer not null default 0,
+            first_forfeits integer not null default 0,
+            second_forfeits integer not null default 0,
+            first_game_id integer,
+            changes integer not null default 0,
+            primary key (tournament_id, first_bot_id, second_bot_id)
+        ) without rowid"""
+    )
+    db.execute("create index pair_counts_pair on pair_counts (first_bot_id, second_bot_id)")
+    db.table("tournaments").add_column("game_changes", int, not_null_default=0)
+    db.execute(f"insert into pair_counts (tournament_id, first_bot_id, second_bot_id, games, wins, draws, losses, "
+               f"first_forfeits, second_forfeits, first_game_id) {PAIR_COUNTS_OF_GAMES}")
+    db.execute("update pair_counts set changes = games")
+    db.execute("update tournaments set game_changes = "
+               "(select coalesce(sum(games), 0) from pair_counts p where p.tournament_id = tournaments.id)")
+    db.execute(f"create trigger pair_counts_insert after insert on games begin {_pair_change('new', '+')} end")
+    db.execute(f"create trigger pair_counts_delete after delete on games begin {_pair_change('old', '-')} end")
+    db.execute("create trigger pair_counts_update after update of tournament_id, first_bot_id, second_bot_id, "
+               f"winner, termination on games begin {_pair_change('old', '-')} {_pair_change('new', '+')} end")

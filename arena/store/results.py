@@ -7,8 +7,9 @@ from contextlib import closing
 from typing import Any
 
 from arena.records import Termination
+from arena.store.migrations import PAIR_COUNTS_OF_GAMES
 from arena.store.rows import UNNAMED, CountedSummary, OpeningCounts
-from arena.store.sql import Repository, counted_where, pair_sql, param_marks, scan_games
+from arena.store.sql import Repository, counted_pairs, counted_where, pair_sql, param_marks, scan_games
 
 
 class Results(Repository):
@@ -16,16 +17,18 @@ class Results(Repository):
 
     def summary(self, tournament_id: int | None) -> CountedSummary:
         """What the games that count in a table are (see :func:`~arena.store.sql.counted_where`): of one
-        tournament, or of all with ``tournament_id`` None."""
-        where, params = counted_where(tournament_id)
+        tournament, or of all with ``tournament_id`` None. Read from the pair counts
+        (migration 0011), a row per pair that met, never from the games."""
+        where, params = counted_pairs(tournament_id)
         per_tournament = self.db.execute(
-            f"select g.tournament_id, count(*), min(g.id) from games g where {where} group by g.tournament_id",
-            params).fetchall()
+            "select p.tournament_id, sum(p.wins + p.draws + p.losses), min(p.first_game_id) from pair_counts p "
+            f"where {where} group by p.tournament_id", params).fetchall()
         rules = {t.id: t.rules for t in self._store.tournaments.all()}
         first_met = sorted(per_tournament, key=lambda row: row[2])
         bots = self.db.execute(
-            f"select id, spec, content_hash from bots where id in (select g.first_bot_id from games g where {where} "
-            f"union select g.second_bot_id from games g where {where}) order by id", params + params).fetchall()
+            f"select id, spec, content_hash from bots where id in (select p.first_bot_id from pair_counts p "
+            f"where {where} union select p.second_bot_id from pair_counts p where {where}) order by id",
+            params + params).fetchall()
         return CountedSummary(
             games=sum(row[1] for row in per_tournament),
             tournament_ids=sorted(row[0] for row in per_tournament),
@@ -35,15 +38,75 @@ class Results(Repository):
 
     def pairs(self, tournament_id: int | None) -> list[tuple[int, int, int, int, int, int, int]]:
         """Per ordered pair of bot ids: (first, second, the first player's wins, draws,
-        losses, forfeit losses of the first, of the second)."""
-        where, params = counted_where(tournament_id)
+        losses, forfeit losses of the first, of the second), from the pair counts."""
+        where, params = counted_pairs(tournament_id)
         rows = self.db.execute(
-            # total(), not sum(): a pair that only drew sums NULL comparisons to NULL, totals them to 0.
-            "select g.first_bot_id, g.second_bot_id, total(g.winner = 0), total(g.winner is null), "
-            "total(g.winner = 1), total(g.winner = 1 and g.termination = ?), total(g.winner = 0 and g.termination = ?) "
-            f"from {scan_games(tournament_id)} where {where} group by g.first_bot_id, g.second_bot_id order by 1, 2",
-            [str(Termination.FORFEIT)] * 2 + params).fetchall()
+            "select p.first_bot_id, p.second_bot_id, sum(p.wins), sum(p.draws), sum(p.losses), "
+            f"sum(p.first_forfeits), sum(p.second_forfeits) from pair_counts p where {where} "
+            "group by p.first_bot_id, p.second_bot_id order by 1, 2", params).fetchall()
         return [tuple(int(value) for value in row) for row in rows]  # type: ignore[misc]
+
+    def pair_counts(self, tournament_id: int | None = None) -> list[tuple[int, ...]]:
+        """The pair counts table's rows as kept (every stored game's pair, unnamed players
+        and pairs whose games all left included), in the order of
+        :data:`~arena.store.migrations.PAIR_COUNTS_OF_GAMES`, less the pairs of no game."""
+        where, params = ("where games > 0", []) if tournament_id is None else (
+            "where games > 0 and tournament_id = ?", [tournament_id])
+        return [tuple(row) for row in self.db.execute(
+            "select tournament_id, first_bot_id, second_bot_id, games, wins, draws, losses, first_forfeits, "
+            f"second_forfeits, first_game_id from pair_counts {where} order by 1, 2, 3", params).fetchall()]
+
+    def recount(self) -> list[tuple[int, ...]]:
+        """What :meth:`pair_counts` holds, counted again from every game (a test's check, seconds on a million)."""
+        return [tuple(int(v) if isinstance(v, float) else v for v in row) for row in self.db.execute(
+            f"select * from ({PAIR_COUNTS_OF_GAMES}) order by 1, 2, 3").fetchall()]
+
+    def changes(self, tournament_id: int | None) -> int:
+        """A number that grows whenever a game of the tournament (of any, with None) is
+        stored, removed or changed: what dates a table of it."""
+        where, params = ("", []) if tournament_id is None else (" where id = ?", [tournament_id])
+        row = self.db.execute(f"select total(game_changes) from tournaments{where}", params).fetchone()
+        return int(row[0])
+
+    def scope(self, tournament: str | None, league: bool) -> int | None:
+        """The id of the tournament a table of ``tournament`` shows (by default the latest
+        that is not casual; -1 where there is none), or None for the whole league."""
+        if league:
+            return None
+        row = self.db.execute(
+            "select id from tournaments where name = ?" if tournament else
+            "select id from tournaments where format != 'casual' order by id desc limit 1",
+            [tournament] if tournament else []).fetchone()
+        return -1 if row is None else int(row[0])
+
+    def version(self, tournament_id: int | None) -> tuple[Any, ...]:
+        """What dates a table of one tournament (of all with None): its games' changes,
+        and the tournaments' and entrants' rows (a status, an entrant joining or
+        retiring), a few index reads. A game of another tournament leaves it as it is."""
+        tournaments = self.db.execute("select count(*), group_concat(id || status) from tournaments").fetchone()
+        entries = self.db.execute("select count(*), group_concat(id || status) from entries").fetchone()
+        return (tournament_id, self.changes(tournament_id), *tournaments, *entries)
+
+    def pair_record(self, a_ids: Sequence[int], b_ids: Sequence[int]) -> tuple[list[int], list[int]]:
+        """Bots ``a_ids`` against bots ``b_ids`` in the games that count in a table:
+        (a's wins, draws, losses moving first; the same moving second), from the pair counts."""
+        where, params = counted_pairs(None)
+        a, b = param_marks(a_ids), param_marks(b_ids)
+        sums = "select total(p.wins), total(p.draws), total(p.losses) from pair_counts p where "
+        as_first = self.db.execute(f"{sums}p.first_bot_id in ({a}) and p.second_bot_id in ({b}) and {where}",
+                                   [*a_ids, *b_ids, *params]).fetchone()
+        as_second = self.db.execute(f"{sums}p.first_bot_id in ({b}) and p.second_bot_id in ({a}) and {where}",
+                                    [*b_ids, *a_ids, *params]).fetchone()
+        return [int(count) for count in as_first], [int(count) for count in reversed(as_second)]
+
+    def pair_changes(self, a_ids: Sequence[int], b_ids: Sequence[int]) -> int:
+        """A number that grows whenever a game between bots ``a_ids`` and ``b_ids`` (either
+        colour, any tournament) is stored, removed or changed: what dates a matchup page."""
+        a, b = param_marks(a_ids), param_marks(b_ids)
+        row = self.db.execute(
+            f"select total(changes) from pair_counts where (first_bot_id in ({a}) and second_bot_id in ({b})) "
+            f"or (first_bot_id in ({b}) and second_bot_id in ({a}))", [*a_ids, *b_ids, *b_ids, *a_ids]).fetchone()
+        return int(row[0])
 
     def in_order(self, tournament_id: int | None) -> Iterator[tuple[int, int, int | None]]:
         """(first bot id, second bot id, winner) of each counted game, by tournament

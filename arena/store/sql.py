@@ -74,6 +74,18 @@ def counted_where(tournament_id: int | None) -> tuple[str, list[Any]]:
     return where, params
 
 
+def counted_pairs(tournament_id: int | None) -> tuple[str, list[Any]]:
+    """The pair counts (table ``pair_counts``, alias ``p``) of the games :func:`counted_where`
+    selects: pairs with finished games, both players named; of one tournament, or of all."""
+    where = ("p.wins + p.draws + p.losses > 0 and p.first_bot_id not in (select id from bots where spec = ?) "
+             "and p.second_bot_id not in (select id from bots where spec = ?)")
+    params: list[Any] = [UNNAMED, UNNAMED]
+    if tournament_id is not None:
+        where += " and p.tournament_id = ?"
+        params.append(tournament_id)
+    return where, params
+
+
 GAME_SELECT = """
 select g.id, t.name as tournament, g.key, b1.spec as first, b2.spec as second,
   g.result, g.winner, g.termination, g.reason, g.plies, g.opening, g.opening_plies,

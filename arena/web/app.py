@@ -23,7 +23,7 @@ from starlette.types import ASGIApp
 
 from arena.errors import ArenaError
 from arena.store import StoreBusy, StoreWriteFailed
-from arena.web import accounts, admin, bots, games, health, leagues, tables
+from arena.web import accounts, admin, bots, cache, games, health, leagues, tables
 from arena.web.cache import TableCache
 from arena.web.http import HttpRules, Sessions
 from arena.web.pages import HERE, page
@@ -49,7 +49,7 @@ def create_app(db: str, secure_cookies: bool = False) -> FastAPI:
                description="The league's tables as JSON, with the field names of the CLI's --format json.")
     app.state.db = db
     app.state.clock = time.time  # the time sign-in delays are counted in (tests give their own)
-    app.state.cache = TableCache()
+    app.state.cache = TableCache(patience=cache.PATIENCE)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     app.include_router(tables.router)
     app.include_router(bots.router)

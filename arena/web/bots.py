@@ -37,9 +37,10 @@ from arena.ratings.results import LeagueResults, first_player_score
 from arena.ratings.selection import Selection, SelectionError, select
 from arena.ratings.sprt import elo_with_interval
 from arena.store import Store, StoredBot, StoredGame, Submission
+from arena.store.removal import Removals
 from arena.text import printable
 from arena.web.cache import TableCache
-from arena.web.pages import NARROW, StoreDep, data_version, page, tables
+from arena.web.pages import NARROW, StoreDep, apart, data_version, page, tables
 
 router = APIRouter()
 
@@ -127,7 +128,7 @@ def entrant_named(store: Store, bots: LeagueBots, name: str) -> str:
 def league_bots(request: Request, store: Store) -> LeagueBots:
     """The whole league's bots, from the site's cache while the database is unchanged."""
     cache: TableCache = request.app.state.cache
-    return cache.get(("bots",), data_version(store), lambda: compute_league_bots(store))
+    return cache.get(("bots",), data_version(store, None), apart(request, compute_league_bots))
 
 
 def compute_league_bots(store: Store) -> LeagueBots:
@@ -355,9 +356,8 @@ def matchup_data(store: Store, bots: LeagueBots, a: str, b: str, page_number: in
     a_ids, b_ids = bots.find(a), bots.find(b)
     if a == b:
         raise HTTPException(422, f"a matchup is two bots: {a!r} is both")
-    pairs = bots.results.pairs.counts
-    as_first = [int(count) for count in pairs.get((a, b), (0, 0, 0))]
-    as_second = [int(count) for count in reversed(pairs.get((b, a), (0, 0, 0)))]
+    # Counted here, not taken from the league's bots: a matchup page is dated by its own pair's games.
+    as_first, as_second = store.results.pair_record(a_ids, b_ids)
     wins, draws, losses = (x + y for x, y in zip(as_first, as_second))
     elo = None
     if wins + draws + losses:
@@ -378,6 +378,17 @@ def matchup_data(store: Store, bots: LeagueBots, a: str, b: str, page_number: in
         "stored_games": len(game_ids), "page": page_number, "pages": pages,
         "games_on_page": [game_row(g, bots, a) for g in store.games.by_id(shown)],
     }
+
+
+def cached_matchup(request: Request, store: Store, bots: LeagueBots, a: str, b: str,
+                   page_number: int) -> dict[str, Any]:
+    """:func:`matchup_data` from the site's cache while no game of the pair is stored,
+    removed or changed: a game of two other bots leaves it in place."""
+    cache: TableCache = request.app.state.cache
+    a_ids, b_ids = bots.find(a), bots.find(b)
+    version = (store.results.pair_changes(a_ids, b_ids), tuple(a_ids), tuple(b_ids), Removals(store).count())
+    return cache.get(("matchup", a, b, page_number), version,
+                     apart(request, lambda apart_store: matchup_data(apart_store, bots, a, b, page_number)))
 
 
 def finite(value: float) -> float | None:
@@ -409,7 +420,7 @@ def matchup_page(request: Request, store: StoreDep, a: BotName, b: BotName,
                  page_number: Annotated[int, Query(alias="page", ge=1, le=1_000_000)] = 1) -> HTMLResponse:
     bots = league_bots(request, store)
     a, b = entrant_named(store, bots, a), entrant_named(store, bots, b)
-    data = matchup_data(store, bots, a, b, page_number)
+    data = cached_matchup(request, store, bots, a, b, page_number)
     return page(request, "matchup.html", title=printable(f"{a} v {b}"), m=data)
 
 
@@ -441,4 +452,5 @@ def api_bot(request: Request, store: StoreDep, name: str) -> dict[str, Any]:
 def api_matchup(request: Request, store: StoreDep, a: BotName, b: BotName,
                 page_number: Annotated[int, Query(alias="page", ge=1, le=1_000_000)] = 1) -> dict[str, Any]:
     bots = league_bots(request, store)
-    return matchup_data(store, bots, entrant_named(store, bots, a), entrant_named(store, bots, b), page_number)
+    return cached_matchup(request, store, bots, entrant_named(store, bots, a), entrant_named(store, bots, b),
+                          page_number)

@@ -1,18 +1,28 @@
-"""Tables computed once per state of the database.
+"""Tables computed once per state of what they show.
 
-A standings table of a million games takes seconds to count; a page must take
-milliseconds. Each table is kept under its key (what it shows) together with
-the store's :meth:`~arena.store.Store.version` when it was computed: a
-request whose version differs (a game arrived, a tournament finished) computes
-it again, so a cached table is never stale, only reused while nothing changed.
+A standings table of a million games takes seconds to compute from the games; a
+page must take milliseconds. Each table is kept under its key (what it shows)
+together with the version of the database it was computed at: a version of what
+the table shows only (:func:`arena.web.pages.table_version`: a tournament's own
+count of changed games, so a game stored in another tournament leaves it in place).
+A request whose version differs computes it again, so a table is never stale for
+long, only reused while nothing it shows changed.
+
+The computation runs on a thread of its own, with its own connection to the
+database. A request that finds its table out of date waits ``patience`` seconds
+for the new one, and past that takes the table it replaces: while a league plays,
+a table whose computation takes longer than a visitor should wait is shown as it
+was a moment before, and the next request after it is computed shows the new one.
+A request with no table to fall back on waits for the computation.
 
 While a league plays, the version changes with every batch of games, and each
-request would compute the table anew, one after another, each waiting for all the
-others: a crowd of viewers would queue for minutes. So a request that finds the
-table being computed waits for it and then takes, not its own version, but any
-table whose computation began after the request arrived: that table saw every game
-the request could have seen, so it is as fresh as one the request computed itself.
-A burst of requests costs at most two computations, not one each.
+request would compute the table anew, one after another: a crowd of viewers would
+queue for minutes. So one computation per key runs at a time, and a request that
+finds one running takes, not its own version, but any table whose computation began
+after the request arrived: that table saw every game the request could have seen,
+so it is as fresh as one the request computed itself. A request that arrived after
+the running computation began asks for one more, which begins once it ends: a burst
+of requests costs at most two computations, not one each.
 """
 
 from __future__ import annotations
@@ -21,48 +31,108 @@ import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-CACHED_TABLES = 64  # tables kept, least recently used dropped first
+CACHED_TABLES = 256  # tables kept (a matchup page is one), least recently used dropped first
+#: Seconds a request waits for a table being computed again before it takes the one
+#: it replaces (the site's; a cache made without one waits for every table).
+PATIENCE = 0.05
+
+
+@dataclass
+class _Computation:
+    """The computation of one key running now, and the one asked for after it."""
+
+    version: Hashable
+    compute: Callable[[], Any]
+    began: int
+    again: tuple[Hashable, Callable[[], Any]] | None = None
 
 
 class TableCache:
-    """Tables by (key, version), the least recently used dropped beyond ``size``."""
+    """Tables by (key, version), the least recently used dropped beyond ``size``;
+    ``patience``: see the module's description (None: always wait for the new table)."""
 
-    def __init__(self, size: int = CACHED_TABLES) -> None:
+    def __init__(self, size: int = CACHED_TABLES, patience: float | None = None) -> None:
         self._size = size
+        self.patience = patience
         # key -> (version, table, tick its computation began at)
         self._tables: OrderedDict[Hashable, tuple[Hashable, Any, int]] = OrderedDict()
+        # key -> (tick its computation began at, its version, what it raised)
+        self._failed: dict[Hashable, tuple[int, Hashable, Exception]] = {}
+        self._running: dict[Hashable, _Computation] = {}
         self._ticks = itertools.count(1)  # orders arrivals and computations' beginnings
-        self._lock = threading.Lock()
-        # One lock per key while it is computed: two requests for the same new
-        # table wait for one computation instead of making two.
-        self._computing: dict[Hashable, threading.Lock] = {}
+        self._changed = threading.Condition()
         self.computed = 0  # how many tables were computed (not found): for tests and the bench
         self.waited = 0  # how many requests found their table missing or out of date (the same)
+        self.stale = 0  # how many requests took the table a computation was replacing
 
     def get(self, key: Hashable, version: Hashable, compute: Callable[[], T]) -> T:
-        with self._lock:
+        """The table under ``key`` at ``version``. ``compute`` runs on another thread:
+        it opens what it reads itself (never a connection of the request's)."""
+        with self._changed:
             found = self._tables.get(key)
             if found is not None and found[0] == version:
                 self._tables.move_to_end(key)
                 return found[1]  # type: ignore[no-any-return]
             arrived = next(self._ticks)
             self.waited += 1
-            gate = self._computing.setdefault(key, threading.Lock())
-        with gate:
-            with self._lock:  # another request may have computed it meanwhile
-                found = self._tables.get(key)
-                if found is not None and (found[0] == version or found[2] > arrived):
-                    return found[1]  # type: ignore[no-any-return]
-                began = next(self._ticks)
-            value = compute()
-            with self._lock:
-                self.computed += 1
-                self._tables[key] = (version, value, began)
+            running = self._running.get(key)
+            if running is None:
+                self._start(key, _Computation(version, compute, next(self._ticks)))
+            elif running.began < arrived and running.version != version:  # it may not see what this request saw
+                running.again = (version, compute)
+
+            def answered() -> bool:
+                table = self._tables.get(key)
+                failed = self._failed.get(key)
+                return (table is not None and (table[0] == version or table[2] > arrived)) or (
+                    failed is not None and (failed[1] == version or failed[0] > arrived))
+
+            if not self._changed.wait_for(answered, None if found is None else self.patience):
+                assert found is not None
+                self.stale += 1
+                return found[1]  # type: ignore[no-any-return]
+            table = self._tables.get(key)
+            if table is not None and (table[0] == version or table[2] > arrived):
                 self._tables.move_to_end(key)
-                while len(self._tables) > self._size:
-                    self._tables.popitem(last=False)
-        return value
+                return table[1]  # type: ignore[no-any-return]
+            raise self._failed[key][2]
+
+    def settle(self) -> None:
+        """Wait until no table is being computed (for tests and the bench)."""
+        with self._changed:
+            self._changed.wait_for(lambda: not self._running)
+
+    def _start(self, key: Hashable, computation: _Computation) -> None:
+        self._running[key] = computation
+        threading.Thread(target=self._run, args=(key, computation), daemon=True,
+                         name=f"table {key!r}"[:60]).start()
+
+    def _run(self, key: Hashable, computation: _Computation) -> None:
+        while True:
+            error: Exception | None = None
+            try:
+                value = computation.compute()
+            except Exception as exc:  # the request that waits for it raises it (no games yet: a page says so)
+                error = exc
+            with self._changed:
+                self.computed += 1
+                if error is None:
+                    self._tables[key] = (computation.version, value, computation.began)
+                    self._tables.move_to_end(key)
+                    self._failed.pop(key, None)
+                    while len(self._tables) > self._size:
+                        self._tables.popitem(last=False)
+                else:
+                    self._failed[key] = (computation.began, computation.version, error)
+                if computation.again is None:
+                    del self._running[key]
+                    self._changed.notify_all()
+                    return
+                (computation.version, computation.compute), computation.again = computation.again, None
+                computation.began = next(self._ticks)
+                self._changed.notify_all()

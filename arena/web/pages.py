@@ -11,10 +11,10 @@ made visible (:func:`arena.text.printable`) as in the terminal.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import jinja2
 from fastapi import Depends, Query, Request
@@ -30,6 +30,7 @@ from arena.text import printable
 from arena.web.cache import TableCache
 
 HERE = Path(__file__).parent
+T = TypeVar("T")
 
 environment = jinja2.Environment(
     loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True, undefined=jinja2.StrictUndefined)
@@ -91,10 +92,10 @@ class Tables:
 
 
 def tables(request: Request, store: Store, tournament: str | None, league: bool) -> Tables:
-    """The tables of a selection, from the site's cache while the database is unchanged."""
+    """The tables of a selection, from the site's cache while its tournament's games are unchanged."""
     cache: TableCache = request.app.state.cache
 
-    def compute() -> Tables:
+    def compute(store: Store) -> Tables:
         with store.snapshot():  # its queries count the same games while a league or tournament writes
             chosen = select(store, tournament, league)
             results = chosen.results()
@@ -103,13 +104,24 @@ def tables(request: Request, store: Store, tournament: str | None, league: bool)
             return Tables(chosen.heading(), chosen.as_dict(), rows, crosstable(results.pairs, order),
                           by_colour(results.pairs, order))
 
-    return cache.get(("tables", tournament, league), data_version(store), compute)
+    scope = store.results.scope(tournament, league)
+    return cache.get(("tables", tournament, league), data_version(store, scope), apart(request, compute))
 
 
-def data_version(store: Store) -> tuple[Any, ...]:
-    """What dates a cached table: :meth:`arena.store.Store.version`, and the count of
-    removed accounts (a removal renames bots, though no game or entrant changes)."""
-    return (*store.version(), Removals(store).count())
+def apart(request: Request, compute: Callable[[Store], T]) -> Callable[[], T]:
+    """``compute`` as the cache runs it, on a thread of its own: with a connection of
+    its own to the database (a request's closes when its page is sent)."""
+    def run() -> T:
+        with Store(request.app.state.db, read_only=True) as store:
+            return compute(store)
+    return run
+
+
+def data_version(store: Store, tournament_id: int | None) -> tuple[Any, ...]:
+    """What dates a cached table of one tournament (of the whole league with None):
+    :meth:`arena.store.results.Results.version`, and the count of removed accounts (a
+    removal renames bots, though no game or entrant changes)."""
+    return (*store.results.version(tournament_id), Removals(store).count())
 
 
 def query_of(tournament: str | None, league: bool) -> dict[str, str]:

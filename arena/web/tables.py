@@ -15,7 +15,18 @@ from arena.ratings.tournaments import TournamentSummary, summarize
 from arena.store import Store, StoredTournament
 from arena.text import printable
 from arena.web.cache import TableCache
-from arena.web.pages import BOUND_NOTES, NARROW, League, StoreDep, Tournament, data_version, page, query_of, tables
+from arena.web.pages import (
+    BOUND_NOTES,
+    NARROW,
+    League,
+    StoreDep,
+    Tournament,
+    apart,
+    data_version,
+    page,
+    query_of,
+    tables,
+)
 
 router = APIRouter()
 
@@ -80,7 +91,8 @@ def game_counts(request: Request, store: Store) -> dict[int, int]:
     """Tournament id -> its games, from the site's cache while the database is unchanged:
     counting a million games takes 40 ms, every request of the home page would pay it."""
     cache: TableCache = request.app.state.cache
-    return cache.get(("games per tournament",), data_version(store), store.games.tournament_counts)
+    return cache.get(("games per tournament",), data_version(store, None),
+                     apart(request, lambda store: store.games.tournament_counts()))
 
 
 @router.get("/api/standings", summary="The standings, as 'arena standings --format json'")
