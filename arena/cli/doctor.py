@@ -56,7 +56,8 @@ def echo_toolchains() -> None:
     rows = [[language.title, ", ".join(language.tools), "NO" if missing else "yes",
              f"missing {', '.join(missing)}: apt install {language.package.replace(' and ', ' ')}" if missing else ""]
             for language, missing in toolchains()]
-    click.echo(tabulate([["Python", "python3", "yes", ""], *rows], headers=["language", "needs", "found", "to install"]))
+    headers = ["language", "needs", "found", "to install"]
+    click.echo(tabulate([["Python", "python3", "yes", ""], *rows], headers=headers))
 
 
 def _user_name() -> str:
