@@ -16,6 +16,7 @@ from arena.text import plural, printable, quote
 from arena.tournament.config import load_config
 from arena.tournament.entrants import resolve_bots_in_database
 from arena.tournament.runner import Progress, RunOutcome, run_tournament
+from arena.tournament.stopping import signals_deferred
 
 #: What the standings table needs and takes about a second to import (numpy, and
 #: the scipy of the ratings fit): loaded while the games play (see _meanwhile).
@@ -128,7 +129,11 @@ def _meanwhile(progress: Progress | None) -> Progress:
     def update(done: int, total: int, seconds: float) -> None:
         if not loading:
             loading.append(threading.Thread(target=_load_table_modules, daemon=True))
-            loading[0].start()
+            # Started with the stop signals blocked, which it keeps: a signal the system
+            # gave this thread would reach the run while it holds them back, as it
+            # stores a batch of games (they would be stored twice).
+            with signals_deferred():
+                loading[0].start()
         if progress is not None:
             progress(done, total, seconds)
 
