@@ -165,6 +165,17 @@ class Bot:
     # style), and those options. Kept because ``options`` is replaced by the
     # collected mapping, and subclasses collect from it.
     _declared_options: ClassVar[tuple[bool, Mapping[str, Option[Any]]]] = (False, MappingProxyType({}))
+    #: True: one bot of this class may play many games, one after another. Its
+    #: ``new_game`` starts each game afresh (nothing of one game carries into the
+    #: next) and ``close`` leaves it able to play another. A tournament then builds
+    #: the bot once for a run of games instead of once for every game (a bot that
+    #: forfeits is built anew). False, the default: a fresh bot for every game.
+    reusable: ClassVar[bool] = False
+    #: True: ``choose_move`` only reads the board it is given, never plays on it nor
+    #: keeps it once it has answered. The referee then hands it its own board, made
+    #: read-only (playing on it raises TypeError), instead of a copy of it for every
+    #: move. False, the default: the bot's own copy, to play on and keep as it likes.
+    reads_board_only: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -75,23 +75,31 @@ def run_command(bots: str, games: int, workers: int, db: Path) -> CommandRun:
 
 
 def compare(folder: Path, games: int, repeats: int) -> None:
-    """The command with 1 and 2 workers and the bare loop, interleaved; best of ``repeats``."""
-    best: dict[int, float] = {}  # games/s by workers; 0 is the bare loop
+    """The command with 1 and 2 workers and the bare loop, interleaved; best of
+    ``repeats``, with the range of every repeat (the machine may be shared). Each
+    repeat's ratio is the command's rate over the bare loop's just before it."""
+    rates: dict[int, list[float]] = {0: [], 1: [], 2: []}  # games/s by workers; 0 is the bare loop
+    ratios: dict[int, list[float]] = {1: [], 2: []}
     for repeat in range(repeats):
         for workers in (0, 1, 0, 2):
             if workers == 0:
-                rate = bare_playouts(games // 4, seed=repeat)
+                rates[0].append(bare_playouts(games // 4, seed=repeat))
             else:
                 db = folder / f"rate-{repeat}-{workers}.db"
-                rate = games / run_command(RANDOM_PAIR, games, workers, db).seconds
+                rates[workers].append(games / run_command(RANDOM_PAIR, games, workers, db).seconds)
+                ratios[workers].append(rates[workers][-1] / rates[0][-1])
                 db.unlink()
-            best[workers] = max(best.get(workers, 0.0), rate)
-    print(f"random vs random, {games:,} games, best of {repeats}:")
-    print(f"  bare bitboard playout loop         {best[0]:>8,.0f} games/s")
+    print(f"random vs random, {games:,} games, best of {repeats} (range of the repeats):")
+    print(f"  bare bitboard playout loop         {max(rates[0]):>8,.0f} games/s ({_range(rates[0], '.0f')})")
     for workers in (1, 2):
-        print(f"  arena tournament run, {workers} worker(s) {best[workers]:>8,.0f} games/s"
-              f"   {best[workers] / best[0]:.2f}x the bare loop")
+        print(f"  arena tournament run, {workers} worker(s) {max(rates[workers]):>8,.0f} games/s "
+              f"({_range(rates[workers], '.0f')})   {max(rates[workers]) / max(rates[0]):.2f}x the bare loop "
+              f"(each repeat: {_range(ratios[workers], '.2f')}x)")
     sys.stdout.flush()
+
+
+def _range(values: list[float], form: str) -> str:
+    return f"{min(values):,{form}}-{max(values):,{form}}"
 
 
 def cpu_bound(folder: Path, bot: str, games: int) -> None:

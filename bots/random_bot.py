@@ -18,6 +18,9 @@ class RandomBot(Bot):
 
     name = "random"
     stream = Option(0, "which random stream to draw from (independent players)")
+    # new_game seeds everything a game uses; choose_move only reads the legal moves.
+    reusable = True
+    reads_board_only = True
 
     def new_game(self, rules: Rules, player: int, seed: int) -> None:
         # Seeded once, for the stream: not first for the game seed (as Bot.new_game

@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import importlib
 import signal
 import sys
+import threading
 
 import click
 
 from arena.cli.cluster import cluster_options
 from arena.cli.main import ArenaUsageError, db_option, main, open_store, rules_options
-from arena.ratings.selection import SelectionError, select
-from arena.ratings.standings import Standings, league_standings, render_standings
 from arena.terminal import progress as progress_bar
 from arena.text import plural, printable, quote
 from arena.tournament.config import load_config
 from arena.tournament.entrants import resolve_bots_in_database
-from arena.tournament.runner import RunOutcome, run_tournament
+from arena.tournament.runner import Progress, RunOutcome, run_tournament
+from arena.tournament.stopping import signals_deferred
+
+#: What the standings table needs and takes about a second to import (numpy, and
+#: the scipy of the ratings fit): loaded while the games play (see _meanwhile).
+TABLE_MODULES = ("arena.ratings.selection", "arena.ratings.standings", "scipy.sparse.csgraph")
 
 
 @main.group("tournament")
@@ -83,7 +88,10 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
         except OSError:
             pass  # the terminal is gone (a hang-up)
 
-    outcome = run_tournament(cfg, store, progress=bar.update if bar else None, notify=note)
+    progress: Progress | None = bar.update if bar else None
+    if not cfg.cluster:
+        progress = _meanwhile(progress)
+    outcome = run_tournament(cfg, store, progress=progress, notify=note)
     if bar:
         try:
             bar.close()
@@ -98,6 +106,9 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
         f"({rate:.3g} games/s){resumed}; {cfg.rules.describe()}; database {cfg.db}"
     )
     report_voided(outcome)
+    from arena.ratings.selection import SelectionError, select
+    from arena.ratings.standings import Standings, league_standings, render_standings
+
     try:  # counted in the store: no game row is held, however many were played
         chosen = select(store, cfg.name)
     except SelectionError:
@@ -105,6 +116,36 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
     else:
         rows = league_standings(chosen.results(), chosen.in_order(), bots=cfg.entrants)
     click.echo(render_standings(rows))
+
+
+def _meanwhile(progress: Progress | None) -> Progress:
+    """``progress``, which also starts loading the table's modules in a thread the
+    first time it is told of games stored: the workers are started by then (a worker
+    forked during an import would inherit it half done), and the coordinator mostly
+    waits for them, so the import costs the run no time, where before the games it
+    was a second of every run."""
+    loading: list[threading.Thread] = []
+
+    def update(done: int, total: int, seconds: float) -> None:
+        if not loading:
+            loading.append(threading.Thread(target=_load_table_modules, daemon=True))
+            # Started with the stop signals blocked, which it keeps: a signal the system
+            # gave this thread would reach the run while it holds them back, as it
+            # stores a batch of games (they would be stored twice).
+            with signals_deferred():
+                loading[0].start()
+        if progress is not None:
+            progress(done, total, seconds)
+
+    return update
+
+
+def _load_table_modules() -> None:
+    for name in TABLE_MODULES:
+        try:
+            importlib.import_module(name)
+        except Exception:
+            pass  # imported again, for real, when the table is printed: any error shows there
 
 
 def report_stop(outcome: RunOutcome, db: str) -> None:

@@ -18,6 +18,7 @@ from bisect import insort
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from functools import lru_cache
+from typing import cast
 
 from arena.errors import ArenaError
 
@@ -647,6 +648,37 @@ class Board:
     def _illegal_reason(self, move: object) -> str:
         where = f"in position {self.moves_string() or '(empty board)'!r}"
         return f"move {move!r} {where}: {self.illegal_cause(move)}"
+
+
+class ReadOnlyBoard(Board):
+    """A board that refuses to be played on through its methods: the referee's own
+    board, handed as it is to a bot that only reads it (``Bot.reads_board_only``)
+    instead of a copy for every move. Whoever owns it moves with :meth:`Board.play`
+    called on it (``Board.play(board, move)``); ``copy`` gives an ordinary board."""
+
+    __slots__ = ()
+
+    def play(self, move: int) -> None:
+        raise TypeError(_READ_ONLY)
+
+    def play_checked(self, move: object) -> None:
+        raise TypeError(_READ_ONLY)
+
+    def undo(self) -> int:
+        raise TypeError(_READ_ONLY)
+
+    def __reduce__(self) -> tuple[Callable[[list[int], Rules], Board], tuple[list[int], Rules]]:
+        return (Board.from_moves, (self._history.copy(), self.rules))
+
+
+_READ_ONLY = "this board is the referee's and read-only: play on board.copy()"
+
+
+def read_only(board: Board) -> ReadOnlyBoard:
+    """``board`` itself, made read-only (nothing copied): its owner goes on playing
+    with ``Board.play(board, move)``."""
+    board.__class__ = ReadOnlyBoard
+    return cast(ReadOnlyBoard, board)
 
 
 # --- notation --------------------------------------------------------------------

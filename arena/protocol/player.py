@@ -49,6 +49,9 @@ class Player(ABC):
     kind: str = "bot"
     #: Where what the bot writes goes (None: nowhere, not even captured).
     log: LogCollector | None = None
+    #: Whether the bot may be handed the referee's own board, read-only, instead of
+    #: a copy (see :attr:`arena.bot.Bot.reads_board_only`).
+    reads_board_only: bool = False
 
     @abstractmethod
     def begin_game(self, rules: Rules, side: int, seed: int, time_control: TimeControl | None = None) -> None:
@@ -90,17 +93,33 @@ class InProcessPlayer(Player):
         self.kind = "connectx" if isinstance(bot, KaggleAgentBot) else "bot"
         self._with_limit = takes_limit(bot)
         self._captured: list[str] = []  # what the bot writes during a call, when it has a log
+        kind = type(bot)
+        self.reusable = kind.reusable
+        self.reads_board_only = kind.reads_board_only
+        # Bot's own two halves of a start only remember the game, then call new_game:
+        # a bot that keeps them is started by one call of new_game (one capture).
+        self._starts_at_once = kind.begin_game is Bot.begin_game and kind.finish_start is Bot.finish_start
+        self._starting: tuple[Rules, int, int] | None = None
 
     def begin_game(self, rules: Rules, side: int, seed: int, time_control: TimeControl | None = None) -> None:
         self._give_clock(time_control)
-        if self.log is None:
+        if self._starts_at_once:
+            self._starting = (rules, side, seed)
+        elif self.log is None:
             self.bot.begin_game(rules, side, seed)
         else:
             capture.routed()  # once a game: each call then only switches the capture on and off
             self._logged(self.bot.begin_game, rules, side, seed)
 
     def finish_start(self) -> None:
-        if self.log is None:
+        starting, self._starting = self._starting, None
+        if starting is not None:
+            if self.log is None:
+                self.bot.new_game(*starting)
+            else:
+                capture.routed()
+                self._logged(self.bot.new_game, *starting)
+        elif self.log is None:
             self.bot.finish_start()
         else:
             self._logged(self.bot.finish_start)

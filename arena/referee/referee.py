@@ -1,7 +1,8 @@
 """Plays one game between two bots and says exactly how it ended.
 
-The referee is the trust boundary: each bot gets its own copy of the board, and
-its answer is checked before it touches the real one. A bot that raises, answers
+The referee is the trust boundary: each bot gets its own copy of the board (a
+Python bot that only reads it, the referee's own, read-only), and its answer is
+checked before it touches the real one. A bot that raises, answers
 something that is not a legal move, or overruns its clock loses the game by
 forfeit, with the reason recorded; its opponent wins. Every text a bot supplies
 (the words of its forfeit reason, its info's keys and values) enters the record
@@ -24,13 +25,14 @@ from collections.abc import Callable
 from typing import Any
 
 from arena.bot import NO_LIMIT, Bot, BotFailure, Limit, describe_non_move
-from arena.engine.game import Board, format_move
+from arena.engine.game import Board, format_move, read_only
 from arena.errors import ArenaFault
 from arena.players.plugins import make_player
 from arena.protocol.bot_log import LogCollector, crash_reason, where
 from arena.protocol.messages import describe_exception
 from arena.protocol.player import Player, as_player
 from arena.records import BotLog, GameRecord, GameSpec, MoveRecord, Outcome, Termination, TimeControl
+from arena.referee.kept_bots import KeptBots
 from arena.text import json_text, storable
 
 
@@ -49,20 +51,26 @@ def play_game(
     spec: GameSpec,
     bots: tuple[Bot | Player | None, Bot | Player | None] | None = None,
     log_sink: LogSink | None = None,
+    kept: KeptBots | None = None,
 ) -> GameRecord:
     """Play ``spec`` to the end. Bots are built from the spec unless given (as
     players, or as Python bots to call in this process); a side given as None is
-    built from its spec too. ``log_sink`` is told what each bot writes as it comes
+    built from its spec too, or taken from ``kept`` (the bots of the games played
+    before it, where their class allows: see :class:`KeptBots`), which then keeps
+    it for the next game. ``log_sink`` is told what each bot writes as it comes
     (``arena play --debug``)."""
     started = time.perf_counter()
+    # The referee's board, read-only to its bots: one that only reads it is handed
+    # it as it is (the rest get a copy for every move).
     board = Board(spec.rules)
     moves = [MoveRecord(ply, move, None) for ply, move in enumerate(spec.opening)]
     for move in spec.opening:
         board.play_checked(move)
+    board = read_only(board)
     players: tuple[Player, ...] = ()
     collectors = (_collector(spec.first, log_sink), _collector(spec.second, log_sink))
     try:
-        players = _make_players(spec, bots or (None, None))
+        players = _make_players(spec, bots or (None, None), kept)
         for player, collector in zip(players, collectors):
             player.log = collector
         _start_bots(players, spec)
@@ -77,6 +85,8 @@ def play_game(
         for bot in players:
             _close(bot)
             bot.log = None
+    if kept is not None and outcome.termination in (Termination.FORFEIT, Termination.VOID):
+        kept.clear()  # a bot that failed is built anew, and so is its opponent
     logs: tuple[BotLog | None, BotLog | None] = (collectors[0].log(), collectors[1].log())
     return GameRecord(
         spec=spec,
@@ -99,7 +109,9 @@ def void_reason(fault: ArenaFault) -> str:
     return f"the arena failed: {fault}"
 
 
-def _make_players(spec: GameSpec, given: tuple[Bot | Player | None, Bot | Player | None]) -> tuple[Player, Player]:
+def _make_players(
+    spec: GameSpec, given: tuple[Bot | Player | None, Bot | Player | None], kept: KeptBots | None = None
+) -> tuple[Player, Player]:
     # A bot that failed its start-up check before the run (a submitted bot: see
     # arena/tournament/entrants.py) forfeits without being started again: the
     # check said why, and starting it for every game would only cost its start time.
@@ -113,8 +125,14 @@ def _make_players(spec: GameSpec, given: tuple[Bot | Player | None, Bot | Player
         if ready is not None:
             made.append(as_player(ready))
             continue
+        old = kept.get(text, player) if kept is not None else None
+        if old is not None:
+            made.append(old)
+            continue
         try:
             made.append(make_player(text, isolate=spec.isolate, limits=spec.limits, submitted=dict(spec.submitted)))
+            if kept is not None:
+                kept.keep(text, player, made[-1])
         except Exception as exc:
             for bot in made:
                 _close(bot)
@@ -175,14 +193,17 @@ def _play_out(
     # object per move that the loop can do without. The side to move and the ply
     # are counted here rather than asked of the board each move.
     record = moves.append
-    is_over, is_legal, play, copy = board.is_over, board.is_legal, board.play, board.copy
+    is_over, is_legal, copy = board.is_over, board.is_legal, board.copy
+    play = Board.play.__get__(board)  # the board is read-only to the bots: not to the referee
     asks = (players[0].play, players[1].play)
+    # What each side is shown: the board itself (a bot that only reads it), else a copy.
+    shown = [board if bot.reads_board_only else None for bot in players]
     ply = board.ply
     player = ply & 1
     while not is_over():
         started = now()
         try:
-            move, info = asks[player](copy(), given[player])
+            move, info = asks[player](shown[player] or copy(), given[player])
         except BotFailure as failure:
             raise _Forfeit(player, failure.reason) from None
         except ArenaFault:
@@ -199,7 +220,7 @@ def _play_out(
             info = _clean_info(info)
         if not is_legal(move):  # the bot's answer, of any type: checked here
             raise _Forfeit(player, _illegal(board, move))
-        play(move)  # type: ignore[arg-type]
+        play(move)
         record(_move_record(MoveRecord, (ply, move, took * 1000.0, info)))
         ply += 1
         player ^= 1

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import queue
 import signal
 import threading
 import time
@@ -197,17 +196,13 @@ class _WorkerError:
 
 
 def _worker_loop(pipe: Any) -> None:
-    """A worker: play the chunks it is sent until the stop sign or the pipe closes.
-
-    Its main thread plays; a second thread sends each record back as soon as it
-    has the interpreter (within one switch interval, ~5 ms), together with any
-    others that finished meanwhile: short games cost one message per few dozen,
-    and a finished game is on its way at once.
-    """
+    """A worker: play the chunks it is sent until the stop sign or the pipe closes,
+    sending each game's record back through an :class:`_Outbox`."""
     _init_worker()
-    outbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
-    sender = threading.Thread(target=_send_loop, args=(pipe, outbox), daemon=True)
-    sender.start()
+    outbox = _Outbox(pipe)
+    stop = threading.Event()
+    watch = threading.Thread(target=outbox.watch, args=(stop,), daemon=True)
+    watch.start()
     try:
         while True:
             try:
@@ -219,43 +214,64 @@ def _worker_loop(pipe: Any) -> None:
             fn, chunk = pickle.loads(data)
             try:
                 for record in fn(chunk):  # each game as it finishes
-                    outbox.put(record)
-                outbox.put(_CHUNK_DONE)
+                    outbox.add(record)
+                outbox.send(None)  # the chunk is done
             except Exception:
-                outbox.put(_WorkerError(traceback.format_exc(limit=5)))
+                outbox.send(_WorkerError(traceback.format_exc(limit=5)))
     finally:
-        outbox.put(_STOP)
-        sender.join(timeout=10)
+        stop.set()
+        watch.join(timeout=10)
         PROCESS_SPAWNER.close()  # the worker is done: its bot processes go with its spawner
 
 
-_CHUNK_DONE = object()  # the worker's main thread to its sender: the chunk is done
-_STOP = object()  # the worker is leaving
+#: A worker sends the games that finish within this many seconds of its last
+#: message as one message: short games cost one message per few dozen.
+SEND_SECONDS = 0.005
+#: The longest a finished game waits in a worker: one that finished just before a
+#: long game started is sent by the outbox's watch meanwhile.
+HOLD_SECONDS = 0.05
 
 
-def _send_loop(pipe: Any, outbox: queue.SimpleQueue[Any]) -> None:
-    """Send what the worker's main thread finished: the records that are waiting as
-    one list, then the end of a chunk (None) or an error, in the order they came."""
-    while True:
-        items = [outbox.get()]
-        while True:
-            try:
-                items.append(outbox.get_nowait())
-            except queue.Empty:
-                break
-        records: list[Any] = []
-        for item in items:
-            if item is not _CHUNK_DONE and item is not _STOP and not isinstance(item, _WorkerError):
-                records.append(item)
-                continue
-            if records:
-                _send(pipe, records)
-                records = []
-            if item is _STOP:
-                return
-            _send(pipe, None if item is _CHUNK_DONE else item)
-        if records:
-            _send(pipe, records)
+class _Outbox:
+    """Finished games on their way from a worker to the coordinator, as lists.
+
+    The worker's main thread, which plays, sends them itself, ``SEND_SECONDS``
+    after its last message (a game that took longer goes at once): a thread
+    that sent them instead had to take the interpreter from the player for every
+    few games, and on a busy machine each such switch can leave both waiting for
+    a core. A second thread only watches, every ``HOLD_SECONDS``, for a game held
+    while the next one plays on; the lock keeps two messages from mixing in the pipe.
+    """
+
+    def __init__(self, pipe: Any) -> None:
+        self.pipe = pipe
+        self.held: list[Any] = []
+        self.sent = 0.0  # when the last message went
+        self.lock = threading.Lock()
+
+    def add(self, record: Any) -> None:
+        with self.lock:
+            self.held.append(record)
+            if time.monotonic() - self.sent >= SEND_SECONDS:
+                self._flush()
+
+    def send(self, message: Any) -> None:
+        """The held games, then ``message`` (the end of a chunk: None; an error)."""
+        with self.lock:
+            self._flush()
+            _send(self.pipe, message)
+
+    def watch(self, stop: threading.Event) -> None:
+        while not stop.wait(HOLD_SECONDS):
+            with self.lock:
+                if self.held and time.monotonic() - self.sent >= HOLD_SECONDS:
+                    self._flush()
+
+    def _flush(self) -> None:
+        if self.held:
+            _send(self.pipe, self.held)
+            self.held = []
+            self.sent = time.monotonic()
 
 
 def _send(pipe: Any, message: Any) -> None:

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from arena.engine.openings import new_seed_secret
 from arena.players.plugins import installed_bots, load_entry, parse_spec
 from arena.records import BotCode, GameRecord, GameSpec, Termination
+from arena.referee.kept_bots import KeptBots
 from arena.referee.referee import LogSink, play_game
 from arena.store import BotIdentity, FinishedGame, Store, StoreError, StoreWriteFailed
 from arena.text import content_hash
@@ -250,9 +251,12 @@ def play_games(specs: list[GameSpec]) -> Iterator[GameRecord]:
 def play_for_store(specs: list[GameSpec], log_sink: LogSink | None = None) -> Iterator[FinishedGame]:
     """Worker entry point of a tournament: :func:`play_games`, each game yielded as
     the rows the store writes, so that the one writer has only to insert them
-    (``log_sink``: told what the bots write, played in this process only)."""
+    (``log_sink``: told what the bots write, played in this process only). The
+    bots whose class allows it play every game of the chunk that they play in
+    (see :class:`~arena.referee.kept_bots.KeptBots`)."""
+    kept = KeptBots()
     for spec in specs:
-        yield FinishedGame.of(play_game(spec, log_sink=log_sink))
+        yield FinishedGame.of(play_game(spec, log_sink=log_sink, kept=kept))
 
 
 def chunked(specs: Iterable[GameSpec], count: int, executor: Any) -> Iterator[list[GameSpec]]:

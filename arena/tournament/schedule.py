@@ -74,15 +74,19 @@ def iter_schedule(config: TournamentConfig) -> Iterator[GameSpec]:
     pairs = pairings(config)
     lines = iter_openings(config)
     secret = seed_secret(config)
+    # What a pairing's games share, worked out once for the pairing, not for every game.
+    shared = [(f"p{number:04d}", _submitted_code(config, a, b),
+               tuple((bot, why) for bot, why in config.failed_start if bot in (a, b)))
+              for number, (a, b) in enumerate(pairs)]
     opening: tuple[int, ...] = ()
     for game in range(config.games):
         if game % 2 == 0:
             opening = next(lines)
         swapped = game % 2 == 1
-        for number, (a, b) in enumerate(pairs):
+        suffix = f"-o{game // 2:04d}-{'b' if swapped else 'a'}"
+        for (a, b), (pairing, submitted, failed_start) in zip(pairs, shared):
             first, second = (b, a) if swapped else (a, b)
-            pairing = f"p{number:04d}"
-            key = f"{pairing}-o{game // 2:04d}-{'b' if swapped else 'a'}"
+            key = pairing + suffix
             yield GameSpec(
                     key=key,
                     rules=config.rules,
@@ -94,8 +98,8 @@ def iter_schedule(config: TournamentConfig) -> Iterator[GameSpec]:
                     time_control=config.time_control,
                     isolate=config.isolate,
                     limits=config.limits,
-                    submitted=_submitted_code(config, first, second),
-                    failed_start=tuple((bot, why) for bot, why in config.failed_start if bot in (first, second)),
+                    submitted=submitted,
+                    failed_start=failed_start,
                 )
 
 
