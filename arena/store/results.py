@@ -155,12 +155,11 @@ class Results(Repository):
         for tid, name in tournaments:
             from_key, key_params = (" and g.key > ?", [after[1]]) if after is not None and name == after[0] else (
                 "", [])
-            cursor = self.db.conn.execute(
-                "select g.key, g.first_bot_id, g.second_bot_id, g.winner from games g "
-                f"where g.tournament_id = ?{from_key} and {where} order by g.key", [tid, *key_params, *params])
+            cursor = self.db.conn.execute(  # the name bound, not joined: rows as they are yielded
+                "select ?, g.key, g.first_bot_id, g.second_bot_id, g.winner from games g "
+                f"where g.tournament_id = ?{from_key} and {where} order by g.key", [name, tid, *key_params, *params])
             with closing(cursor):
-                for key, first, second, winner in cursor:
-                    yield name, key, first, second, winner
+                yield from cursor
 
     def unnamed_count(self, tournament_id: int | None) -> int:
         """Finished games with a player an imported file did not name: they count in no table."""

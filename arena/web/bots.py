@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
+import numpy as np
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 
@@ -171,17 +172,18 @@ def histories(sequence: EloSequence, points: int = PLOT_POINTS) -> dict[str, His
 
 
 def sampled(values: array[float], points: int) -> History:
-    """The History of ``values``: cut into at most ``points`` runs of games as even as can be."""
+    """The History of ``values``: cut into at most ``points`` runs of games as even as can be
+    (each run's lowest and highest found by numpy: a league's histories are drawn again
+    whenever a game arrives)."""
     n = len(values)
     steps = min(n, points)
     ends = [math.ceil((i + 1) * n / steps) for i in range(steps)]
-    drawn, start = [], 0
-    for end in ends:
-        run = values[start:end]
-        drawn.append((end, values[end - 1], min(run), max(run)))
-        start = end
-    low, high = min(values), max(values)
-    return History(n, drawn, (values.index(low) + 1, low), (values.index(high) + 1, high))
+    elo = np.array(values, dtype=np.float64)  # a copy: the history grows on while this is drawn
+    starts = [0, *ends[:-1]]
+    lows, highs = np.minimum.reduceat(elo, starts).tolist(), np.maximum.reduceat(elo, starts).tolist()
+    drawn = [(end, values[end - 1], lowest, highest) for end, lowest, highest in zip(ends, lows, highs)]
+    low_at, high_at = int(np.argmin(elo)), int(np.argmax(elo))  # the first game at each, as list.index finds
+    return History(n, drawn, (low_at + 1, values[low_at]), (high_at + 1, values[high_at]))
 
 
 def nice_step(span: float, most: int) -> float:
