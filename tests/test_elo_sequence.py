@@ -173,3 +173,14 @@ def test_any_steps_of_arrivals_and_removals_give_the_full_pass(tmp_path_factory,
             else:
                 add_games(store, step)
             followed_matches_full(store, followed)
+
+
+def test_the_latest_tournament_followed_changes_when_a_new_one_starts(tmp_path, small_checkpoints):
+    with make_store(tmp_path / "a.db") as store:
+        add_games(store, batch(0, 100, 20))
+        followed = FollowedElo(histories=True)
+        followed_matches_full(store, followed, league=False)  # the latest tournament: "m"
+        add_games(store, batch(1, 100, 3))  # "d" starts: the latest now, though its name sorts first
+        followed_matches_full(store, followed, league=False)
+        assert followed.sequence is not None and followed.sequence.games == 3
+        assert followed.restarts == 2

@@ -136,6 +136,7 @@ class FollowedElo:
         self._last_id = 0
         self._tournaments: dict[int, tuple[str, int]] = {}  # id -> (name, game changes) when last read
         self._basis: Hashable = None
+        self._scope: int | None = None  # the tournament read (None: the whole league)
 
     def update(self, chosen: Selection, basis: Hashable = None) -> EloSequence:
         """The sequence of ``chosen``'s games, read inside the same snapshot as ``chosen``;
@@ -145,7 +146,8 @@ class FollowedElo:
         last_id, tournaments = store.results.marks(scope)
         try:
             sequence = self.sequence
-            if sequence is None or basis != self._basis or not self._only_added(sequence, chosen, tournaments):
+            if (sequence is None or basis != self._basis or scope != self._scope
+                    or not self._only_added(sequence, chosen, tournaments)):
                 sequence = EloSequence(chosen.entrants, self.k, self.histories)
                 self.restarts += 1
             else:
@@ -160,14 +162,14 @@ class FollowedElo:
                 else:
                     firsts = [(tournaments[tid][0], key) for tid, (_, key) in arrived.items() if key is not None]
                     if not firsts:
-                        self._remember(sequence, last_id, tournaments, basis)
+                        self._remember(sequence, scope, last_id, tournaments, basis)
                         return sequence
                     sequence.rewind(min(firsts))
             sequence.take(store.results.in_order_after(scope, sequence.last))
         except BaseException:
             self.sequence = None  # half read: the next update starts again
             raise
-        self._remember(sequence, last_id, tournaments, basis)
+        self._remember(sequence, scope, last_id, tournaments, basis)
         return sequence
 
     def _only_added(self, sequence: EloSequence, chosen: Selection, tournaments: dict[int, tuple[str, int]]) -> bool:
@@ -176,6 +178,7 @@ class FollowedElo:
         return (all(chosen.entrants.get(bot_id) == name for bot_id, name in sequence.entrants.items())
                 and all(tournaments.get(tid, ("",))[0] == name for tid, (name, _) in self._tournaments.items()))
 
-    def _remember(self, sequence: EloSequence, last_id: int, tournaments: dict[int, tuple[str, int]],
-                  basis: Hashable) -> None:
-        self.sequence, self._last_id, self._tournaments, self._basis = sequence, last_id, tournaments, basis
+    def _remember(self, sequence: EloSequence, scope: int | None, last_id: int,
+                  tournaments: dict[int, tuple[str, int]], basis: Hashable) -> None:
+        self.sequence, self._scope, self._last_id = sequence, scope, last_id
+        self._tournaments, self._basis = tournaments, basis
