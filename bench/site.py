@@ -32,9 +32,13 @@ tournament's runner stores them) while the pages are asked for one after another
 each page's median and 95th percentile, the first request after new games included.
 A table is dated by its own tournament's games (the pair counts' changes), computed
 on a thread of its own, and while it is computed again a request takes it as it was
-(after waiting ``arena.web.cache.PATIENCE``).
+(after waiting ``arena.web.cache.PATIENCE``). The incremental Elo and the bots' rating
+histories are carried on from the games read last (arena.ratings.sequence), from the
+last copy of their state before the first new game in the order: the arriving games'
+keys (``arriving…``) sort before the last tournament's (``g…``), so each batch reads
+that tournament's games again, a tenth of the league.
 
-Run: python bench/site.py [--games 1000000] [--bots 50] [--requests 20] [--arrivals 60] [--keep DIR]
+Run: python bench/site.py [--games 1000000] [--bots 50] [--requests 20] [--arrivals 60] [--patience S] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -109,6 +113,9 @@ def main() -> None:
     parser.add_argument("--arrivals", type=float, default=60,
                         help="seconds of asking for pages while games arrive every second (0: none)")
     parser.add_argument("--batch", type=int, default=10, help="games stored each second meanwhile")
+    parser.add_argument("--patience", type=float,
+                        help="seconds a request waits for a table being computed again before it takes the one it "
+                             "replaces (default: the site's, arena.web.cache.PATIENCE)")
     parser.add_argument("--keep", type=Path, help="build the database here and keep it (and reuse it next time)")
     args = parser.parse_args()
     folder = args.keep or Path(tempfile.mkdtemp(prefix="arena-bench-site-"))
@@ -127,6 +134,10 @@ def main() -> None:
             store.version()
         print(f"Store.version(): {(time.perf_counter() - started) * 10:.2f} ms")
     try:
+        if args.patience is not None:
+            import arena.web.cache
+
+            arena.web.cache.PATIENCE = args.patience
         app, client, pages = report(db, args.requests, real)
         if args.arrivals:
             while_games_arrive(db, app, client, pages, args.arrivals, args.batch)

@@ -95,8 +95,21 @@ def league_standings(
     it takes them (read once, never held)."""
     if not results.games:
         return Standings()
+    return rated(results, incremental_elo(in_order, k=k), anchor, bots)
+
+
+def rated(
+    results: LeagueResults,
+    incremental: dict[str, float],
+    anchor: tuple[str, float] | None = None,
+    bots: Sequence[str] | None = None,
+) -> Standings:
+    """:func:`league_standings` with the incremental Elo known already (the site keeps
+    it between two states of a league: arena.ratings.sequence)."""
+    if not results.games:
+        return Standings()
     fit = fit_ratings(results.pairs, anchor=anchor, bots=bots)
-    return ranked(fit, incremental_elo(in_order, k=k), results.tally(), anchor)
+    return ranked(fit, incremental, results.tally(), anchor)
 
 
 def standings_order(results: LeagueResults) -> list[str]:

@@ -118,6 +118,49 @@ class Results(Repository):
         with closing(cursor):
             yield from cursor
 
+    def marks(self, tournament_id: int | None) -> tuple[int, dict[int, tuple[str, int]]]:
+        """(the last game id stored, tournament id -> (its name, :meth:`changes`)) of one
+        tournament or of all: where a stream of :meth:`in_order_after` stopped, to tell
+        later whether only games stored after it arrived since (see :meth:`arrivals`)."""
+        where, params = ("", []) if tournament_id is None else (" where id = ?", [tournament_id])
+        last = self.db.execute("select coalesce(max(id), 0) from games").fetchone()[0]
+        rows = self.db.execute(f"select id, name, game_changes from tournaments{where}", params).fetchall()
+        return int(last), {int(tid): (name, int(changes)) for tid, name, changes in rows}
+
+    def arrivals(self, tournament_ids: Sequence[int], after_id: int) -> dict[int, tuple[int, str | None]]:
+        """Per tournament: how many of its games have an id above ``after_id`` (stored
+        since a :meth:`marks`), and the first game key among those that count in a table
+        (None: none does). Two index range reads per tournament."""
+        where, params = counted_where(None)
+        found = {}
+        for tid in tournament_ids:
+            stored = self.db.execute("select count(*) from games where tournament_id = ? and id > ?",
+                                     [tid, after_id]).fetchone()[0]
+            first = self.db.execute(f"select min(g.key) from games g where g.tournament_id = ? and g.id > ? "
+                                    f"and {where}", [tid, after_id, *params]).fetchone()[0]
+            found[tid] = (int(stored), first)
+        return found
+
+    def in_order_after(self, tournament_id: int | None, after: tuple[str, str] | None
+                       ) -> Iterator[tuple[str, str, int, int, int | None]]:
+        """(tournament name, game key, first bot id, second bot id, winner) of each counted
+        game after the position ``after`` (a tournament name and a game key; None: from the
+        first), in :meth:`in_order`'s order: a stream, one tournament's stretch of the
+        (tournament, key) index after another."""
+        where, params = counted_where(None)
+        scope, scope_params = ("", []) if tournament_id is None else (" and id = ?", [tournament_id])
+        start = "" if after is None else after[0]
+        tournaments = self.db.execute(f"select id, name from tournaments where name >= ?{scope} order by name",
+                                      [start, *scope_params]).fetchall()
+        for tid, name in tournaments:
+            from_key, key_params = (" and g.key > ?", [after[1]]) if after is not None and name == after[0] else (
+                "", [])
+            cursor = self.db.conn.execute(  # the name bound, not joined: rows as they are yielded
+                "select ?, g.key, g.first_bot_id, g.second_bot_id, g.winner from games g "
+                f"where g.tournament_id = ?{from_key} and {where} order by g.key", [name, tid, *key_params, *params])
+            with closing(cursor):
+                yield from cursor
+
     def unnamed_count(self, tournament_id: int | None) -> int:
         """Finished games with a player an imported file did not name: they count in no table."""
         where = "g.termination != ? and (b1.spec = ? or b2.spec = ?)"

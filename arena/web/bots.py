@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
+import numpy as np
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 
@@ -35,6 +36,7 @@ from arena.players.plugins import installed_bots
 from arena.ratings.fit import MEAN_RATING
 from arena.ratings.results import LeagueResults, first_player_score
 from arena.ratings.selection import Selection, SelectionError, select
+from arena.ratings.sequence import EloSequence, FollowedElo
 from arena.ratings.sprt import elo_with_interval
 from arena.store import Store, StoredBot, StoredGame, Submission
 from arena.store.removal import Removals
@@ -128,22 +130,24 @@ def entrant_named(store: Store, bots: LeagueBots, name: str) -> str:
 def league_bots(request: Request, store: Store) -> LeagueBots:
     """The whole league's bots, from the site's cache while the database is unchanged."""
     cache: TableCache = request.app.state.cache
-    return cache.get(("bots",), data_version(store, None), apart(request, compute_league_bots))
+    followed = cache.kept(("bots",), lambda: FollowedElo(K, histories=True))
+    return cache.get(("bots",), data_version(store, None),
+                     apart(request, lambda store: compute_league_bots(store, followed)))
 
 
-def compute_league_bots(store: Store) -> LeagueBots:
+def compute_league_bots(store: Store, followed: FollowedElo) -> LeagueBots:
     """Everything :class:`LeagueBots` holds, in three passes over the league's games:
     the results per pair and the forfeits (both counted in SQL), and the games in
-    order for the ratings (a stream)."""
+    order for the ratings (``followed``: carried on from the games it read last)."""
     with store.snapshot():  # every pass sees the same games while the league stores more
         try:
             chosen = select(store, league=True)
         except SelectionError:  # no finished game yet: a league without bots
             return LeagueBots()
-        return _league_bots(store, chosen)
+        return _league_bots(store, chosen, followed)
 
 
-def _league_bots(store: Store, chosen: Selection) -> LeagueBots:
+def _league_bots(store: Store, chosen: Selection, followed: FollowedElo) -> LeagueBots:
     ids: dict[str, list[int]] = {}
     for bot_id, name in chosen.entrants.items():
         ids.setdefault(name, []).append(bot_id)
@@ -154,48 +158,32 @@ def _league_bots(store: Store, chosen: Selection) -> LeagueBots:
         reasons = forfeits.setdefault(chosen.entrants[bot_id], {})
         reasons[reason] = reasons.get(reason, 0) + count
     results = chosen.results()
-    # The stream Selection.in_order reads, by bot id: a million games are seconds
-    # either way, and a Result built per game is one of them.
-    history = rating_histories(store.results.in_order(None), chosen.entrants)
+    history = histories(followed.update(chosen, Removals(store).count()))
     return LeagueBots(
         chosen.as_dict(), ids, names, results, results.tally(), history,
         {bot: sorted(reasons.items(), key=lambda item: (-item[1], item[0])) for bot, reasons in forfeits.items()})
 
 
-def rating_histories(games: Iterable[tuple[int, int, int | None]], entrants: dict[int, str],
-                     points: int = PLOT_POINTS) -> dict[str, History]:
+def histories(sequence: EloSequence, points: int = PLOT_POINTS) -> dict[str, History]:
     """Each bot's incremental Elo after each of its games: the standings' column
-    (arena.ratings.fit.incremental_elo, the same steps in the same order), kept
-    game by game. ``games``: (first bot id, second bot id, winner) in the league's
-    order; ``entrants``: bot id -> entrant name."""
-    order = list(dict.fromkeys(entrants.values()))
-    position = {name: i for i, name in enumerate(order)}
-    of_id = {bot_id: position[name] for bot_id, name in entrants.items()}
-    elo = [MEAN_RATING] * len(order)
-    series = [array("d") for _ in order]
-    for first, second, winner in games:
-        a, b = of_id[first], of_id[second]
-        expected = 1 / (1 + 10 ** ((elo[b] - elo[a]) / 400))
-        change = K * (first_player_score(winner) - expected)
-        elo[a] += change
-        elo[b] -= change
-        series[a].append(elo[a])
-        series[b].append(elo[b])
-    return {name: sampled(values, points) for name, values in zip(order, series) if values}
+    (the same steps in the same order, arena.ratings.sequence), drawn in at most ``points`` steps."""
+    assert sequence.series is not None
+    return {name: sampled(values, points) for name, values in zip(sequence.names, sequence.series) if values}
 
 
 def sampled(values: array[float], points: int) -> History:
-    """The History of ``values``: cut into at most ``points`` runs of games as even as can be."""
+    """The History of ``values``: cut into at most ``points`` runs of games as even as can be
+    (each run's lowest and highest found by numpy: a league's histories are drawn again
+    whenever a game arrives)."""
     n = len(values)
     steps = min(n, points)
     ends = [math.ceil((i + 1) * n / steps) for i in range(steps)]
-    drawn, start = [], 0
-    for end in ends:
-        run = values[start:end]
-        drawn.append((end, values[end - 1], min(run), max(run)))
-        start = end
-    low, high = min(values), max(values)
-    return History(n, drawn, (values.index(low) + 1, low), (values.index(high) + 1, high))
+    elo = np.array(values, dtype=np.float64)  # a copy: the history grows on while this is drawn
+    starts = [0, *ends[:-1]]
+    lows, highs = np.minimum.reduceat(elo, starts).tolist(), np.maximum.reduceat(elo, starts).tolist()
+    drawn = [(end, values[end - 1], lowest, highest) for end, lowest, highest in zip(ends, lows, highs)]
+    low_at, high_at = int(np.argmin(elo)), int(np.argmax(elo))  # the first game at each, as list.index finds
+    return History(n, drawn, (low_at + 1, values[low_at]), (high_at + 1, values[high_at]))
 
 
 def nice_step(span: float, most: int) -> float:

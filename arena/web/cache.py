@@ -23,6 +23,11 @@ after the request arrived: that table saw every game the request could have seen
 so it is as fresh as one the request computed itself. A request that arrived after
 the running computation began asks for one more, which begins once it ends: a burst
 of requests costs at most two computations, not one each.
+
+A computation may also keep what it worked out between one version and the next
+(:meth:`TableCache.kept`): the incremental Elo of a selection, carried on from the
+games it read last (arena.ratings.sequence) rather than read again from the first.
+Only the computation of its key uses it, and those run one at a time.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 CACHED_TABLES = 256  # tables kept (a matchup page is one), least recently used dropped first
+KEPT_STATES = 16  # states kept between computations (one per selection whose Elo is followed)
 #: Seconds a request waits for a table being computed again before it takes the one
 #: it replaces (the site's; a cache made without one waits for every table).
 PATIENCE = 0.05
@@ -64,6 +70,7 @@ class TableCache:
         # key -> (tick its computation began at, its version, what it raised)
         self._failed: dict[Hashable, tuple[int, Hashable, Exception]] = {}
         self._running: dict[Hashable, _Computation] = {}
+        self._kept: OrderedDict[Hashable, Any] = OrderedDict()
         self._ticks = itertools.count(1)  # orders arrivals and computations' beginnings
         self._changed = threading.Condition()
         self.computed = 0  # how many tables were computed (not found): for tests and the bench
@@ -101,6 +108,18 @@ class TableCache:
                 self._tables.move_to_end(key)
                 return table[1]  # type: ignore[no-any-return]
             raise self._failed[key][2]
+
+    def kept(self, key: Hashable, make: Callable[[], T]) -> T:
+        """The state kept under ``key`` between computations (made by ``make`` the first
+        time, the least recently used dropped beyond KEPT_STATES): only the computation
+        of one table uses it, on its own thread, one computation at a time."""
+        with self._changed:
+            if key not in self._kept:
+                self._kept[key] = make()
+                while len(self._kept) > KEPT_STATES:
+                    self._kept.popitem(last=False)
+            self._kept.move_to_end(key)
+            return self._kept[key]  # type: ignore[no-any-return]
 
     def settle(self) -> None:
         """Wait until no table is being computed (for tests and the bench)."""

@@ -23,7 +23,8 @@ from fastapi.templating import Jinja2Templates
 
 from arena.ratings.crosstable import by_colour, crosstable
 from arena.ratings.selection import select
-from arena.ratings.standings import Standings, league_standings
+from arena.ratings.sequence import FollowedElo
+from arena.ratings.standings import Standings, rated
 from arena.store import Store
 from arena.store.removal import Removals
 from arena.text import printable
@@ -94,18 +95,20 @@ class Tables:
 def tables(request: Request, store: Store, tournament: str | None, league: bool) -> Tables:
     """The tables of a selection, from the site's cache while its tournament's games are unchanged."""
     cache: TableCache = request.app.state.cache
+    key = ("tables", tournament, league)
+    followed = cache.kept(key, FollowedElo)
 
     def compute(store: Store) -> Tables:
         with store.snapshot():  # its queries count the same games while a league or tournament writes
             chosen = select(store, tournament, league)
             results = chosen.results()
-            rows = league_standings(results, chosen.in_order())
+            rows = rated(results, followed.update(chosen, Removals(store).count()).ratings())
             order = [row.bot for row in rows]
             return Tables(chosen.heading(), chosen.as_dict(), rows, crosstable(results.pairs, order),
                           by_colour(results.pairs, order))
 
     scope = store.results.scope(tournament, league)
-    return cache.get(("tables", tournament, league), data_version(store, scope), apart(request, compute))
+    return cache.get(key, data_version(store, scope), apart(request, compute))
 
 
 def apart(request: Request, compute: Callable[[Store], T]) -> Callable[[], T]:
