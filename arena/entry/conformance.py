@@ -30,9 +30,8 @@ from arena.errors import ArenaFault
 from arena.players import programs
 from arena.players.plugins import BotSpec, BotSpecError, file_code, parse_spec, spec_text, untrusted_bot
 from arena.protocol import handshake, messages
-from arena.protocol.descriptors import BotTimeout, DescriptorBot
+from arena.protocol.descriptors import QUIT_SECONDS, BotTimeout, DescriptorBot
 from arena.protocol.handshake import DeclaredOption, Variant
-from arena.protocol.program import QUIT_SECONDS
 from arena.records import BotCode, GameRecord, GameSpec, Limits, Termination, TimeControl
 from arena.referee.referee import play_game
 from arena.text import clip, json_text, printable
@@ -423,7 +422,7 @@ class Conformance:
                 exchange.ask(messages.NewGame(rules, 0, self.settings.seed, TimeControl(1.0), self.values),
                              patience(start))
                 asked = time.monotonic()
-                exchange.bot._send(messages.encode(messages.Quit()), QUIT_SECONDS)
+                exchange.bot._send_quit()
             except (BotFailure, OSError) as failure:
                 return exchange.failed(name, f"before quit: {getattr(failure, 'reason', failure)}")
             if not exchange.bot._closed_within(QUIT_SECONDS):

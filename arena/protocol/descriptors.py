@@ -24,6 +24,8 @@ from arena.protocol.player import ChannelBot
 # polls: a bot process waiting for its next turn sleeps, leaving the processor
 # to the game.)
 POLL_SECONDS = 0.0002
+#: Seconds a bot has to leave by itself after ``quit``.
+QUIT_SECONDS = 1.0
 
 
 class BotTimeout(BotFailure):
@@ -116,6 +118,19 @@ class DescriptorBot(ChannelBot):
             except (BlockingIOError, ConnectionResetError):
                 pass  # nothing after all, or the bot gone: its next answer says which
         return self._buffer
+
+    def _send_quit(self) -> None:
+        """Send ``quit`` (BotFailure or OSError when the bot does not take it)."""
+        self._send(messages.encode(messages.Quit()), QUIT_SECONDS)
+
+    def _quit_and_wait(self) -> None:
+        """Send ``quit`` and wait (at most :data:`QUIT_SECONDS`) for the bot to close
+        its end: whatever it does, it is killed next, and the game's result stands."""
+        try:
+            self._send_quit()
+            self._closed_within(QUIT_SECONDS)
+        except (BotFailure, OSError):
+            pass  # gone already, or not listening: killed all the same
 
     def _closed_within(self, seconds: float) -> bool:
         """Whether the bot closes its end within ``seconds`` (what it sends meanwhile is dropped)."""

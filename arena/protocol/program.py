@@ -24,8 +24,6 @@ from arena.protocol.player import ChannelBot
 from arena.records import BotCode, Limits
 from arena.text import clip
 
-#: Seconds a program has to leave by itself after ``quit``.
-QUIT_SECONDS = 1.0
 _LOG_NAME = "stderr.txt"
 
 
@@ -140,11 +138,7 @@ class LocalProgram(DescriptorBot):
         process = self._process
         if process is not None:
             if process.poll() is None:
-                try:
-                    self._send(messages.encode(messages.Quit()), QUIT_SECONDS)
-                    self._closed_within(QUIT_SECONDS)
-                except (BotFailure, OSError):
-                    pass  # not listening: killed all the same
+                self._quit_and_wait()
             try:
                 os.killpg(process.pid, signal.SIGKILL)  # and whatever it started
             except (ProcessLookupError, PermissionError):

@@ -33,7 +33,7 @@ from arena.errors import ArenaFault
 from arena.protocol import messages
 from arena.protocol.descriptors import DescriptorBot
 from arena.protocol.player import ChannelBot
-from arena.protocol.program import QUIT_SECONDS, LogFile, place_program
+from arena.protocol.program import LogFile, place_program
 from arena.records import BotCode, Limits
 from arena.sandbox import cgroups, process_control, spawner
 from arena.sandbox.wire import CONFINED, OUTPUT_NAME, Ending
@@ -149,14 +149,12 @@ class SandboxedBot(DescriptorBot):
         raise ArenaFault(f"sandbox: could not start a bot process ({problem})")
 
     def _quit(self) -> None:
-        """Send ``quit`` and wait (at most :data:`QUIT_SECONDS`) for the program to
-        close its end: whatever it does, it is killed next, and the game's result stands."""
+        """Thaw the bot and let it leave by itself (see ``_quit_and_wait``)."""
         try:
             self._thaw()
-            self._send(messages.encode(messages.Quit()), QUIT_SECONDS)
-            self._closed_within(QUIT_SECONDS)
-        except (ArenaFault, BotFailure, OSError):
-            pass  # gone already, or not listening: killed all the same
+        except (ArenaFault, OSError):
+            return  # gone already: killed all the same
+        self._quit_and_wait()
 
     def _printed(self, reply: dict[str, Any] | None) -> bytes:
         """A program's log is its stderr, in its output file; a Python bot's comes with its answers."""
