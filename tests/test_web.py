@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+from urllib.parse import unquote
 from pathlib import Path
 
 import pytest
@@ -115,6 +116,20 @@ def test_bot_text_is_escaped_on_every_page(client):
         text = client.get(url).text
         assert "<script>alert" not in text and "\x1b" not in text, url
         assert "&lt;script&gt;alert" in text, url
+
+
+def test_the_crosstable_page_shows_every_cell_of_the_api_s_table(client):
+    for tournament in ("quick", "hostile"):
+        table = client.get("/api/crosstable", params={"tournament": tournament}).json()["crosstable"]
+        text = client.get("/crosstable", params={"tournament": tournament}).text
+        cells = {(unquote(a), unquote(b)): (float(points), int(games)) for a, b, points, games in
+                 re.findall(r'<a href="/matchup\?a=([^&"]*)&amp;b=([^"]*)" title="[^"]*">([\d.]+)/(\d+)</a>', text)}
+        expected = {(bot, opp): (cell["points"], cell["games"])
+                    for bot, row in table.items() for opp, cell in row.items() if cell["games"]}
+        assert cells == expected and expected, tournament
+        for bot, row in table.items():  # each row's total
+            total = f'{sum(c["points"] for c in row.values()):g}/{sum(c["games"] for c in row.values())}</td>'
+            assert total in text, (tournament, bot)
 
 
 @pytest.mark.parametrize("url", ["/standings?tournament=nope", "/crosstable?tournament=nope",

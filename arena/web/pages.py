@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -90,6 +90,8 @@ class Tables:
     standings: Standings
     crosstable: dict[str, dict[str, list[float]]]
     colours: dict[str, dict[str, list[int]]]
+    #: Parts of pages made from these tables once, kept with them while they are cached.
+    rendered: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 def tables(request: Request, store: Store, tournament: str | None, league: bool) -> Tables:

@@ -8,6 +8,8 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
+from jinja2.utils import url_quote
+from markupsafe import Markup, escape
 
 from arena.ratings.crosstable import colours_data, crosstable_data
 from arena.ratings.standings import Standing, Standings, standings_data
@@ -20,6 +22,7 @@ from arena.web.pages import (
     NARROW,
     League,
     StoreDep,
+    Tables,
     Tournament,
     apart,
     data_version,
@@ -51,7 +54,45 @@ def standings_page(request: Request, store: StoreDep, tournament: Tournament = N
 def crosstable_page(request: Request, store: StoreDep, tournament: Tournament = None,
                     league: League = False) -> HTMLResponse:
     shown = tables(request, store, tournament, league)
-    return page(request, "crosstable.html", title="Crosstable", tables=shown, query=query_of(tournament, league))
+    return page(request, "crosstable.html", title="Crosstable", tables=shown, rows=crosstable_rows(shown),
+                query=query_of(tournament, league))
+
+
+def crosstable_rows(shown: Tables) -> Markup:
+    """The crosstable's rows, made once per table and kept with it. Through the
+    template engine, a cell at a time, 50 bots' 2,500 cells took 65-200 ms on every
+    request; here each bot's name is escaped and quoted once, not once per cell."""
+    if "crosstable" not in shown.rendered:
+        shown.rendered["crosstable"] = _crosstable_rows(shown.crosstable)
+    rows: Markup = shown.rendered["crosstable"]
+    return rows
+
+
+def _crosstable_rows(table: dict[str, dict[str, list[float]]]) -> Markup:
+    bots = list(table)
+    names = {bot: str(escape(printable(str(bot)))) for bot in bots}
+    links = {bot: str(escape(url_quote(bot))) for bot in bots}
+    out: list[str] = []
+    for number, bot in enumerate(bots, 1):
+        row = table[bot]
+        name, link = names[bot], links[bot]
+        out.append(f'<tr>\n    <td class="num">{number}</td>\n'
+                   f'    <th scope="row"><a href="/bots/{link}">{name}</a></th>\n')
+        for opp in bots:
+            if opp == bot:
+                out.append('<td class="self"></td>')
+            elif opp in row and row[opp][1]:
+                points, games = row[opp]
+                share = points / games
+                out.append(f'<td class="num cell" style="--share: {share:.3f}"><a href="/matchup?a={link}&amp;'
+                           f'b={links[opp]}" title="{name} against {names[opp]}: {100 * share:.0f}%">'
+                           f'{points:g}/{games:g}</a></td>')
+            else:
+                out.append("<td></td>")
+        points = sum(cell[0] for cell in row.values())
+        games = sum(cell[1] for cell in row.values())
+        out.append(f'\n    <td class="num">{points:g}/{games:g}</td>\n  </tr>\n')
+    return Markup("".join(out))  # every bot's text in it escaped above
 
 
 @router.get("/colours", response_class=HTMLResponse, include_in_schema=False)
