@@ -5,7 +5,7 @@ next column by box-drawing lines; the champion in the last column.
 Names are the bots' own, so they are escaped (:func:`arena.text.printable`) and
 cut to ``name_width`` characters: a column's width is bounded whatever a bot is
 called. The lines are 2 x places - 1 (places: the entrants and byes of the first
-round), each at most (rounds + 1) x (the cell's width + 4) characters.
+round), each at most (rounds + 1) x (the cell's width + 5) characters.
 """
 
 from __future__ import annotations
@@ -73,25 +73,25 @@ def _points(points: float) -> str:
 
 def _row(column: int, index: int) -> int:
     """The line of the index-th entrant of a column: halfway between the two it comes from."""
-    return 2 ** (column + 1) * index + 2 ** column - 1
+    return (index << (column + 1)) + (1 << column) - 1
 
 
 def _connector(y: int, column: int, entrant_line: bool) -> str:
-    """The four characters after a column on line ``y``: a line leaving each
+    """The five characters after a column on line ``y``: a line leaving each
     entrant of a match, the two joined, and the join leading to the winner."""
     span = 2 ** (column + 2)  # lines from one match's upper entrant to the next match's
     offset = (y - _row(column, 0)) % span
     upper_to_lower = 2 ** (column + 1)
     if entrant_line and offset == 0:
-        return "─┐  "
+        return " ─┐  "
     if entrant_line and offset == upper_to_lower:
-        return "─┘  "
+        return " ─┘  "
     if 0 < offset < upper_to_lower and y >= _row(column, 0):
-        return " ├─ " if offset == upper_to_lower // 2 else " │  "
-    return "    "
+        return "  ├─ " if offset == upper_to_lower // 2 else "  │  "
+    return "     "
 
 
 def _titles(count: int, width: int) -> str:
     names = {1: "final", 2: "semi-finals", 3: "quarter-finals"}
     titles = [names.get(count - number + 1, f"round {number}") for number in range(1, count + 1)]
-    return "".join(f"{title:<{width + 4}}" for title in [*titles, "champion"]).rstrip()
+    return "".join(f"{title:<{width + 5}}" for title in [*titles, "champion"]).rstrip()

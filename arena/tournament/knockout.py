@@ -116,7 +116,7 @@ class Bracket:
     @property
     def size(self) -> int:
         """The places in the first round (a power of two): entrants and byes."""
-        return 2 ** len(self.rounds)
+        return 1 << len(self.rounds)
 
     @property
     def final(self) -> Match:
@@ -251,8 +251,8 @@ def advance(
     for matches in start.rounds:
         if rounds:
             feeding = rounds[-1]
-            matches = tuple(replace(match, top=feeding[2 * match.slot].winner, bottom=feeding[2 * match.slot + 1].winner)
-                            for match in matches)
+            matches = tuple(replace(match, top=feeding[2 * match.slot].winner,
+                                    bottom=feeding[2 * match.slot + 1].winner) for match in matches)
         worked = []
         for match in matches:
             match, games = _work_out(match, bracket.rules, results, decide, secret)
@@ -298,7 +298,7 @@ def _work_out(
 
     missing = [game for pair in range(rules.pairs) for game in pair_games(pair)]
     if missing:
-        pairs = len({game.pair for game in played} - {game.pair for game in missing})
+        pairs = len({p.game.pair for p in played} - {game.pair for game in missing})
         return state(), missing
     pairs = rules.pairs
     if points[0] != points[1]:
