@@ -371,3 +371,22 @@ def test_a_65_entrant_bracket_renders():
     assert text.count("(bye)") == 63
     assert lines[128].endswith("├─  1 bot01")  # the champion, halfway down
     assert max(map(len, lines)) <= 8 * (2 + 5 + 2 + 3 + 5)
+
+
+def test_the_docs_example_is_what_the_code_draws():
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "tournaments.md").read_text()
+    shown = page.split("## Knockout", 1)[1].split("```text\n", 1)[1].split("```", 1)[0].rstrip("\n")
+    ratings = {"solver": 2400, "mcts": 1900, "minimax": 1850, "blocker": 1500, "greedy": 1500, "random": 1000}
+    strength = {"solver": 9, "mcts": 5, "minimax": 5, "blocker": 3, "greedy": 3, "random": 1}
+
+    def result(game: KnockoutGame) -> float:
+        first, second = strength[game.first], strength[game.second]
+        if first != second:
+            return 1.0 if first > second else 0.0
+        return 1.0 if game.pair == 2 and game.first == "blocker" else 0.5  # blocker wins its extra pair
+
+    start = new_bracket(seeding(list(ratings), ratings=ratings), KnockoutRules(pairs=2, extra_pairs=1, seed=1))
+    bracket, _, _ = play_out(start, result)
+    assert render_bracket(bracket) == shown
