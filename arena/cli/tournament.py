@@ -110,7 +110,7 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
     rate = outcome.played / outcome.seconds if outcome.seconds else 0.0
     click.echo(
         f"Tournament {cfg.name!r}: {plural(outcome.played, 'game')} played in {outcome.seconds:.1f} s "
-        f"({rate:.3g} games/s){resumed}; {cfg.rules.describe()}; database {cfg.db}"
+        f"({rate:.3g} games/s){resumed}; {cfg.rules.describe()}{_adjudicated(cfg.adjudicate)}; database {cfg.db}"
     )
     report_voided(outcome)
     from arena.ratings.selection import SelectionError, select
@@ -183,6 +183,10 @@ def report_voided(outcome: RunOutcome) -> None:
 
 
 _SIGNAL_NAMES: dict[int, str] = {signal.SIGTERM: " (SIGTERM)", signal.SIGHUP: " (hang-up)"}
+
+
+def _adjudicated(stones: int | None) -> str:
+    return "" if stones is None else f"; adjudicated by the solver from {stones} stones"
 
 
 def _split(text: str | None) -> list[str] | None:

@@ -152,12 +152,12 @@ def check_balanced_rules(rules: Rules) -> None:
 
 def balanced_openings(
     rules: Rules, plies: int, margin: int, count: int, rng: random.Random, solver: PositionSolver,
-    nodes: int = BALANCED_NODES,
+    nodes: int | None = None,
 ) -> list[ValuedOpening]:
     """``count`` distinct openings of ``plies`` random plies (as :func:`random_openings`
     draws them, from ``rng``) whose exact value is a draw, or within ``margin`` of
     one on the solver's score scale; an opening the solver cannot prove within
-    ``nodes`` is passed over. Deterministic: the same generator and back end give
+    ``nodes`` (default :data:`BALANCED_NODES`) is passed over. Deterministic: the same generator and back end give
     the same openings (see :func:`~arena.engine.solvers.prove`)."""
     check_balanced_rules(rules)
     found: list[ValuedOpening] = []
@@ -175,7 +175,7 @@ def balanced_openings(
         if line in seen:
             continue  # the random draw repeats once its openings seem used up
         seen.add(line)
-        proof = prove(solver, Board.from_moves(list(line), rules), nodes)
+        proof = prove(solver, Board.from_moves(list(line), rules), nodes or BALANCED_NODES)
         if proof is None:
             continue
         value = proof.value if plies % 2 == 0 else -proof.value  # for the first player

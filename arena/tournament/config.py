@@ -25,8 +25,8 @@ from arena.engine.openings import ValuedOpening, balanced_openings, check_balanc
 from arena.engine.solvers import find_solver
 from arena.errors import ArenaError
 from arena.players.plugins import BotSpecError, parse_spec, spec_text
-from arena.referee.adjudication import DEFAULT_ADJUDICATION_STONES
 from arena.records import BotCode, Limits, TimeControl
+from arena.referee.adjudication import DEFAULT_ADJUDICATION_STONES
 from arena.store.location import DEFAULT_DB, default_db
 from arena.text import content_hash
 
