@@ -99,7 +99,7 @@ def test_an_adjudicated_tournament_counts_its_games_like_played_ones(tmp_path):
         assert chosen.game_count == 6
         counted = sum(sum(wdl) for wdl in chosen.results().pairs.counts.values())
         assert counted == 6
-        points = {bot: 0.0 for bot in ("random", "greedy")}
+        points = dict.fromkeys(("random", "greedy"), 0.0)
         for g in games:
             first_points = {"1-0": 1.0, "0-1": 0.0}.get(g.result, 0.5)
             points[g.first] += first_points
