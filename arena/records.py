@@ -26,6 +26,9 @@ class Termination(enum.StrEnum):
     FORFEIT = "forfeit"  # a bot crashed, answered a non-move or an illegal one, or overran its clock
     UNFINISHED = "unfinished"  # a casual game saved before its end; it counts in no table
     VOID = "void"  # the arena failed (not a bot): kept apart with why, counts in no table, played again
+    # The solver proved the position's value before the end, and the game ended with
+    # that result (opt-in: --adjudicate). Counts in every table as a win or draw does.
+    ADJUDICATED = "adjudicated"
 
 
 #: The result of a finished game, by winner (0 first player, 1 second, None a draw).
@@ -139,6 +142,9 @@ class GameSpec:
     # (spec, why) of each of its bots that failed its start-up check before the
     # run: it forfeits the game without being started.
     failed_start: tuple[tuple[str, str], ...] = ()
+    # The stones on the board from which the solver may end the game with the value
+    # it proves (see arena/referee/adjudication.py); None: the game is played out.
+    adjudicate: int | None = None
 
     @property
     def bots(self) -> tuple[str, str]:

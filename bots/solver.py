@@ -649,6 +649,13 @@ class Solver:
         finally:
             self.nodes = self.core.nodes
 
+    def known(self, board: Board) -> int | None:
+        """The exact score of ``board`` from the opening book, or None where the book
+        does not hold it: a look-up, no search (see :func:`arena.engine.solvers.prove`)."""
+        book = book_for(self.rules)
+        found = book.lookup(board) if book is not None else None
+        return None if found is None else found[1]
+
     def _children(self, board: Board) -> list[tuple[int, int, int, bool]]:
         """(move, cur, mask, immediate win) for each legal move of ``board``."""
         me = board.to_move

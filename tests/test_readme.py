@@ -338,7 +338,8 @@ KEY_FLAGS = {
     "isolate": "--isolate",
     "rules.width": "--width", "rules.height": "--height", "rules.connect": "--connect",
     "rules.gravity": "--no-gravity", "rules.scoring": "--scoring", "openings.plies": "--openings",
-    "openings.file": "--openings-file", "time.move_seconds": "--move-seconds",
+    "openings.file": "--openings-file", "openings.balanced": "--openings", "openings.margin": "--openings",
+    "adjudicate": "--adjudicate", "time.move_seconds": "--move-seconds",
     "time.bank_seconds": "--bank-seconds", "limits.memory_mb": "--memory-mb", "limits.output_kb": "--output-kb",
     "limits.processes": "--processes", "cluster": "--cluster",
 }

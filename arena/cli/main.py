@@ -43,6 +43,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "show": ("arena.cli.games",
              "Print a stored game: players, result, every move with its time and info, final board."),
     "solve": ("arena.cli.solve", "Exact value of the position after MOVES, and of each legal move."),
+    "openings": ("arena.cli.openings",
+                 "Write balanced openings to a file: random openings the solver proves drawn (or within --margin)."),
     "analyse": ("arena.cli.solve", "Mark the moves that threw away a win or a draw, using the solver."),
     "play": ("arena.cli.play", "Play in the terminal against BOT, or two people at one keyboard without one."),
     "replay": ("arena.cli.play", "Step through a stored game: Enter/n next, p previous, a number to jump, q quit."),

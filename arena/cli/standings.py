@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import math
 from typing import BinaryIO
 
 import click
 
 from arena.cli.main import ArenaUsageError, league_options, main, open_store
-from arena.ratings.crosstable import by_colour, crosstable, render_colours, render_crosstable
+from arena.ratings.crosstable import (
+    by_colour,
+    colours_data,
+    crosstable,
+    openings_data,
+    render_colours,
+    render_crosstable,
+    render_openings,
+)
 from arena.ratings.results_file import file_standings
 from arena.ratings.selection import Selection, select
 from arena.ratings.standings import OUTPUT_FORMATS, Standings, league_standings, render_standings, standings_order
@@ -46,11 +55,25 @@ def crosstable_command(db: str, tournament: str | None, league: bool, fmt: str) 
 @main.command("colours")
 @league_options
 def colours_command(db: str, tournament: str | None, league: bool, fmt: str) -> None:
-    """Print how each bot does moving first and moving second."""
+    """Print how each bot does moving first and moving second.
+
+    Under it (for one tournament; in JSON the "openings" field) the first player's
+    score from each opening, with the opening's solver value where known.
+    """
     chosen = selected_games(db, tournament, league)
     results = chosen.results()
     order = standings_order(results)
-    show(chosen, render_colours(by_colour(results.pairs, order), fmt, chosen.as_dict()), fmt)
+    table = by_colour(results.pairs, order)
+    openings = chosen.by_opening()
+    if fmt == "json":
+        document = colours_data(table, chosen.as_dict())
+        click.echo(json.dumps({**document, "openings": openings_data(openings)}, indent=2))
+        return
+    text = render_colours(table, fmt, chosen.as_dict())
+    if openings and fmt != "csv":  # CSV stays one table
+        text += "\n\nThe first player's score by opening (value: the solver's, for the first player)\n\n"
+        text += render_openings(openings, fmt)
+    show(chosen, text, fmt)
 
 
 def warn_unconnected(chosen: Selection, rows: Standings) -> None:

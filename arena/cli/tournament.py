@@ -13,7 +13,7 @@ from arena.cli.cluster import cluster_options
 from arena.cli.main import ArenaUsageError, db_option, main, open_store, rules_options
 from arena.terminal import progress as progress_bar
 from arena.text import plural, printable, quote
-from arena.tournament.config import load_config
+from arena.tournament.config import load_config, openings_overrides
 from arena.tournament.entrants import resolve_bots_in_database
 from arena.tournament.runner import Progress, RunOutcome, run_tournament
 from arena.tournament.stopping import signals_deferred
@@ -34,7 +34,9 @@ def tournament_group() -> None:
 @click.option("--challengers", help="Gauntlet: comma-separated bots that face the field.")
 @click.option("--format", "fmt", type=click.Choice(["round-robin", "gauntlet"]), help="Tournament format.")
 @click.option("--games", type=int, help="Games per pairing (each opening twice, colours swapped).")
-@click.option("--openings", "opening_plies", type=int, help="Random plies in each opening.")
+@click.option("--openings", "openings_text", metavar="N|balanced:PLIES[:MARGIN]|file:PATH",
+              help="Openings: N random plies; balanced:PLIES[:MARGIN], random openings the solver proves drawn "
+                   "(or within MARGIN of a draw; 7x6 connect four); file:PATH, the openings of a file.")
 @click.option("--openings-file", help="File of opening move strings, one per line.")
 @click.option("--move-seconds", type=float, help="Time limit per move.")
 @click.option("--bank-seconds", type=float, help="Extra time a bot may draw on over the game.")
@@ -44,6 +46,9 @@ def tournament_group() -> None:
 @click.option("--memory-mb", type=int, help="Memory limit of a sandboxed bot, MB (default 1024).")
 @click.option("--output-kb", type=int, help="Output limit of a sandboxed bot, KB (default 1024).")
 @click.option("--processes", type=int, help="Processes and threads a sandboxed bot may have at once (default 64).")
+@click.option("--adjudicate", metavar="solver[:STONES]",
+              help="End a game once the solver proves its result, from STONES stones on the board (default "
+                   "20); off by default.")
 @click.option("--seed", type=int, help="Tournament seed: the same seed gives the same games.")
 @click.option("--private-seeds", is_flag=True, default=None,
               help="Key every seed by a secret kept in the database, so no bot can work out its opponent's "
@@ -53,10 +58,10 @@ def tournament_group() -> None:
               "tournament-HASH from the settings, so the same command resumes the same tournament).")
 @rules_options
 def tournament_run(config: str | None, bots: str | None, challengers: str | None, fmt: str | None,
-                   games: int | None, opening_plies: int | None, openings_file: str | None,
+                   games: int | None, openings_text: str | None, openings_file: str | None,
                    move_seconds: float | None, bank_seconds: float | None, workers: int | None,
                    cluster: str | None, isolate: bool | None, memory_mb: int | None, output_kb: int | None,
-                   processes: int | None, seed: int | None, private_seeds: bool | None,
+                   processes: int | None, adjudicate: str | None, seed: int | None, private_seeds: bool | None,
                    db: str | None, name: str | None, width: int | None, height: int | None, connect: int | None,
                    no_gravity: bool, scoring: str | None) -> None:
     """Play a tournament defined by CONFIG (a TOML file) and flags, then print standings.
@@ -64,12 +69,14 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
     Running it again with the same name and database resumes it: only the games
     not yet stored are played.
     """
-    if opening_plies is not None and openings_file is not None:
-        raise ArenaUsageError(f"--openings {opening_plies} draws random openings and --openings-file "
-                              f"{openings_file!r} reads them from a file: give one of them")
+    if openings_text is not None and openings_file is not None:
+        drawn = "draws random openings" if openings_text.strip().isdigit() else "says where the openings come from"
+        raise ArenaUsageError(f"--openings {openings_text} {drawn} and --openings-file {openings_file!r} reads them "
+                              "from a file: give one of them")
     overrides = {
         "bots": _split(bots), "challengers": _split(challengers), "format": fmt, "games": games,
-        "openings.plies": opening_plies, "openings.file": openings_file,
+        "openings.file": openings_file, "adjudicate": adjudicate,
+        **(openings_overrides(openings_text) if openings_text is not None else {}),
         "time.move_seconds": move_seconds, "time.bank_seconds": bank_seconds, "workers": workers,
         "cluster": cluster, "isolate": isolate, "limits.memory_mb": memory_mb, "limits.output_kb": output_kb,
         "limits.processes": processes, "seed": seed, "private_seeds": private_seeds,
@@ -103,7 +110,7 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
     rate = outcome.played / outcome.seconds if outcome.seconds else 0.0
     click.echo(
         f"Tournament {cfg.name!r}: {plural(outcome.played, 'game')} played in {outcome.seconds:.1f} s "
-        f"({rate:.3g} games/s){resumed}; {cfg.rules.describe()}; database {cfg.db}"
+        f"({rate:.3g} games/s){resumed}; {cfg.rules.describe()}{_adjudicated(cfg.adjudicate)}; database {cfg.db}"
     )
     report_voided(outcome)
     from arena.ratings.selection import SelectionError, select
@@ -176,6 +183,10 @@ def report_voided(outcome: RunOutcome) -> None:
 
 
 _SIGNAL_NAMES: dict[int, str] = {signal.SIGTERM: " (SIGTERM)", signal.SIGHUP: " (hang-up)"}
+
+
+def _adjudicated(stones: int | None) -> str:
+    return "" if stones is None else f"; adjudicated by the solver from {stones} stones"
 
 
 def _split(text: str | None) -> list[str] | None:

@@ -18,8 +18,10 @@ import itertools
 import random
 import secrets
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from arena.engine.game import Board, Rules
+from arena.engine.solvers import PositionSolver, prove
 from arena.errors import ArenaError
 from arena.text import plural
 
@@ -116,3 +118,67 @@ def _could_win(rules: Rules, ply: int) -> bool:
     Short openings skip asking each move whether it wins: a tournament draws one
     opening per pair of games, and the asking cost more than the drawing."""
     return ply // 2 + 1 >= rules.connect
+
+
+# --- balanced openings -----------------------------------------------------------------
+
+#: Search nodes the solver may spend on one drawn opening before it is passed over:
+#: about half a second with the compiled solver. Past 10 plies nearly every
+#: opening of 7x6 is proven within it; at 8 about a third; before that only the
+#: book's positions are (see docs/tournaments.md).
+BALANCED_NODES = 2_000_000
+#: Openings drawn, per balanced opening asked for, before the draw gives up.
+BALANCED_TRIES = 200
+#: The only rules balanced openings are drawn for: those the solver's book and budget suit.
+BALANCED_RULES = Rules()
+
+
+@dataclass(frozen=True)
+class ValuedOpening:
+    """An opening and its exact value, the solver's score for the first player
+    (None where not known: a file's opening without one)."""
+
+    moves: tuple[int, ...]
+    value: int | None
+
+
+def check_balanced_rules(rules: Rules) -> None:
+    """Balanced openings are for 7x6 connect four only: say so in one line otherwise."""
+    if rules != BALANCED_RULES:
+        raise OpeningsError(f"balanced openings are drawn for {BALANCED_RULES.describe()} only (the solver's book "
+                            f"and node budget are sized for it), not {rules.describe()}; use random openings "
+                            "(openings.plies) or a file of openings")
+
+
+def balanced_openings(
+    rules: Rules, plies: int, margin: int, count: int, rng: random.Random, solver: PositionSolver,
+    nodes: int | None = None,
+) -> list[ValuedOpening]:
+    """``count`` distinct openings of ``plies`` random plies (as :func:`random_openings`
+    draws them, from ``rng``) whose exact value is a draw, or within ``margin`` of
+    one on the solver's score scale; an opening the solver cannot prove within
+    ``nodes`` (default :data:`BALANCED_NODES`) is passed over. Deterministic: the same generator and back end give
+    the same openings (see :func:`~arena.engine.solvers.prove`)."""
+    check_balanced_rules(rules)
+    found: list[ValuedOpening] = []
+    tried = 0
+    seen: set[tuple[int, ...]] = set()
+    for line in iter_random_openings(rules, plies, rng):
+        if len(found) == count:
+            break
+        tried += 1
+        if tried > BALANCED_TRIES * count:
+            raise OpeningsError(
+                f"found only {len(found)} of {count} balanced openings of {plural(plies, 'ply', 'plies')} "
+                f"(value within {margin} of a draw) in {plural(tried - 1, 'opening')} drawn; use more plies "
+                "(10 or more are nearly always proven) or a larger margin")
+        if line in seen:
+            continue  # the random draw repeats once its openings seem used up
+        seen.add(line)
+        proof = prove(solver, Board.from_moves(list(line), rules), nodes or BALANCED_NODES)
+        if proof is None:
+            continue
+        value = proof.value if plies % 2 == 0 else -proof.value  # for the first player
+        if abs(value) <= margin:
+            found.append(ValuedOpening(line, value))
+    return found

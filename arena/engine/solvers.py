@@ -7,11 +7,16 @@ arena's own distribution registers ``perfect = "bots.solver:Solver"``). The
 analysis of stored games and ``arena solve`` ask :func:`find_solver` for one.
 
 Scores are those of :mod:`arena.engine.scores`, for the side to move.
+
+A solver may also offer ``known(board) -> int | None``, a value looked up rather
+than searched (the built-in solver's opening book), and ``reset()``, which empties
+what it learnt: :func:`prove` uses both when they are there.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from importlib import metadata
 from typing import Protocol
 
@@ -78,3 +83,32 @@ def solver_factory() -> SolverFactory:
         raise SolverMissing(f"the solver {entry.name!r} ({entry.value}) failed to load: "
                             f"{type(exc).__name__}: {exc}") from None
     return factory
+
+
+@dataclass(frozen=True)
+class Proof:
+    """A position's exact value and what proving it took."""
+
+    value: int  # the solver's score for the side to move
+    nodes: int  # search nodes spent (0: looked up, or the game was already over)
+    looked_up: bool = False  # from the solver's book, not searched
+
+
+def prove(solver: PositionSolver, board: Board, nodes: int) -> Proof | None:
+    """The exact value of ``board`` within a budget of ``nodes`` search nodes, or
+    None when it is not proven within it. The solver's book answers first where it
+    holds the position. The search starts from an empty table (where the solver can
+    empty it), so whether a position is proven within the budget depends on the
+    position alone, not on what was solved before: the same seed draws the same
+    openings, and a game is adjudicated at the same ply, in any order on any worker."""
+    known = getattr(solver, "known", None)
+    value = known(board) if known is not None else None
+    if value is not None:
+        return Proof(value, 0, looked_up=True)
+    reset = getattr(solver, "reset", None)
+    if reset is not None:
+        reset()
+    value = solver.solve(board, nodes=nodes)
+    if value is None:
+        return None
+    return Proof(value, int(getattr(solver, "nodes", 0) or 0))

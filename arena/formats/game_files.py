@@ -23,8 +23,8 @@ prefix may be left out: a bare move string (``4453``) means 7x6 connect 4 (or th
       "plies": [{"ply": 0, "move": "4", "ms": 12.5, "info": {"score": 3}}, ...],
       "players": {"first": "minimax:depth=6", "second": "random"},
       "result": "1-0",          # "1-0", "0-1", "1/2-1/2" or null
-      "termination": "win",     # "win", "draw", "forfeit" or null
-      "reason": null,           # why a forfeit happened
+      "termination": "win",     # "win", "draw", "forfeit", "adjudicated" or null
+      "reason": null,           # why a forfeit happened, or the adjudication
       "tournament": "default",  # where it was played, and the game's key there
       "key": "p0000-o0000-a",
       "id": 17,                 # its id in the database it came from
@@ -507,6 +507,10 @@ def _choice(data: dict[str, Any], key: str, allowed: tuple[str, ...]) -> str | N
 def _check_result(board: Board, result: str | None, termination: Termination | None) -> None:
     """A result that the moves contradict (e.g. "0-1" after X completed a line) is an error."""
     if termination == Termination.FORFEIT:
+        return
+    if termination == Termination.ADJUDICATED:  # the solver's result, before the board decided
+        if board.is_over():
+            raise GameFileError("termination 'adjudicated' but the game was over on the board")
         return
     if board.winner is not None:
         expected = RESULTS[board.winner]

@@ -10,8 +10,9 @@ from typing import Any
 from tabulate import tabulate
 
 from arena.ratings.fit import PairCounts
+from arena.ratings.selection import OpeningScore
 from arena.ratings.standings import csv_text, selection_field
-from arena.text import printable
+from arena.text import plural, printable
 
 
 def crosstable(pairs: PairCounts, order: Sequence[str]) -> dict[str, dict[str, list[float]]]:
@@ -102,3 +103,26 @@ def render_colours(
     rows = [[printable(row[0]), *row[1:]] for row in rows]
     return tabulate(rows, headers=headers, tablefmt="github" if fmt == "github" else "simple",
                     disable_numparse=True)
+
+
+#: Openings listed under the table by colour at most, the most played first.
+MAX_OPENING_ROWS = 40
+
+
+def openings_data(rows: Sequence[OpeningScore]) -> list[dict[str, Any]]:
+    """The first player's results per opening, as JSON (the table by colour's ``openings``)."""
+    return [{"opening": row.opening, "value": row.value, "games": row.games, "wins": row.wins,
+             "draws": row.draws, "losses": row.losses} for row in rows]
+
+
+def render_openings(rows: Sequence[OpeningScore], fmt: str = "table") -> str:
+    """The first player's score from each opening, with the opening's solver value
+    for the first player where known (0 a proven draw): shown under the table by
+    colour, so that a suite of balanced openings can be seen to be balanced."""
+    headers = ["opening", "value", "games", "first: W-D-L", "first score %"]
+    table = [[row.opening or "(none)", "" if row.value is None else str(row.value), str(row.games),
+              f"{row.wins}-{row.draws}-{row.losses}", f"{100 * row.first_score:.1f}"] for row in rows]
+    more = len(table) - MAX_OPENING_ROWS
+    text = tabulate(table[:MAX_OPENING_ROWS], headers=headers, tablefmt="github" if fmt == "github" else "simple",
+                    disable_numparse=True)
+    return text + (f"\n... and {plural(more, 'more opening')}" if more > 0 else "")

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from arena.engine.game import Rules
+from arena.engine.game import Rules, format_moves
 from arena.errors import ArenaError
 from arena.ratings.fit import Result
 from arena.ratings.results import LeagueResults, first_player_score
@@ -37,6 +37,27 @@ STATUS_ORDER = ("running", "interrupted", "finished")  # a league is as unfinish
 
 class SelectionError(ArenaError):
     """No games to build a table from."""
+
+
+@dataclass(frozen=True)
+class OpeningScore:
+    """One opening of a tournament: its moves, its solver value for the first player
+    (None where not known), and the first player's wins, draws and losses from it."""
+
+    opening: str
+    value: int | None
+    wins: int
+    draws: int
+    losses: int
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    @property
+    def first_score(self) -> float:
+        """The first player's score from this opening, 0 to 1."""
+        return (self.wins + self.draws / 2) / self.games if self.games else 0.0
 
 
 @dataclass(frozen=True)
@@ -65,7 +86,9 @@ class Selection:
         rules = "; ".join(self.rules)
         if self.tournament is not None:
             kind = "Match" if self.tournament.format == MATCH_FORMAT else "Tournament"
-            return f"{kind} {self.tournament.name!r} ({self.status}): {count}, {rules}"
+            adjudicated = self.adjudication()
+            how = f"; adjudicated by the solver from {adjudicated.partition(':')[2]} stones" if adjudicated else ""
+            return f"{kind} {self.tournament.name!r} ({self.status}): {count}, {rules}{how}"
         unfinished = [t for t in self.tournaments if t.status != "finished"]
         across = plural(len(self.tournaments), "tournament")
         across += " (" + (", ".join(f"{t.name!r} {t.status}" for t in unfinished) or "all finished") + ")"
@@ -80,6 +103,7 @@ class Selection:
             "rules": self.rules,
             "status": self.status,
             "tournaments": [t.name for t in self.tournaments],
+            **({"adjudicate": self.adjudication()} if self.adjudication() else {}),
         }
 
     @property
@@ -94,6 +118,37 @@ class Selection:
             results.add(self.entrants[first], self.entrants[second], (wins, draws, losses),
                         (first_forfeits, second_forfeits))
         return results
+
+    def settings(self) -> dict[str, Any]:
+        """The tournament's stored definition ({} for the whole league, or one stored
+        without it)."""
+        if self.tournament is None:
+            return {}
+        try:
+            config = json.loads(self.tournament.config or "{}")
+        except ValueError:
+            return {}
+        return config if isinstance(config, dict) else {}
+
+    def adjudication(self) -> str | None:
+        """How the tournament's games were adjudicated (``solver:20``), None if never."""
+        setting = self.settings().get("adjudicate")
+        return setting if isinstance(setting, str) else None
+
+    def by_opening(self) -> list[OpeningScore]:
+        """The first player's results per opening of the tournament (none for the
+        whole league), with each opening's solver value where the tournament knew it."""
+        if self.tournament is None:
+            return []
+        openings = self.settings().get("openings")
+        values: dict[str, int] = {}
+        if isinstance(openings, dict) and isinstance(openings.get("values"), list):
+            rules = Rules(**json.loads(self.tournament.rules))
+            for line, value in zip(openings.get("lines") or [], openings["values"]):
+                if isinstance(value, int):
+                    values[format_moves(line, rules)] = value
+        return [OpeningScore(opening, values.get(opening), wins, draws, losses)
+                for opening, wins, draws, losses in self.store.results.by_opening(self.tournament.id)]
 
     def in_order(self) -> Iterator[Result]:
         """Each game's result, by tournament name and game key (the incremental Elo's

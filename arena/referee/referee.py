@@ -32,6 +32,7 @@ from arena.protocol.bot_log import LogCollector, crash_reason, where
 from arena.protocol.messages import describe_exception
 from arena.protocol.player import Player, as_player
 from arena.records import BotLog, GameRecord, GameSpec, MoveRecord, Outcome, Termination, TimeControl
+from arena.referee.adjudication import Adjudicator
 from arena.referee.kept_bots import KeptBots
 from arena.text import json_text, storable
 
@@ -74,9 +75,10 @@ def play_game(
         for player, collector in zip(players, collectors):
             player.log = collector
         _start_bots(players, spec)
-        _play_out(board, players, spec.time_control, moves)
+        adjudicator = None if spec.adjudicate is None else Adjudicator(spec.adjudicate)
+        adjudicated = _play_out(board, players, spec.time_control, moves, adjudicator)
         winner = board.winner
-        outcome = Outcome(winner, Termination.WIN if winner is not None else Termination.DRAW)
+        outcome = adjudicated or Outcome(winner, Termination.WIN if winner is not None else Termination.DRAW)
     except _Forfeit as forfeit:
         outcome = Outcome(1 - forfeit.player, Termination.FORFEIT, storable(forfeit.reason))
     except ArenaFault as fault:
@@ -181,8 +183,11 @@ def _close(bot: Player) -> None:
 
 
 def _play_out(
-    board: Board, players: tuple[Player, Player], clock: TimeControl, moves: list[MoveRecord]
-) -> None:
+    board: Board, players: tuple[Player, Player], clock: TimeControl, moves: list[MoveRecord],
+    adjudicator: Adjudicator | None = None,
+) -> Outcome | None:
+    """Play until the game is over (None), or until ``adjudicator`` proves its
+    result (that outcome), asked before each move, off both clocks."""
     banks = [clock.bank_seconds, clock.bank_seconds]
     limit = clock.move_seconds
     # The limit each side is given for its next move: the same object move after
@@ -200,7 +205,13 @@ def _play_out(
     shown = [board if bot.reads_board_only else None for bot in players]
     ply = board.ply
     player = ply & 1
+    adjudicate_from = adjudicator.stones if adjudicator is not None else board.rules.cells + 1
     while not is_over():
+        if ply >= adjudicate_from:
+            assert adjudicator is not None
+            verdict = adjudicator.verdict(board)
+            if verdict is not None:
+                return verdict
         started = now()
         try:
             move, info = asks[player](shown[player] or copy(), given[player])
@@ -224,6 +235,7 @@ def _play_out(
         record(_move_record(MoveRecord, (ply, move, took * 1000.0, info)))
         ply += 1
         player ^= 1
+    return None
 
 
 def _limit(clock: TimeControl, bank: float) -> Limit:

@@ -188,6 +188,15 @@ class Results(Repository):
         return [OpeningCounts(opening, (int(w1), int(d1), int(l1)), (int(w2), int(d2), int(l2)))
                 for opening, w1, d1, l1, w2, d2, l2 in rows]
 
+    def by_opening(self, tournament_id: int) -> list[tuple[str, int, int, int]]:
+        """(opening, the first player's wins, draws, losses) of each opening of a
+        tournament's games that count in a table, the most played first."""
+        where, params = counted_where(tournament_id)
+        rows = self.db.execute(
+            "select coalesce(g.opening, ''), total(g.winner = 0), total(g.winner is null), total(g.winner = 1) "
+            f"from {scan_games(tournament_id)} where {where} group by 1 order by count(*) desc, 1", params).fetchall()
+        return [(opening, int(wins), int(draws), int(losses)) for opening, wins, draws, losses in rows]
+
     def forfeit_reasons(self, tournament_id: int | None) -> list[tuple[int, str, int]]:
         """(the losing bot's id, the reason, how many) of every forfeit in the games
         that count in a table: of one tournament, or of all."""

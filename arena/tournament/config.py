@@ -16,13 +16,17 @@ import re
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from arena.engine.game import Board, Rules, RulesError, parse_moves
+from arena.engine.openings import ValuedOpening, balanced_openings, check_balanced_rules, openings_rng
+from arena.engine.solvers import find_solver
 from arena.errors import ArenaError
 from arena.players.plugins import BotSpecError, parse_spec, spec_text
 from arena.records import BotCode, Limits, TimeControl
+from arena.referee.adjudication import DEFAULT_ADJUDICATION_STONES
 from arena.store.location import DEFAULT_DB, default_db
 from arena.text import content_hash
 
@@ -40,6 +44,13 @@ class ConfigError(ArenaError):
 class OpeningsConfig:
     plies: int = 2  # random plies before the bots take over
     file: str | None = None  # or: one move string per line
+    # Only openings the solver proves drawn, or within `margin` of a draw (7x6 connect four).
+    balanced: bool = False
+    margin: int = 0
+
+
+#: Balanced openings drawn for a tournament at most: past them they come round again.
+MAX_BALANCED_OPENINGS = 100
 
 
 @dataclass(frozen=True)
@@ -81,6 +92,11 @@ class TournamentConfig:
     # A match's sequential test (``Sprt.describe()``), which may end it before its
     # games run out: part of what the match is, so a resumed match goes on with it.
     sprt: str | None = None
+    # The stones on the board from which the solver ends a game with the result it
+    # proves (``adjudicate = "solver:N"``); None: every game is played out.
+    adjudicate: int | None = None
+    # The solver's value of each of opening_lines for the first player, where known.
+    opening_values: tuple[int | None, ...] = field(default=(), compare=False)
 
     @property
     def entrants(self) -> tuple[str, ...]:
@@ -94,7 +110,12 @@ class TournamentConfig:
             "challengers": list(self.challengers),
             "games": self.games,
             "rules": self.rules.as_dict(),
-            "openings": {"plies": self.openings.plies, "lines": [list(o) for o in self.opening_lines]},
+            "openings": {"plies": self.openings.plies, "lines": [list(o) for o in self.opening_lines],
+                         # only when set: names given before balanced openings existed stay the same
+                         **({"balanced": {"margin": self.openings.margin}} if self.openings.balanced else {}),
+                         # the solver's value of each line, where known (the colours table shows them)
+                         **({"values": list(self.opening_values)}
+                            if any(v is not None for v in self.opening_values) else {})},
             "time_control": {
                 "move_seconds": self.time_control.move_seconds,
                 "bank_seconds": self.time_control.bank_seconds,
@@ -103,6 +124,7 @@ class TournamentConfig:
             # only when set: names given before private seeds existed stay the same
             **({"private_seeds": True} if self.private_seeds else {}),
             **({"sprt": self.sprt} if self.sprt else {}),
+            **({"adjudicate": f"solver:{self.adjudicate}"} if self.adjudicate is not None else {}),
             "isolate": self.isolate,
             "limits": {"memory_mb": self.limits.memory_mb, "output_kb": self.limits.output_kb,
                        # only when set: names given before the limit existed stay the same
@@ -136,11 +158,11 @@ def _name_part(spec: str) -> str:
 _TOP_KEYS = {
     "name": str, "format": str, "bots": list, "challengers": list, "games": int,
     "seed": int, "private_seeds": bool, "workers": int, "db": str, "cluster": str, "isolate": bool, "rules": dict,
-    "openings": dict, "time": dict, "limits": dict,
+    "openings": dict, "time": dict, "limits": dict, "adjudicate": str,
 }
 _LIMITS_KEYS = {"memory_mb": int, "output_kb": int, "processes": int}
 _RULES_KEYS = {"width": int, "height": int, "connect": int, "gravity": bool, "scoring": str}
-_OPENINGS_KEYS = {"plies": int, "file": str}
+_OPENINGS_KEYS = {"plies": int, "file": str, "balanced": bool, "margin": int}
 _TIME_KEYS = {"move_seconds": (int, float), "bank_seconds": (int, float)}
 
 
@@ -291,10 +313,18 @@ def _build(raw: dict[str, Any], source: str, base: Path, check_field: bool = Tru
     if workers < 0:
         raise fail(f"workers must be 0 (one per core) or more, got {workers}")
     openings_raw = raw.get("openings", {})
-    openings = OpeningsConfig(plies=openings_raw.get("plies", 2), file=openings_raw.get("file"))
+    openings = OpeningsConfig(plies=openings_raw.get("plies", 2), file=openings_raw.get("file"),
+                              balanced=openings_raw.get("balanced", False), margin=openings_raw.get("margin", 0))
     if not 0 <= openings.plies <= rules.cells // 2:
         raise fail(f"openings.plies must be between 0 and {rules.cells // 2}, got {openings.plies}")
-    lines = _opening_lines(openings.file, rules, base, fail) if openings.file else ()
+    valued: tuple[ValuedOpening, ...] = ()
+    if openings.file:
+        valued = _opening_lines(openings.file, rules, base, fail)
+    if openings.balanced:
+        valued = _balanced(openings, rules, games, raw, fail)
+    adjudicate = adjudication_stones(raw["adjudicate"], fail) if raw.get("adjudicate") is not None else None
+    if adjudicate is not None:
+        find_solver(rules)  # a solver that cannot serve these rules is said now, in one line, not game by game
     name = raw.get("name") or (Path(source).stem if source != "<command line>" else "")
     cluster = configured_cluster(raw.get("cluster"), fail)
     return TournamentConfig(
@@ -314,8 +344,72 @@ def _build(raw: dict[str, Any], source: str, base: Path, check_field: bool = Tru
         db=db,
         cluster=cluster,
         origin=source,
-        opening_lines=lines,
+        opening_lines=tuple(o.moves for o in valued),
+        opening_values=tuple(o.value for o in valued),
+        adjudicate=adjudicate,
     )
+
+
+def _balanced(openings: OpeningsConfig, rules: Rules, games: int, raw: dict[str, Any],
+              fail: Callable[[str], ConfigError]) -> tuple[ValuedOpening, ...]:
+    """The balanced openings of a tournament: one per pair of games (at most
+    :data:`MAX_BALANCED_OPENINGS`), drawn from its seed."""
+    if openings.file:
+        raise fail(f"openings.balanced draws openings and openings.file {openings.file!r} reads them: give one")
+    if openings.margin < 0:
+        raise fail(f"openings.margin must be 0 (a draw) or more, got {openings.margin}")
+    if raw.get("private_seeds"):
+        # Private seeds promise openings no one can compute from the seed; a balanced
+        # draw is worked out before the run reads the secret from the database.
+        raise fail("balanced openings are drawn from the public seed, and private_seeds keeps openings secret: "
+                   "write a suite with 'arena openings' and play it with --openings file:FILE, or drop private seeds")
+    try:
+        check_balanced_rules(rules)
+    except ArenaError as exc:
+        raise fail(str(exc)) from None
+    count = min((games + 1) // 2, MAX_BALANCED_OPENINGS)
+    return _drawn_balanced(rules, openings.plies, openings.margin, count, raw.get("seed", 1))
+
+
+@lru_cache(maxsize=16)
+def _drawn_balanced(rules: Rules, plies: int, margin: int, count: int, seed: int) -> tuple[ValuedOpening, ...]:
+    """Solving the openings takes seconds: a configuration loaded again draws them once."""
+    rng = openings_rng("balanced-openings", seed)
+    return tuple(balanced_openings(rules, plies, margin, count, rng, find_solver(rules)))
+
+
+_OPENINGS_SPEC = "N (random plies), balanced:PLIES[:MARGIN] or file:PATH"
+
+
+def openings_overrides(text: str) -> dict[str, Any]:
+    """The settings ``--openings TEXT`` stands for: ``N`` random plies,
+    ``balanced:PLIES[:MARGIN]`` openings the solver proves drawn (within MARGIN),
+    ``file:PATH`` the openings of a file."""
+    kind, _, rest = text.strip().partition(":")
+    if kind.isdigit() and not rest:
+        return {"openings.plies": int(kind)}
+    if kind == "file" and rest.strip():
+        return {"openings.file": rest.strip()}
+    if kind == "balanced":
+        parts = rest.split(":")
+        if 1 <= len(parts) <= 2 and all(p.strip().isdigit() for p in parts):
+            return {"openings.plies": int(parts[0]), "openings.balanced": True,
+                    "openings.margin": int(parts[1]) if len(parts) == 2 else 0}
+    raise ConfigError(f"bad --openings {text!r}: write {_OPENINGS_SPEC}, e.g. balanced:10 or balanced:10:2")
+
+
+def adjudication_stones(text: str, fail: Callable[[str], ConfigError]) -> int | None:
+    """The stones from which ``adjudicate = TEXT`` ends games: ``solver`` (from
+    :data:`DEFAULT_ADJUDICATION_STONES`), ``solver:N``; ``off`` is None."""
+    kind, colon, stones = text.strip().partition(":")
+    if kind == "off" and not colon:
+        return None
+    if kind == "solver" and not colon:
+        return DEFAULT_ADJUDICATION_STONES
+    if kind == "solver" and stones.strip().isdigit():
+        return int(stones)
+    raise fail(f"adjudicate must be solver, solver:STONES (the stones on the board from which the solver may end "
+               f"a game, e.g. solver:{DEFAULT_ADJUDICATION_STONES}) or off, got {text!r}")
 
 
 #: Where the games are played when neither a file nor --cluster says: a scheduler's
@@ -451,13 +545,17 @@ def _time_control(raw: dict[str, Any], fail: Any) -> TimeControl:
     return TimeControl(None if move is None else float(move), float(bank))
 
 
-def _opening_lines(file: str, rules: Rules, base: Path, fail: Any) -> tuple[tuple[int, ...], ...]:
+#: The value ``arena openings`` writes after an opening: ``4453  # value 0``.
+_VALUE_NOTE = re.compile(r"#\s*value\s+([+-]?\d+)\b")
+
+
+def _opening_lines(file: str, rules: Rules, base: Path, fail: Any) -> tuple[ValuedOpening, ...]:
     path = Path(file) if Path(file).is_absolute() else base / file
     if not path.is_file():
         raise fail(f"openings.file {file!r} does not exist (looked at {path})")
     lines = []
-    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        text = text.split("#", 1)[0].strip()
+    for number, written in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        text = written.split("#", 1)[0].strip()
         if not text:
             continue
         try:
@@ -466,7 +564,8 @@ def _opening_lines(file: str, rules: Rules, base: Path, fail: Any) -> tuple[tupl
             raise fail(f"openings.file {file!r} line {number}: {exc}") from None
         if board.is_over():
             raise fail(f"openings.file {file!r} line {number}: the game is already over after {text!r}")
-        lines.append(tuple(board.history))
+        noted = _VALUE_NOTE.search(written)
+        lines.append(ValuedOpening(tuple(board.history), int(noted.group(1)) if noted else None))
     if not lines:
         raise fail(f"openings.file {file!r} holds no openings")
     return tuple(lines)

@@ -67,7 +67,7 @@ def iter_schedule(config: TournamentConfig) -> Iterator[GameSpec]:
         (a, b), = pairings(config)
         yield from iter_match_games(
             a, b, config.games, config.seed, config.rules, config.time_control, config.openings.plies,
-            seed_secret(config), isolate=config.isolate, limits=config.limits,
+            seed_secret(config), isolate=config.isolate, limits=config.limits, adjudicate=config.adjudicate,
             submitted=_submitted_code(config, a, b),
             failed_start=tuple((bot, why) for bot, why in config.failed_start if bot in (a, b)))
         return
@@ -100,6 +100,7 @@ def iter_schedule(config: TournamentConfig) -> Iterator[GameSpec]:
                     limits=config.limits,
                     submitted=submitted,
                     failed_start=failed_start,
+                    adjudicate=config.adjudicate,
                 )
 
 
