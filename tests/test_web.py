@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import re
 import socket
-from urllib.parse import unquote
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 from click.testing import CliRunner
