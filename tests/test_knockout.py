@@ -15,8 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from arena.errors import ArenaError
-from arena.terminal.bracket import NAME_WIDTH, render_bracket
-from arena.tournament.knockout import (
+from arena.ratings.knockout import (
     BYE,
     COIN,
     EXTRA_PAIRS,
@@ -36,6 +35,7 @@ from arena.tournament.knockout import (
     rounds_for,
     seeding,
 )
+from arena.terminal.bracket import NAME_WIDTH, render_bracket
 
 FIELDS = range(2, 66)
 

@@ -10,8 +10,8 @@ round), each at most (rounds + 1) x (the cell's width + 5) characters.
 
 from __future__ import annotations
 
+from arena.ratings.knockout import COIN, EXTRA_PAIRS, SOLVER, Bracket, Entrant, Match
 from arena.text import clip, printable
-from arena.tournament.knockout import COIN, EXTRA_PAIRS, SOLVER, Bracket, Entrant, Match
 
 #: At most this many characters of a name are shown.
 NAME_WIDTH = 20
