@@ -366,8 +366,8 @@ def test_round_robin_with_challengers(toml):
 
 
 def test_unknown_format(toml):
-    message = config_error(toml(TWO_BOTS + 'format = "swiss"\n'))
-    assert "format" in message and "swiss" in message
+    message = config_error(toml(TWO_BOTS + 'format = "knockout-cup"\n'))
+    assert "format" in message and "knockout-cup" in message and "swiss" in message
 
 
 @pytest.mark.parametrize("games", [0, -2])

@@ -334,8 +334,8 @@ def test_the_database_tables_are_the_ones_the_docs_list(tmp_path):
 #: Every key of a tournament file and the flag of `arena tournament run` that overrides it.
 KEY_FLAGS = {
     "name": "--name", "format": "--format", "bots": "--bots", "challengers": "--challengers",
-    "games": "--games", "seed": "--seed", "private_seeds": "--private-seeds", "workers": "--workers", "db": "--db",
-    "isolate": "--isolate",
+    "games": "--games", "rounds": "--rounds", "seed": "--seed", "private_seeds": "--private-seeds",
+    "workers": "--workers", "db": "--db", "isolate": "--isolate",
     "rules.width": "--width", "rules.height": "--height", "rules.connect": "--connect",
     "rules.gravity": "--no-gravity", "rules.scoring": "--scoring", "openings.plies": "--openings",
     "openings.file": "--openings-file", "openings.balanced": "--openings", "openings.margin": "--openings",

@@ -20,7 +20,19 @@ from arena.ratings.crosstable import (
 )
 from arena.ratings.results_file import file_standings
 from arena.ratings.selection import Selection, select
-from arena.ratings.standings import OUTPUT_FORMATS, Standings, league_standings, render_standings, standings_order
+from arena.ratings.standings import (
+    OUTPUT_FORMATS,
+    Standings,
+    csv_text,
+    league_standings,
+    render_standings,
+    render_swiss,
+    standings_data,
+    standings_order,
+    swiss_csv_rows,
+    swiss_data,
+)
+from arena.ratings.swiss import stored_swiss, swiss_table
 from arena.text import plural
 
 
@@ -39,7 +51,25 @@ def standings_command(db: str, tournament: str | None, league: bool, fmt: str, a
     chosen = selected_games(db, tournament, league)
     rows = league_standings(chosen.results(), chosen.in_order(), anchor=_parse_anchor(anchor), k=k_factor)
     warn_unconnected(chosen, rows)
-    show(chosen, render_standings(rows, fmt, chosen.as_dict()), fmt)
+    show(chosen, standings_text(chosen, rows, fmt), fmt)
+
+
+def standings_text(chosen: Selection, rows: Standings, fmt: str = "table") -> str:
+    """The standings of ``chosen``; a Swiss tournament's with its Swiss table first
+    (points and tie-breaks, the Elo fit beside), which is its CSV, and its JSON's
+    ``swiss`` field."""
+    swiss = stored_swiss(chosen.store, chosen.tournament) if chosen.tournament is not None else None
+    if swiss is None:
+        return render_standings(rows, fmt, chosen.as_dict())
+    record, rounds = swiss
+    table = swiss_table(record)
+    elo = {row.bot: row for row in rows}
+    if fmt == "json":
+        data = standings_data(rows, chosen.as_dict())
+        return json.dumps({**data, "swiss": swiss_data(table, rounds, record, elo)}, indent=2)
+    if fmt == "csv":
+        return csv_text(*swiss_csv_rows(table, elo))
+    return f"{render_swiss(table, rounds, record, elo, fmt)}\n\n{render_standings(rows, fmt)}"
 
 
 @main.command("crosstable")

@@ -13,7 +13,7 @@ from arena.cli.cluster import cluster_options
 from arena.cli.main import ArenaUsageError, db_option, main, open_store, rules_options
 from arena.terminal import progress as progress_bar
 from arena.text import plural, printable, quote
-from arena.tournament.config import load_config, openings_overrides
+from arena.tournament.config import TOURNAMENT_FORMATS, load_config, openings_overrides
 from arena.tournament.entrants import resolve_bots_in_database
 from arena.tournament.runner import Progress, RunOutcome, run_tournament
 from arena.tournament.stopping import signals_deferred
@@ -25,15 +25,16 @@ TABLE_MODULES = ("arena.ratings.selection", "arena.ratings.standings", "scipy.sp
 
 @main.group("tournament")
 def tournament_group() -> None:
-    """Run tournaments (round robin or gauntlet) and store every move."""
+    """Run tournaments (round robin, gauntlet or Swiss) and store every move."""
 
 
 @tournament_group.command("run")
 @click.argument("config", required=False, type=click.Path(dir_okay=False))
 @click.option("--bots", help="Comma-separated bot specs (replaces the file's list).")
 @click.option("--challengers", help="Gauntlet: comma-separated bots that face the field.")
-@click.option("--format", "fmt", type=click.Choice(["round-robin", "gauntlet"]), help="Tournament format.")
+@click.option("--format", "fmt", type=click.Choice(TOURNAMENT_FORMATS), help="Tournament format.")
 @click.option("--games", type=int, help="Games per pairing (each opening twice, colours swapped).")
+@click.option("--rounds", type=int, help="Swiss: rounds to play (N rounds need at least 2N - 1 bots).")
 @click.option("--openings", "openings_text", metavar="N|balanced:PLIES[:MARGIN]|file:PATH",
               help="Openings: N random plies; balanced:PLIES[:MARGIN], random openings the solver proves drawn "
                    "(or within MARGIN of a draw; 7x6 connect four); file:PATH, the openings of a file.")
@@ -58,7 +59,7 @@ def tournament_group() -> None:
               "tournament-HASH from the settings, so the same command resumes the same tournament).")
 @rules_options
 def tournament_run(config: str | None, bots: str | None, challengers: str | None, fmt: str | None,
-                   games: int | None, openings_text: str | None, openings_file: str | None,
+                   games: int | None, rounds: int | None, openings_text: str | None, openings_file: str | None,
                    move_seconds: float | None, bank_seconds: float | None, workers: int | None,
                    cluster: str | None, isolate: bool | None, memory_mb: int | None, output_kb: int | None,
                    processes: int | None, adjudicate: str | None, seed: int | None, private_seeds: bool | None,
@@ -75,7 +76,7 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
                               "from a file: give one of them")
     overrides = {
         "bots": _split(bots), "challengers": _split(challengers), "format": fmt, "games": games,
-        "openings.file": openings_file, "adjudicate": adjudicate,
+        "rounds": rounds, "openings.file": openings_file, "adjudicate": adjudicate,
         **(openings_overrides(openings_text) if openings_text is not None else {}),
         "time.move_seconds": move_seconds, "time.bank_seconds": bank_seconds, "workers": workers,
         "cluster": cluster, "isolate": isolate, "limits.memory_mb": memory_mb, "limits.output_kb": output_kb,
@@ -113,16 +114,17 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
         f"({rate:.3g} games/s){resumed}; {cfg.rules.describe()}{_adjudicated(cfg.adjudicate)}; database {cfg.db}"
     )
     report_voided(outcome)
+    from arena.cli.standings import standings_text
     from arena.ratings.selection import SelectionError, select
-    from arena.ratings.standings import Standings, league_standings, render_standings
+    from arena.ratings.standings import league_standings, render_standings
 
     try:  # counted in the store: no game row is held, however many were played
         chosen = select(store, cfg.name)
     except SelectionError:
-        rows = Standings()  # not one game finished
-    else:
-        rows = league_standings(chosen.results(), chosen.in_order(), bots=cfg.entrants)
-    click.echo(render_standings(rows))
+        click.echo(render_standings([]))  # not one game finished
+        return
+    rows = league_standings(chosen.results(), chosen.in_order(), bots=cfg.entrants)
+    click.echo(standings_text(chosen, rows))
 
 
 def _meanwhile(progress: Progress | None) -> Progress:

@@ -16,6 +16,7 @@ from tabulate import tabulate
 
 from arena.ratings.fit import Fit, Result, fit_ratings, incremental_elo
 from arena.ratings.results import LeagueResults, first_player_score
+from arena.ratings.swiss import SwissRecord, SwissStanding
 from arena.store import StoredGame
 from arena.text import printable
 
@@ -182,9 +183,7 @@ def render_standings(rows: list[Standing], fmt: str = "table", selection: dict[s
     table = [
         [
             r.rank, printable(r.bot), r.games, r.wins, r.draws, r.losses, f"{r.score_pct:.1f}",
-            # A perfect (or zero) score has no finite rating: what is known is a bound.
-            f"> {r.elo - r.elo_minus:.0f}" if r.bound == ">" else (
-                f"< {r.elo + r.elo_plus:.0f}" if r.bound == "<" else f"{r.elo:.0f}"),
+            elo_text(r),
             f"{r.elo_minus:.0f}", f"{r.incremental_elo:.0f}", r.forfeits,
             "" if r.los_next is None else f"{100 * r.los_next:.0f}%", *([r.group] if grouped else []),
         ]
@@ -193,6 +192,16 @@ def render_standings(rows: list[Standing], fmt: str = "table", selection: dict[s
     text = tabulate(table, headers=headers, tablefmt="github" if fmt == "github" else "simple",
                     disable_numparse=True, colalign=("right", "left") + ("right",) * (10 + grouped))
     return text if model is None else f"{model.line()}\n{text}"
+
+
+def elo_text(row: Standing) -> str:
+    """A bot's rating as the tables show it. A perfect (or zero) score has no finite
+    rating: what is known is a bound."""
+    if row.bound == ">":
+        return f"> {row.elo - row.elo_minus:.0f}"
+    if row.bound == "<":
+        return f"< {row.elo + row.elo_plus:.0f}"
+    return f"{row.elo:.0f}"
 
 
 def standings_data(rows: list[Standing], selection: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -228,3 +237,38 @@ def active_rows(rows: Standings, active: set[str]) -> Standings:
             else None
         shown.append(replace(row, rank=rank, los_next=los))
     return shown
+
+
+def swiss_data(rows: Sequence[SwissStanding], rounds: int, record: SwissRecord,
+               elo: Mapping[str, Standing]) -> dict[str, Any]:
+    """The ``swiss`` field of the standings' JSON."""
+    return {
+        "rounds": rounds, "rounds_complete": record.rounds_complete,
+        "byes": {str(r): bot for r, bot in sorted(record.byes.items())},
+        "table": [{**asdict(row), "elo": elo[row.bot].elo if row.bot in elo else None} for row in rows],
+    }
+
+
+def swiss_csv_rows(rows: Sequence[SwissStanding], elo: Mapping[str, Standing]) -> tuple[list[str], list[list[Any]]]:
+    """Headers and rows of the Swiss table as CSV (names as stored: CSV is data)."""
+    headers = [*SwissStanding.__dataclass_fields__, "elo"]
+    return headers, [[*asdict(row).values(), elo[row.bot].elo if row.bot in elo else ""] for row in rows]
+
+
+def render_swiss(rows: Sequence[SwissStanding], rounds: int, record: SwissRecord,
+                 elo: Mapping[str, Standing], fmt: str = "table") -> str:
+    """The Swiss table for people (``table`` or ``github``): names escaped."""
+    headers = ["rank", "bot", "points", "played", "+", "=", "-", "byes", "Buchholz", "S-B", "direct", "elo"]
+    table = [[r.rank, printable(r.bot), _g(r.points), r.played, r.won, r.drawn, r.lost, r.byes,
+              _g(r.buchholz), _g(r.sonneborn_berger), _g(r.direct),
+              elo_text(elo[r.bot]) if r.bot in elo else ""] for r in rows]
+    byes = ", ".join(f"round {r}: {printable(bot)}" for r, bot in sorted(record.byes.items()))
+    title = (f"Swiss: {record.rounds_complete} of {rounds} rounds; points per mini-match 1 / 1/2 / 0, a bye 1"
+             + (f"; byes: {byes}" if byes else ""))
+    text = tabulate(table, headers=headers, tablefmt="github" if fmt == "github" else "simple",
+                    disable_numparse=True, colalign=("right", "left") + ("right",) * 10)
+    return f"{title}\n{text}"
+
+
+def _g(value: float) -> str:
+    return f"{value:g}"

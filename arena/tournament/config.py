@@ -30,7 +30,9 @@ from arena.referee.adjudication import DEFAULT_ADJUDICATION_STONES
 from arena.store.location import DEFAULT_DB, default_db
 from arena.text import content_hash
 
-TOURNAMENT_FORMATS = ("round-robin", "gauntlet")
+TOURNAMENT_FORMATS = ("round-robin", "gauntlet", "swiss")
+#: Formats paired round by round from the results so far (see arena.tournament.rounds).
+SWISS_FORMAT = "swiss"
 #: The format of a match (``arena match``): one challenger against one bot, which may
 #: be itself. Made by :func:`arena.tournament.match.match_config`, never by a file.
 MATCH_FORMAT = "match"
@@ -67,6 +69,7 @@ class TournamentConfig:
     format: str = "round-robin"
     challengers: tuple[str, ...] = ()  # gauntlet: these play everyone in `bots`
     games: int = 2  # per pairing; each opening is played twice, colours swapped
+    rounds: int = 0  # swiss: rounds to play (0 for the other formats)
     rules: Rules = Rules()
     openings: OpeningsConfig = OpeningsConfig()
     time_control: TimeControl = TimeControl()
@@ -109,6 +112,8 @@ class TournamentConfig:
             "bots": list(self.bots),
             "challengers": list(self.challengers),
             "games": self.games,
+            # only for a Swiss tournament: other tournaments' names stay the same
+            **({"rounds": self.rounds} if self.format == SWISS_FORMAT else {}),
             "rules": self.rules.as_dict(),
             "openings": {"plies": self.openings.plies, "lines": [list(o) for o in self.opening_lines],
                          # only when set: names given before balanced openings existed stay the same
@@ -156,7 +161,7 @@ def _name_part(spec: str) -> str:
 
 
 _TOP_KEYS = {
-    "name": str, "format": str, "bots": list, "challengers": list, "games": int,
+    "name": str, "format": str, "bots": list, "challengers": list, "games": int, "rounds": int,
     "seed": int, "private_seeds": bool, "workers": int, "db": str, "cluster": str, "isolate": bool, "rules": dict,
     "openings": dict, "time": dict, "limits": dict, "adjudicate": str,
 }
@@ -309,6 +314,7 @@ def _build(raw: dict[str, Any], source: str, base: Path, check_field: bool = Tru
     games = raw.get("games", 2)
     if games < 1:
         raise fail(f"games (per pairing) must be at least 1, got {games}")
+    rounds = _rounds(fmt, raw.get("rounds"), games, len(bots), fail)
     workers = raw.get("workers", 0)
     if workers < 0:
         raise fail(f"workers must be 0 (one per core) or more, got {workers}")
@@ -333,6 +339,7 @@ def _build(raw: dict[str, Any], source: str, base: Path, check_field: bool = Tru
         format=fmt,
         challengers=challengers,
         games=games,
+        rounds=rounds,
         rules=rules,
         openings=openings,
         time_control=_time_control(raw.get("time", {}), fail),
@@ -505,17 +512,37 @@ def check_field_of_play(
     if fmt == MATCH_FORMAT:  # a bot may play itself: two instances, told apart by seat
         if len(challengers) != 1 or len(bots) != 1:
             raise fail(f"a match is one bot against one other, got {len(challengers) + len(bots)} bots")
-    elif fmt == "round-robin":
+    elif fmt in ("round-robin", SWISS_FORMAT):
+        kind = "a round robin" if fmt == "round-robin" else "a Swiss tournament"
         if challengers:
-            raise fail("challengers are for format = \"gauntlet\"; a round robin uses bots only")
+            raise fail(f"challengers are for format = \"gauntlet\"; {kind} uses bots only")
         if len(bots) < 2:
-            raise fail(f"a round robin needs at least two bots, got {len(bots)}: set bots or pass --bots a,b")
+            raise fail(f"{kind} needs at least two bots, got {len(bots)}: set bots or pass --bots a,b")
     else:
         if not challengers or not bots:
             raise fail("a gauntlet needs challengers (who play) and bots (the field they face)")
         both = set(challengers) & set(bots)
         if both:
             raise fail(f"bot {sorted(both)[0]!r} is both a challenger and in the field")
+
+
+def _rounds(fmt: str, rounds: int | None, games: int, field: int, fail: Callable[[str], ConfigError]) -> int:
+    """A Swiss tournament's rounds, checked against its games and its field; 0 for the
+    other formats, which are refused any."""
+    if fmt != SWISS_FORMAT:
+        if rounds is not None:
+            raise fail(f"rounds are for format = \"swiss\", got rounds = {rounds} with format {fmt!r}")
+        return 0
+    if rounds is None or rounds < 1:
+        raise fail(f"a Swiss tournament needs its number of rounds, at least 1 (--rounds N), got {rounds}")
+    if games % 2:
+        raise fail(f"games (per pairing) must be even in a Swiss tournament: each pairing plays every opening "
+                   f"with both colours; got {games}")
+    # Beyond this a round may have no pairing without a rematch (see arena.tournament.swiss).
+    if field < 2 * rounds - 1:
+        raise fail(f"{rounds} Swiss rounds need at least {2 * rounds - 1} bots, got {field}: "
+                   f"play at most {(field + 1) // 2} rounds, or a round robin")
+    return rounds
 
 
 def _limits(raw: dict[str, Any], fail: Any) -> Limits:

@@ -30,8 +30,10 @@ from arena.tournament.entrants import resolve_bots
 from arena.tournament.execution import Executor, WorkerLost
 from arena.tournament.executors import make_executor
 from arena.tournament.faults import ArenaFailing, Faults
+from arena.tournament.rounds import RoundFormat
 from arena.tournament.schedule import game_count, iter_schedule
 from arena.tournament.stopping import signals_deferred, stop_signals
+from arena.tournament.swiss import SWISS
 
 Progress = Callable[[int, int, float], None]  # (games done, games to play, seconds)
 
@@ -77,6 +79,9 @@ class EarlyStop(Protocol):
     def decided(self, games: Sequence[Any]) -> bool: ...
 
 
+#: The formats played round by round, each round paired from the results before it.
+ROUND_FORMATS: dict[str, RoundFormat] = {"swiss": SWISS}
+
 #: Pairs of games in a batch on a cluster, whose workers are not counted here.
 CLUSTER_BATCH_PAIRS = 8
 
@@ -107,7 +112,8 @@ def _run(
     config: TournamentConfig, store: Store, executor: Executor | None, progress: Progress | None,
     notify: Callable[[str], None] | None = None, early_stop: EarlyStop | None = None,
 ) -> RunOutcome:
-    total = game_count(config)
+    round_format = ROUND_FORMATS.get(config.format)
+    total = round_format.game_count(config) if round_format is not None else game_count(config)
     submitted = dict(config.submitted)
     identities = {spec: bot_identity(spec, submitted) for spec in config.entrants}
     if notify is not None and config.named_by_code and store.tournaments.get(config.name) is None:
@@ -178,6 +184,8 @@ def _run(
                 executor = make_executor(config.workers, todo_count, config.cluster, needs, notify)
             todo: Iterable[GameSpec] = (spec for spec in iter_schedule(config) if spec.key not in stored)
             batches: Iterable[Iterable[GameSpec]] = [todo] if todo_count else []
+            if round_format is not None and todo_count:  # a round, once the rounds before it are stored
+                batches = _rounds_to_play(round_format, config, store, tournament_id)
             if early_stop is not None and todo_count:  # a pair of games per worker, then the test
                 size = 2 * getattr(executor, "workers", CLUSTER_BATCH_PAIRS)
                 batches = iter(lambda: list(itertools.islice(todo, size)), [])
@@ -230,6 +238,23 @@ def _run(
                 except StoreWriteFailed:
                     pass  # said above: the database cannot be written
     return outcome
+
+
+def _rounds_to_play(
+    rounds: RoundFormat, config: TournamentConfig, store: Store, tournament_id: int
+) -> Iterator[list[GameSpec]]:
+    """The games still to play of each round in turn, each round paired from the games
+    stored when it is asked for: after the rounds before it are played and stored."""
+    while True:
+        games = rounds.next_round(config, store.games.all(tournament=config.name))
+        if games is None:
+            return
+        stored = store.games.keys(tournament_id)
+        todo = [spec for spec in games if spec.key not in stored]
+        if not todo:  # a round whose games are all stored is whole: a format that gives it again is wrong
+            raise RuntimeError(f"{config.format} gave round games that are all stored already "
+                               f"({games[0].pairing if games else 'none'}): the round would repeat forever")
+        yield todo
 
 
 #: Rounds of playing void games again, after the first pass, before a run gives up.

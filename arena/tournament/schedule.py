@@ -8,7 +8,7 @@ still to play are the scheduled keys that are not stored yet.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from itertools import combinations
 from typing import Any
 
@@ -71,20 +71,30 @@ def iter_schedule(config: TournamentConfig) -> Iterator[GameSpec]:
             submitted=_submitted_code(config, a, b),
             failed_start=tuple((bot, why) for bot, why in config.failed_start if bot in (a, b)))
         return
-    pairs = pairings(config)
-    lines = iter_openings(config)
+    named = [(f"p{number:04d}", a, b) for number, (a, b) in enumerate(pairings(config))]
+    yield from iter_pairing_games(config, named, iter_openings(config))
+
+
+def iter_pairing_games(
+    config: TournamentConfig, pairs: Sequence[tuple[str, str, str]], lines: Iterator[tuple[int, ...]]
+) -> Iterator[GameSpec]:
+    """The games of ``pairs`` (pairing name, a, b), ``config.games`` each: every
+    pairing's game N before any game N + 1, so standings fill evenly. Each opening
+    drawn from ``lines`` is played by every pairing twice, ``a`` moving first in the
+    first game (``-a``), ``b`` in the second (``-b``). A game's key is its pairing's
+    name, then ``-oNNNN-a`` or ``-oNNNN-b``; its seed follows from the key."""
     secret = seed_secret(config)
     # What a pairing's games share, worked out once for the pairing, not for every game.
-    shared = [(f"p{number:04d}", _submitted_code(config, a, b),
+    shared = [(pairing, a, b, _submitted_code(config, a, b),
                tuple((bot, why) for bot, why in config.failed_start if bot in (a, b)))
-              for number, (a, b) in enumerate(pairs)]
+              for pairing, a, b in pairs]
     opening: tuple[int, ...] = ()
     for game in range(config.games):
         if game % 2 == 0:
             opening = next(lines)
         swapped = game % 2 == 1
         suffix = f"-o{game // 2:04d}-{'b' if swapped else 'a'}"
-        for (a, b), (pairing, submitted, failed_start) in zip(pairs, shared):
+        for pairing, a, b, submitted, failed_start in shared:
             first, second = (b, a) if swapped else (a, b)
             key = pairing + suffix
             yield GameSpec(
