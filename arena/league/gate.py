@@ -22,7 +22,7 @@ killed mid-test and run again decides exactly as one never stopped.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
@@ -227,7 +227,7 @@ class Gatekeeper:
     each decision stored as soon as the stored games make it."""
 
     def __init__(self, store: Store, league: League, config: TournamentConfig,
-                 say: Any = None) -> None:
+                 say: Callable[[str], None] | None = None) -> None:
         self.store = store
         self.league = league
         self.config = config
