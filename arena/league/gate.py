@@ -89,9 +89,11 @@ def open_test(store: Store, league: League, entry: Entry, previous: Entry, setti
               rules: Rules) -> GateTest:
     """Start testing ``entry`` against ``previous`` (in the caller's transaction): the
     tournament row its games go under, and the test's own row."""
-    name = f"{league.name} gate {entry.spec}"
-    if store.tournaments.get(name) is not None:  # a tournament someone named so: the test takes another name
-        name = f"{name} (entry {entry.id})"
+    # Named by the entry's number, not the bot's name: a removed account's bot names are
+    # rewritten wherever they are stored, and a tournament's name is the organiser's.
+    name = f"{league.name} gate {entry.id}"
+    while store.tournaments.get(name) is not None:  # a tournament someone named so: the test takes another name
+        name += "+"
     identity = {"format": GATE_FORMAT, "rules": rules.as_dict(), "name": name}
     config = {"league": league.name, "version": entry.spec, "previous": previous.spec, "sprt": settings.describe(),
               "max_pairs": settings.max_pairs}

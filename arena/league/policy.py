@@ -154,7 +154,7 @@ def submit_to_league(
         retired = []
         for old in same:
             if old.status == "testing":  # a test not decided yet: the newer version is tested instead
-                withdraw(store, old, f"withdrawn: {submission.spec} was submitted before the test decided")
+                withdraw(store, old, "withdrawn: a newer version was submitted before the test decided")
             elif gate is not None:  # it plays on until the new version passes the gate
                 continue
             store.leagues.retire_entry(old.id)
