@@ -137,6 +137,8 @@ def _submit_to_server(path: str, name: str | None, server: str, token: str | Non
     click.echo(f"Submitted {printable(str(answer.get('spec')))} ({printable(str(answer.get('kind')))}, sha256 "
                f"{printable(str(answer.get('sha256')))[:12]}) to league {printable(str(answer.get('league')))!r} "
                f"at {server}" + (f"; it replaces {retired}" if retired else "")
+               + (f"; it enters once the league's gate finds it stronger than "
+                  f"{printable(str(answer['testing_against']))}" if answer.get("testing_against") else "")
                + f"; entry {printable(str(answer.get('entry')))}")
 
 

@@ -5,7 +5,9 @@ Every submission is checked first, in the sandbox (the same checks as ``arena
 check``); a refusal of any kind (a bad file, failed checks, someone else's bot name,
 too many submissions, a closed league) changes nothing in the database. A passed
 version becomes an active entrant at once and retires its author's previous version
-of the same bot: the old one's games stay, it plays no more.
+of the same bot: the old one's games stay, it plays no more. In a league with a gate
+(:mod:`arena.league.gate`) a version with a previous one waits, ``testing``, until a
+sequential test against that version lets it in or keeps it out.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from arena.entry.checks import CheckReport, check_code
 from arena.entry.submissions import NAME, VERSIONED
 from arena.entry.uploads import UploadError, build_upload, check_toolchain, is_program_upload, read_upload, upload_text
 from arena.errors import ArenaError, ArenaFault, BuildFailed, NoSandbox
+from arena.league.gate import gate_of, open_test, withdraw
 from arena.players.plugins import installed_bots
 from arena.records import BotCode
 from arena.store import Entry, League, Store, Submission, User, rules_of
@@ -102,6 +105,7 @@ class Submitted:
     submission: Submission
     report: CheckReport
     retired: list[str]  # the author's earlier versions this one replaced
+    testing_against: str | None = None  # behind the league's gate: the version it must beat first
 
 
 def submit_to_league(
@@ -138,22 +142,33 @@ def submit_to_league(
         text, program, report = _check_program(store, league, user, settings, filename, source)
     else:
         text, report = _check_python(store, league, user, settings, filename, source, class_name)
+    gate = gate_of(league.config)
     with store.transaction():
         submission, _ = store.submissions.submit(name, text, report.kind, filename, class_name, user.id, about or None,
                                                  program)
-        same = [e for e in store.leagues.entries(league.id, status="active", user_id=user.id)
-                if e.spec.split("@", 1)[0] == name]
+        same = [e for e in store.leagues.entries(league.id, user_id=user.id)
+                if e.status in ("active", "testing") and e.spec.split("@", 1)[0] == name]
+        if any(old.submission_id == submission.id for old in same):
+            raise Refused(f"{submission.spec} is already in league {league.name!r}: this is the same code",
+                          Refusal.INVALID)
         retired = []
         for old in same:
-            if old.submission_id == submission.id:
-                raise Refused(f"{submission.spec} is already in league {league.name!r}: this is the same code",
-                              Refusal.INVALID)
+            if old.status == "testing":  # a test not decided yet: the newer version is tested instead
+                withdraw(store, old, "withdrawn: a newer version was submitted before the test decided")
+            elif gate is not None:  # it plays on until the new version passes the gate
+                continue
             store.leagues.retire_entry(old.id)
             retired.append(old.spec)
-        entry = store.leagues.add_entry(league.id, submission.spec, "active", submission.id, user.id, report.text())
+        previous = next((old for old in same if old.status == "active"), None)
+        testing = gate is not None and previous is not None
+        entry = store.leagues.add_entry(league.id, submission.spec, "testing" if testing else "active", submission.id,
+                                        user.id, report.text())
+        if gate is not None and previous is not None:
+            open_test(store, league, entry, previous, gate, _rules(store, league))
         store.accounts.audit("submit", submission.spec, user.id, f"league {league.name}"
-                    + (f"; retired {', '.join(retired)}" if retired else ""))
-    return Submitted(entry, submission, report, retired)
+                             + (f"; retired {', '.join(retired)}" if retired else "")
+                             + (f"; testing against {previous.spec}" if testing and previous else ""))
+    return Submitted(entry, submission, report, retired, previous.spec if testing and previous else None)
 
 
 def _check_python(
@@ -221,10 +236,14 @@ def _limit_rate(store: Store, league: League, user: User, settings: LeagueSettin
                       f"{settings.submissions_per_hour} per author per hour; try again later", Refusal.TOO_MANY)
 
 
+def _rules(store: Store, league: League) -> Rules:
+    tournament = store.tournaments.get(league.name)
+    return rules_of(tournament) if tournament is not None else Rules()
+
+
 def _checked(store: Store, league: League, filename: str, code: BotCode) -> CheckReport:
     """The checks' report of ``code`` (passed), run in the sandbox, or Refused."""
-    tournament = store.tournaments.get(league.name)
-    rules = rules_of(tournament) if tournament is not None else Rules()
+    rules = _rules(store, league)
     try:
         # Checked on the league's own board: a bot that cannot play it (a ConnectX
         # agent in a league without gravity) is refused before it forfeits every game.
@@ -253,7 +272,7 @@ def retirable(store: Store, league: League, user: User, entry_id: int) -> Entry:
         raise Refused(f"no entrant {entry_id} in league {league.name!r}", Refusal.NOT_FOUND)
     if entry.user_id != user.id and not user.admin:
         raise Refused(f"entrant {entry.spec} is not yours to retire", Refusal.NOT_ALLOWED)
-    if entry.status != "active":
+    if entry.status not in ("active", "testing"):
         raise Refused(f"entrant {entry.spec} is {entry.status} already", Refusal.INVALID)
     return entry
 
@@ -262,6 +281,7 @@ def retire(store: Store, league: League, user: User, entry_id: int) -> Entry:
     """Take an entrant out of the league (its author's, or any for an admin)."""
     entry = retirable(store, league, user, entry_id)
     with store.transaction():
+        withdraw(store, entry, f"withdrawn: retired by {user.name} before the test decided")
         store.leagues.retire_entry(entry.id)
         store.accounts.audit("retire", entry.spec, user.id, f"league {league.name}")
     return store.leagues.entry(entry.id)  # type: ignore[return-value]  # still there

@@ -11,7 +11,8 @@ What is removed, and what stays:
   settings, the audit log. The code of every version is deleted, with its file name,
   description and check report; what the bots wrote during their games (each move's
   info, the reason of a game they lost by their own doing) is emptied.
-- Its active entrants are retired: they play no more.
+- Its active entrants are retired: they play no more (a version under test at a
+  league's gate too, its test withdrawn).
 - Its games stay, between the renamed bots and their opponents, so the other
   players' results and standings are what they were.
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from arena.league.accounts import AccountError, check_user
+from arena.league.gate import withdraw
 from arena.store import Store, User
 from arena.store.removal import REMOVED_HASH, Removals
 from arena.text import plural
@@ -66,7 +68,10 @@ def remove_user(store: Store, name: str, by: User | None = None) -> Removed:
             taken.add(bots[old])
         retired = []
         for league in store.leagues.all():
-            for entry in store.leagues.entries(league.id, status="active", user_id=user.id):
+            for entry in store.leagues.entries(league.id, user_id=user.id):
+                if entry.status not in ("active", "testing"):
+                    continue
+                withdraw(store, entry, "withdrawn: its author's account was removed")  # a version under test
                 store.leagues.retire_entry(entry.id)
                 retired.append(entry.id)
         removals.remove_account(user.id, new_name, user.name, bots)

@@ -26,9 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arena.engine.openings import game_seed, new_seed_secret
+from arena.engine.openings import new_seed_secret
 from arena.entry.checks import require_sandbox
 from arena.entry.submissions import VERSIONED
+from arena.league.gate import Gatekeeper, gate_of
 from arena.league.policy import LEAGUE_FORMAT, LeagueError, delete_old_logs, settings_of
 from arena.players.plugins import BotSpecError, installed_bots, load_entry, parse_spec
 from arena.records import BotCode, GameRecord, GameSpec
@@ -39,7 +40,7 @@ from arena.tournament.execution import Executor, WorkerLost
 from arena.tournament.executors import make_executor
 from arena.tournament.faults import ArenaFailing, Faults
 from arena.tournament.runner import bot_identity, play_games
-from arena.tournament.schedule import openings, seed_secret
+from arena.tournament.schedule import field_game, openings
 from arena.tournament.stopping import signals_deferred, stop_signals
 
 ROUND_GAMES_PER_WORKER = 4  # games handed out per worker before the field is read again
@@ -69,7 +70,7 @@ def config_of(raw: dict[str, Any], name: str, source: str = "<league>") -> Tourn
     """The league's game settings as a tournament configuration (its field changes).
     A league always plays with private seeds (see :func:`run_league`): a league file
     that asks for public ones is refused."""
-    table = {key: value for key, value in raw.items() if key not in ("league", "name", "db", "format")}
+    table = {key: value for key, value in raw.items() if key not in ("league", "gate", "name", "db", "format")}
     try:
         config = config_from_table(table, source, Path.cwd(), check_field=False)
     except ConfigError as exc:
@@ -88,6 +89,7 @@ def create_league(store: Store, name: str, path: str | None) -> League:
     raw = read_league_file(path)
     source = path or "<league>"
     settings = settings_of(raw, source)
+    gate_of(raw, source)
     config = config_of(raw, name, source)
     for spec in config.bots:
         try:
@@ -192,13 +194,7 @@ class LeagueSchedule:
 
     def _spec(self, key: str, game: int, a: str, b: str, code: dict[str, BotCode]) -> GameSpec:
         first, second = (b, a) if game % 2 else (a, b)
-        names = {parse_spec(first).name, parse_spec(second).name}
-        return GameSpec(
-            key=key, rules=self.config.rules, first=first, second=second, pairing=f"{a}~{b}",
-            opening=self.lines[game // 2], seed=game_seed(self.config.seed, key, seed_secret(self.config)),
-            time_control=self.config.time_control, isolate=self.config.isolate, limits=self.config.limits,
-            submitted=tuple(sorted((name, c) for name, c in code.items() if name in names)),
-        )
+        return field_game(self.config, key, f"{a}~{b}", first, second, self.lines[game // 2], code)
 
 
 @dataclass
@@ -293,6 +289,7 @@ def run_league(
     say = report or (lambda text: None)
     healing = heal if isinstance(heal, Healing) else Healing(say, league.name) if heal else None
     known_code: dict[int, BotCode] = {}
+    gate = Gatekeeper(store, league, config, say)
 
     faults = Faults()
     logs_kept_until = [0.0]  # when (time.monotonic()) the old logs are looked for again
@@ -305,6 +302,13 @@ def run_league(
         with signals_deferred():
             delete_old_logs(store, store.leagues.check(league.name))
         logs_kept_until[0] = time.monotonic() + LOGS_DELETED_EVERY
+
+    def by_tournament(records: list[GameRecord]) -> dict[int, list[GameRecord]]:
+        grouped: dict[int, list[GameRecord]] = {}
+        for record in records:
+            test = gate.owns(record)
+            grouped.setdefault(league.tournament_id if test is None else test.tournament_id, []).append(record)
+        return grouped
 
     def store_pending() -> None:
         """Store what finished, all of it in one transaction: a batch that fails to
@@ -324,14 +328,20 @@ def run_league(
                 # A void game (the arena failed) is kept apart; its key stays unplayed, so
                 # the schedule gives it again.
                 played = [record for record in pending if not record.void]
-                store.games.record_void(league.tournament_id, [FinishedGame.of(r) for r in pending if r.void], ids)
-                count = store.games.record(league.tournament_id, played, ids)
+                count = 0
+                # A gate test's games go under its own tournament row: never the league's standings.
+                for tournament_id, records in by_tournament(pending).items():
+                    store.games.record_void(tournament_id, [FinishedGame.of(r) for r in records if r.void], ids)
+                    count += store.games.record(tournament_id, [r for r in records if not r.void], ids)
             bot_ids.update(ids)
             outcome.played += count
-            stored.update(record.spec.key for record in played)
+            stored.update(record.spec.key for record in played if gate.owns(record) is None)
+            gate.stored(played)
             for record in pending:
                 faults.count(record)
             pending.clear()
+        with signals_deferred():
+            gate.settle()
         if count and healing is not None:
             healing.going()
         if faults.too_many:
@@ -343,10 +353,15 @@ def run_league(
         while True:
             store_pending()  # what a failed write left, before anything new is played
             delete_logs()
+            with signals_deferred():
+                gate.refresh()
             entries, code = active_field(store, league, known_code)
             width = getattr(executor, "workers", 1)  # a cluster's workers come and go
-            batch = schedule.next_games(entries, code, width * ROUND_GAMES_PER_WORKER,
-                                        in_flight={record.spec.key for record in pending})
+            in_flight = {record.spec.key for record in pending}
+            # A version waiting at the gate plays its test first: its author waits for it.
+            batch = gate.next_games(width * ROUND_GAMES_PER_WORKER, in_flight)
+            if len(batch) < width * ROUND_GAMES_PER_WORKER:
+                batch += schedule.next_games(entries, code, width * ROUND_GAMES_PER_WORKER - len(batch), in_flight)
             if not batch:
                 if until_complete:
                     return

@@ -31,6 +31,9 @@ from arena.text import plural
 
 MATCH_FORMAT = "match"  # the format of the tournaments 'arena match' stores games in
 CASUAL = "casual"  # the format of the tournaments 'arena play' and 'arena import' store games in
+#: The format of the tournament rows a league's gate stores each test's games under:
+#: a test is two versions of one bot, never the table a site or a command shows first.
+GATE_FORMAT = "gate"
 SHORT_HASH = 6  # hex digits of a code hash shown after a colliding name
 STATUS_ORDER = ("running", "interrupted", "finished")  # a league is as unfinished as its least finished part
 
@@ -180,12 +183,12 @@ def select(store: Store, tournament: str | None = None, league: bool = False) ->
 
 
 def latest_tournament(store: Store) -> StoredTournament:
-    """The tournament stored last that is not casual; SelectionError if there is none."""
+    """The tournament stored last that is not casual (nor a league's gate test); SelectionError if there is none."""
     tournaments = store.tournaments.all()
     if not tournaments:
         raise SelectionError(f"no tournaments in {store.path} yet: run 'arena tournament run' first",
                              site="no tournaments here yet: the tables appear once games are played")
-    played = [t for t in tournaments if t.format != CASUAL]
+    played = [t for t in tournaments if t.format not in (CASUAL, GATE_FORMAT)]
     if not played:
         names = ", ".join(repr(t.name) for t in tournaments)
         raise SelectionError(

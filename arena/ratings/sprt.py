@@ -25,6 +25,7 @@ normal approximation is made, so a short run of wins is not mistaken for proof.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -123,23 +124,24 @@ class Sprt:
                 raise SprtError(f"SPRT {name} must be a finite number")
 
     @classmethod
-    def parse(cls, text: str) -> Sprt:
-        """From ``elo0=0,elo1=20[,alpha=0.05,beta=0.05,model=logistic|normalized]``."""
+    def parse(cls, text: str, where: str = "--sprt") -> Sprt:
+        """From ``elo0=0,elo1=20[,alpha=0.05,beta=0.05,model=logistic|normalized]``, the
+        items apart by commas or spaces (as :meth:`describe` writes them); ``where``: what
+        an error names (the option or the league file's key)."""
         usage = "use elo0=0,elo1=20[,alpha=0.05,beta=0.05,model=logistic|normalized]"
         values: dict[str, float] = {}
         model = "logistic"
-        for item in filter(None, (part.strip() for part in text.split(","))):
+        for item in filter(None, re.split(r"[,\s]+", re.sub(r"\s*=\s*", "=", text))):
             key, eq, value = item.partition("=")
-            key = key.strip()
             if not eq or key not in ("elo0", "elo1", "alpha", "beta", "model"):
-                raise SprtError(f"bad --sprt item {item[:40]!r}: {usage}")
+                raise SprtError(f"bad {where} item {item[:40]!r}: {usage}")
             if key == "model":
-                model = value.strip()
+                model = value
                 continue
             try:
                 values[key] = float(value)
             except ValueError:
-                raise SprtError(f"bad --sprt value {item[:40]!r}: {value.strip()[:20]!r} is not a number") from None
+                raise SprtError(f"bad {where} value {item[:40]!r}: {value[:20]!r} is not a number") from None
         return cls(**values, model=model)
 
     def describe(self) -> str:

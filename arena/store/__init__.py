@@ -1,7 +1,7 @@
 """The arena's database: :class:`Store` opens the file, its repositories read and
 write it (``store.games``, ``store.tournaments``, ``store.bots``,
 ``store.submissions``, ``store.analyses``, ``store.accounts``, ``store.leagues``,
-``store.results``), and the rows come back typed. No other room writes SQL.
+``store.gates``, ``store.results``), and the rows come back typed. No other room writes SQL.
 
 The names load on first use (PEP 562): ``arena.store.location`` (where the database
 is) is read by commands and configurations that never open one, and must not load
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         EntrantRecord,
         Entry,
         FinishedGame,
+        GateTest,
         League,
         OpeningCounts,
         StoreBusy,
@@ -54,6 +55,7 @@ __all__ = [
     "EntrantRecord",
     "Entry",
     "FinishedGame",
+    "GateTest",
     "League",
     "OpeningCounts",
     "Store",

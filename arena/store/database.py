@@ -7,7 +7,7 @@ Any SQLite tool can read the file; the tables are described in the README.
 :class:`Store` opens, checks and migrates the file; what is in it is read and
 written through its repositories, one per subject: ``store.games``,
 ``store.tournaments``, ``store.bots``, ``store.submissions``, ``store.analyses``,
-``store.accounts``, ``store.leagues`` and ``store.results``.
+``store.accounts``, ``store.leagues``, ``store.gates`` and ``store.results``.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from arena.store.accounts import Accounts
 from arena.store.analyses import Analyses
 from arena.store.bots import Bots
 from arena.store.games import Games
+from arena.store.gates import Gates
 from arena.store.leagues import Leagues
 from arena.store.migrations import MIGRATION_NAMES, current_names, migrations, rename_former
 from arena.store.results import Results
@@ -169,6 +170,7 @@ class Store:
         self.analyses = Analyses(self)
         self.accounts = Accounts(self)
         self.leagues = Leagues(self)
+        self.gates = Gates(self)
         self.results = Results(self)
         memory = self.path == ":memory:"
         exists = memory or Path(self.path).is_file()

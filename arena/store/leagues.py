@@ -87,6 +87,11 @@ class Leagues(Repository):
     def retire_entry(self, entry_id: int) -> None:
         self.db.table("entries").update(entry_id, {"status": "retired", "retired_at": now()})
 
+    def set_entry_status(self, entry_id: int, status: str) -> None:
+        """A tested version let in ("active") or kept out ("rejected", dated as a retirement)."""
+        self.db.table("entries").update(entry_id, {"status": status,
+                                                   "retired_at": None if status == "active" else now()})
+
     def by_id(self, league_id: int) -> League | None:
         rows = list(self.db.table("leagues").rows_where("id = ?", [league_id]))
         return League.of(rows[0]) if rows else None

@@ -314,3 +314,22 @@ def _pair_counts(db: Database) -> None:
     db.execute(f"create trigger pair_counts_delete after delete on games begin {_pair_change('old', '-')} end")
     db.execute("create trigger pair_counts_update after update of tournament_id, first_bot_id, second_bot_id, "
                f"winner, termination on games begin {_pair_change('old', '-')} {_pair_change('new', '+')} end")
+
+
+@_migration("0014_league_gate")
+def _league_gate(db: Database) -> None:
+    # A league's sequential test of a new version against its author's previous one
+    # (the league file's [gate]): the version waits as an entrant of status "testing"
+    # until the test lets it in ("active") or keeps it out ("rejected"). The games
+    # are stored under a tournament row of their own (format "gate"), so they never
+    # count in the league's standings; the row here says what the test was and how
+    # it ended, and the games say how far it got (a killed league resumes from them).
+    db.table("gate_tests").create(
+        {"entry_id": int, "league_id": int, "previous_entry_id": int, "tournament_id": int, "sprt": str,
+         "max_pairs": int, "status": str, "reason": str, "started_at": str, "decided_at": str},
+        pk="entry_id", not_null={"league_id", "previous_entry_id", "tournament_id", "sprt", "max_pairs", "status",
+                                 "started_at"},
+        foreign_keys=[("entry_id", "entries", "id"), ("league_id", "leagues", "id"),
+                      ("previous_entry_id", "entries", "id"), ("tournament_id", "tournaments", "id")],
+    )
+    db.table("gate_tests").create_index(["league_id", "status"])

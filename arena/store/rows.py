@@ -217,7 +217,7 @@ class Entry:
     spec: str
     submission_id: int | None
     user_id: int | None
-    status: str  # "active", "retired" or "failed"
+    status: str  # "active", "retired", "failed", or behind a league's gate "testing" or "rejected"
     checks: str  # the submission checks' report, as text
     joined_at: str
     retired_at: str | None
@@ -226,6 +226,28 @@ class Entry:
     def of(cls, row: dict[str, Any]) -> Entry:
         return cls(row["id"], row["league_id"], row["spec"], row["submission_id"], row["user_id"], row["status"],
                    row["checks"] or "", row["joined_at"], row["retired_at"])
+
+
+@dataclass(frozen=True)
+class GateTest:
+    """A league's sequential test of a new version (``entry_id``) against its author's
+    previous one, whose games are stored under the tournament row ``tournament_id``."""
+
+    entry_id: int
+    league_id: int
+    previous_entry_id: int
+    tournament_id: int
+    sprt: str  # the test's bounds, as ``Sprt.parse`` reads them
+    max_pairs: int
+    status: str  # "running", "accepted", "rejected", or "withdrawn" (a newer version came first)
+    reason: str | None  # how it was decided, in words (shown to its author)
+    started_at: str
+    decided_at: str | None
+
+    @classmethod
+    def of(cls, row: dict[str, Any]) -> GateTest:
+        return cls(row["entry_id"], row["league_id"], row["previous_entry_id"], row["tournament_id"], row["sprt"],
+                   row["max_pairs"], row["status"], row["reason"], row["started_at"], row["decided_at"])
 
 
 @dataclass(frozen=True)

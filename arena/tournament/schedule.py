@@ -30,6 +30,21 @@ def seed_secret(config: TournamentConfig) -> bytes | None:
     return config.seed_secret if config.private_seeds else None
 
 
+def field_game(config: TournamentConfig, key: str, pairing: str, first: str, second: str,
+               opening: tuple[int, ...], code: dict[str, BotCode]) -> GameSpec:
+    """A game of a changing field (a league's): seeded by its key, with the code of
+    whichever of its two bots are submitted versions (``code``: by spec)."""
+    from arena.players.plugins import parse_spec  # only a league's runner schedules a changing field
+
+    names = {parse_spec(first).name, parse_spec(second).name}
+    return GameSpec(
+        key=key, rules=config.rules, first=first, second=second, pairing=pairing, opening=opening,
+        seed=game_seed(config.seed, key, seed_secret(config)), time_control=config.time_control,
+        isolate=config.isolate, limits=config.limits,
+        submitted=tuple(sorted((name, c) for name, c in code.items() if name in names)),
+    )
+
+
 def pairings(config: TournamentConfig) -> list[tuple[str, str]]:
     """Unordered pairs of bots that meet: every pair (round robin), or each
     challenger against the whole field (gauntlet)."""

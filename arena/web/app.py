@@ -23,7 +23,7 @@ from starlette.types import ASGIApp
 
 from arena.errors import ArenaError
 from arena.store import StoreBusy, StoreWriteFailed
-from arena.web import accounts, admin, bots, cache, games, health, leagues, tables
+from arena.web import accounts, admin, bots, cache, games, gates, health, leagues, tables
 from arena.web.cache import TableCache
 from arena.web.http import HttpRules, Sessions
 from arena.web.pages import HERE, page
@@ -56,6 +56,7 @@ def create_app(db: str, secure_cookies: bool = False) -> FastAPI:
     app.include_router(games.router)
     app.include_router(accounts.router)
     app.include_router(leagues.router)
+    app.include_router(gates.router)
     app.include_router(admin.router)
     app.include_router(health.router)
     app.add_middleware(Sessions, secure=secure_cookies, **accounts.session_settings(db))

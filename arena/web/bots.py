@@ -400,7 +400,8 @@ def bot_page(request: Request, store: StoreDep, name: str) -> HTMLResponse:
                                         rating_plot(history, NARROW, 220, fitted)]
     # The title goes into base.html as it is: a bot's name is made printable here.
     return page(request, "bot.html", title=printable(name), bot=data, selection=bots.selection, known=bots.ids,
-                shown_reasons=SHOWN_REASONS, plots=plots, history=history, row=row, k=K)
+                shown_reasons=SHOWN_REASONS, plots=plots, history=history, row=row, k=K,
+                gate_tests=store.gates.of_version(name))
 
 
 @router.get("/matchup", response_class=HTMLResponse, include_in_schema=False)

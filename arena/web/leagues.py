@@ -38,7 +38,7 @@ from arena.league.policy import (
 )
 from arena.ratings.selection import SelectionError
 from arena.ratings.standings import Standing, Standings, active_rows, standings_data
-from arena.store import EntrantRecord, Entry, League, Store, StoreError, Submission, User
+from arena.store import EntrantRecord, Entry, GateTest, League, Store, StoreError, Submission, User
 from arena.text import printable
 from arena.web.accounts import (
     Confirmed,
@@ -105,7 +105,8 @@ def league_page(request: Request, store: StoreDep, name: LeagueName, all_version
     response = page(request, "league.html", title=f"League {league.name}", league=league,
                     settings=settings_of(league.config), standings=standings, entries=shown,
                     all_versions=all_versions, authors={e.spec: authors.get(e.user_id or 0, "") for e in entries},
-                    csrf=csrf_token(request) if viewer else "", running=tournament_status(store, league))
+                    csrf=csrf_token(request) if viewer else "", running=tournament_status(store, league),
+                    gates=gate_tests(store, league))
     return private(response) if viewer else response
 
 
@@ -135,6 +136,17 @@ def league_standings(request: Request, store: Store, league: League,
     return rows, shown.selection
 
 
+def gate_tests(store: Store, league: League) -> list[dict[str, Any]]:
+    """A league's tests, newest first, for its page."""
+    rows = []
+    for test in reversed(store.gates.of_league(league.id)):
+        entry, previous = store.leagues.entry(test.entry_id), store.leagues.entry(test.previous_entry_id)
+        if entry is not None:
+            rows.append({"version": entry.spec, "previous": previous.spec if previous else "", "status": test.status,
+                         "started_at": test.started_at, "decided_at": test.decided_at})
+    return rows
+
+
 def league_rows(store: Store) -> list[dict[str, Any]]:
     rows = []
     for league in store.leagues.all():
@@ -157,7 +169,8 @@ def entrant_row(store: Store, league: League, viewer: User | None, entry: Entry,
     submission = store.submissions.by_id(entry.submission_id) if entry.submission_id is not None else None
     return {"entry": entry, "author": authors.get(entry.user_id or 0, ""), "submission": submission,
             "code": submission is not None and may_read_code(league, viewer, submission),
-            "retire": viewer is not None and entry.status == "active" and (viewer.admin or entry.user_id == viewer.id)}
+            "retire": viewer is not None and entry.status in ("active", "testing")
+            and (viewer.admin or entry.user_id == viewer.id)}
 
 
 # --- one's own bots --------------------------------------------------------------------------
@@ -173,6 +186,8 @@ class OwnEntry:
     record: EntrantRecord
     standing: Standing | None  # its row of the league's standings (None before its first game)
     ranked: int  # the bots its rank is among: the active ones, or for a retired version every version that played
+    gate: GateTest | None = None  # its test at the league's gate, if it had one
+    gate_previous: str = ""  # the version it was tested against
 
 
 @router.get("/my", response_class=HTMLResponse, include_in_schema=False)
@@ -191,7 +206,10 @@ def my_page(request: Request, store: StoreDep) -> Response:
             record = store.leagues.entrant_record(league.tournament_id, entry.spec)
             rows = (active if entry.status == "active" else every) or (Standings(), {})
             row = next((r for r in rows[0] if r.bot == entry.spec), None)
-            own.append(OwnEntry(league, entry, submission, record, row, len(rows[0])))
+            gate = store.gates.get(entry.id)
+            previous = store.leagues.entry(gate.previous_entry_id) if gate is not None else None
+            own.append(OwnEntry(league, entry, submission, record, row, len(rows[0]), gate,
+                                previous.spec if previous else ""))
     return private(page(request, "my.html", title="My bots", user=user, own=own, csrf=csrf_token(request)))
 
 
@@ -270,7 +288,8 @@ def upload_page(request: Request, store: StoreDep) -> Response:
     league = store.leagues.by_id(entry.league_id)
     submission = store.submissions.by_id(entry.submission_id) if entry.submission_id is not None else None
     return private(upload_form(request, store, user, submitted={"entry": entry, "submission": submission,
-                                                                "retired": note.get("retired", [])},
+                                                                "retired": note.get("retired", []),
+                                                                "testing_against": note.get("testing_against")},
                                report=note.get("report"), league=league.name if league else ""))
 
 
@@ -299,7 +318,7 @@ async def upload_submit(request: Request) -> Response:
     # Entered: the outcome goes to the page this redirects to (a reload of it sends nothing
     # again). A passed report is a few short lines: the session's cookie carries it.
     request.session[UPLOADED] = {"entry": submitted.entry.id, "retired": submitted.retired,
-                                 "report": submitted.report.as_dict()}
+                                 "testing_against": submitted.testing_against, "report": submitted.report.as_dict()}
     return RedirectResponse("/upload", 303)
 
 
@@ -366,7 +385,7 @@ async def api_submit(request: Request, authorization: Bearer = None) -> Response
     return JSONResponse({
         "version": submission.version, "spec": submission.spec, "entry": submitted.entry.id, "league": league.name,
         "kind": submission.kind, "sha256": submission.content_hash, "checks": submitted.report.as_dict(),
-        "retired": submitted.retired,
+        "retired": submitted.retired, "testing_against": submitted.testing_against,
         **({"language": submission.language, "build_log": submission.build_log or ""} if submission.is_program else {}),
     }, status_code=201)
 
