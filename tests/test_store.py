@@ -69,7 +69,7 @@ def test_fresh_store_creates_the_tables_and_records_the_migration(db_path):
     rows = list(store.db.query("select migration_set, name from _sqlite_migrations"))
     names = ("0001_initial", "0002_submissions", "0003_analyses", "0004_submission_class", "0005_league",
              "0006_tournament_seed_secret", "0007_void_games", "0008_account_security", "0009_bot_logs",
-             "0010_program_bots", "0011_pair_counts", "0014_league_gate")
+             "0010_program_bots", "0011_pair_counts", "0012_league_gate")
     assert rows == [{"migration_set": "arena", "name": name} for name in names]
     store.close()
     assert Path(db_path).is_file()

@@ -316,7 +316,7 @@ def _pair_counts(db: Database) -> None:
                f"winner, termination on games begin {_pair_change('old', '-')} {_pair_change('new', '+')} end")
 
 
-@_migration("0014_league_gate")
+@_migration("0012_league_gate")
 def _league_gate(db: Database) -> None:
     # A league's sequential test of a new version against its author's previous one
     # (the league file's [gate]): the version waits as an entrant of status "testing"
