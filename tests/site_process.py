@@ -124,7 +124,8 @@ ADMIN_PASSWORD = "the teacher's own password"
 
 
 def whole_site(folder: Path) -> Path:
-    """A database with every kind of page to show: the quick tournament, and league
+    """A database with every kind of page to show: the quick tournament, a Swiss one
+    (swiss-cup), and league
     "class" (two installed bots and alice's lefty, whose second version retired the
     first, every pairing played), the author alice and the admin teacher (each with a
     password of their own: AUTHOR_PASSWORD, ADMIN_PASSWORD)."""
@@ -136,6 +137,9 @@ def whole_site(folder: Path) -> Path:
     db = folder / "site.db"
     subprocess.run([ARENA, "tournament", "run", str(Path(__file__).parent.parent / "config" / "quick.toml"),
                     "--db", str(db), "--workers", "2"], check=True, capture_output=True, text=True)
+    subprocess.run([ARENA, "tournament", "run", "--format", "swiss", "--rounds", "2", "--games", "2", "--bots",
+                    "greedy,blocker,random", "--name", "swiss-cup", "--db", str(db), "--workers", "2"],
+                   check=True, capture_output=True, text=True)
     (folder / "league.toml").write_text('bots = ["random", "greedy"]\ngames = 2\nseed = 4\n')
     with Store(db) as store:
         create_league(store, "class", str(folder / "league.toml"))

@@ -202,6 +202,62 @@ def test_a_page_follows_a_tournament_running_in_another_process(driver, tmp_path
                      10, "the tournament to show as finished")
 
 
+def swiss_shown(driver: Any) -> list[list[str]]:
+    """The text of each cell of the Swiss table, row by row."""
+    return driver.execute_script(  # type: ignore[no-any-return]
+        "return Array.from(document.querySelectorAll('#swiss tbody tr'),"
+        " (row) => Array.from(row.cells, (cell) => cell.textContent.trim()));")
+
+
+def test_the_swiss_page_shows_each_round_as_it_is_played(driver, tmp_path):
+    """The page of a Swiss tournament running in another process shows its rounds as
+    they are played, in place, and at the end the table of ``arena standings``."""
+    db = tmp_path / "swiss.db"
+    config = tmp_path / "swiss.toml"
+    # A bot that thinks 0.2 s a move: each round takes seconds, time for the page to poll.
+    config.write_text('name = "watched-swiss"\nformat = "swiss"\nrounds = 3\ngames = 2\nseed = 5\n'
+                      'bots = ["mcts:seconds=0.2", "greedy", "blocker", "random", "neighbour"]\n')
+    tournament = subprocess.Popen([ARENA, "tournament", "run", str(config), "--db", str(db), "--workers", "1"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+    def started() -> bool:
+        try:
+            with Store(db, read_only=True) as store:
+                return store.tournaments.get("watched-swiss") is not None
+        except Exception:  # the database not made yet
+            return False
+
+    try:
+        wait_for(started, 30, "the tournament to start")
+        with serving(db) as base:
+            driver.get(f"{base}/swiss?tournament=watched-swiss")
+            driver.execute_script("window.notReloaded = true;")
+
+            def rounds_played() -> str:
+                return driver.execute_script(  # type: ignore[no-any-return]
+                    "return document.getElementById('rounds-played').textContent;")
+
+            while_running = set()
+            while tournament.poll() is None:
+                while_running.add(rounds_played())
+                time.sleep(0.1)
+            assert tournament.returncode == 0, tournament.stderr.read() if tournament.stderr else ""
+            wait_for(lambda: rounds_played() == "3 of 3 rounds played", 10, "every round played")
+            assert while_running & {"1 of 3 rounds played", "2 of 3 rounds played"}, while_running
+            assert driver.execute_script("return window.notReloaded === true;")  # updated in place
+            data = json.loads(subprocess.run([ARENA, "standings", "--db", str(db), "--format", "json"],
+                                             check=True, capture_output=True, text=True).stdout)
+            assert [row[:3] for row in swiss_shown(driver)] == [
+                [str(row["rank"]), row["bot"], f"{row['points']:g}"] for row in data["swiss"]["table"]]
+            byes = driver.execute_script(
+                "return Array.from(document.querySelectorAll('.bye a'), (a) => a.textContent);")
+            assert byes == list(data["swiss"]["byes"].values())
+    finally:
+        if tournament.poll() is None:
+            tournament.kill()
+            tournament.wait()
+
+
 # --- every page fits a phone and a desktop --------------------------------------------------------
 
 from arena.web.app import create_app  # noqa: E402
@@ -237,7 +293,7 @@ def page_urls(db: Path) -> dict[str, str]:
         "/leagues": "/leagues", "/leagues/{name}": "/leagues/class?all_versions=true", "/my": "/my",
         "/submissions/{submission_id}/code": f"/submissions/{submission.id}/code", "/upload": "/upload",
         "/admin": "/admin", "/admin/users/{name}/delete": f"/admin/users/{AUTHOR}/delete",
-        "/admin/leagues/{name}": "/admin/leagues/class", "/docs": "/docs",
+        "/admin/leagues/{name}": "/admin/leagues/class", "/docs": "/docs", "/swiss": "/swiss?tournament=swiss-cup",
     }
 
 

@@ -31,7 +31,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from arena.store import Store, StoredTournament
 
@@ -108,28 +108,43 @@ class SwissRecord:
         return {frozenset((m.lead, m.other)) for m in self.matches}
 
 
-def swiss_record(entrants: Sequence[str], games_per_pairing: int, games: Iterable[PlayedGame]) -> SwissRecord:
-    """The record of a Swiss tournament of ``entrants`` from its stored ``games``
-    (other keys are ignored)."""
-    boards: dict[tuple[int, int], list[tuple[PlayedGame, str]]] = defaultdict(list)
+G = TypeVar("G", bound=PlayedGame)
+
+
+def round_boards(games: Iterable[G]) -> dict[tuple[int, int], list[tuple[G, str]]]:
+    """The stored games of each board of each round, by (round, board) in order, each
+    with its half of its opening's pair ("a": the lead moves first; "b": colours
+    swapped); games whose keys are not a Swiss round's are left out."""
+    boards: dict[tuple[int, int], list[tuple[G, str]]] = defaultdict(list)
     for game in games:
         parsed = _ROUND_KEY.fullmatch(game.key)
         if parsed:
             boards[(int(parsed.group(1)), int(parsed.group(2)))].append((game, parsed.group(3)))
-    matches = []
-    for (round_number, board), played in sorted(boards.items()):
-        if len(played) != games_per_pairing:
-            continue  # not all stored yet
-        lead = next(game.first for game, half in played if half == "a")
-        other = next(game.second for game, half in played if half == "a")
-        points = {lead: 0.0, other: 0.0}
-        for game, _ in played:
-            if game.winner is None:
-                points[game.first] += 0.5
-                points[game.second] += 0.5
-            else:
-                points[game.second if game.winner else game.first] += 1.0
-        matches.append(MiniMatch(round_number, board, lead, other, points[lead], points[other]))
+    return dict(sorted(boards.items()))
+
+
+def mini_match(round_number: int, board: int, played: Sequence[tuple[PlayedGame, str]]) -> MiniMatch:
+    """The mini-match of the games ``played`` of one board (see :func:`round_boards`),
+    all of them or those stored so far (at least one)."""
+    sample, half = played[0]
+    lead = next((g.first for g, h in played if h == "a"), sample.first if half == "a" else sample.second)
+    other = sample.second if sample.first == lead else sample.first
+    points = {lead: 0.0, other: 0.0}
+    for game, _ in played:
+        if game.winner is None:
+            points[game.first] += 0.5
+            points[game.second] += 0.5
+        else:
+            points[game.second if game.winner else game.first] += 1.0
+    return MiniMatch(round_number, board, lead, other, points[lead], points[other])
+
+
+def swiss_record(entrants: Sequence[str], games_per_pairing: int, games: Iterable[PlayedGame]) -> SwissRecord:
+    """The record of a Swiss tournament of ``entrants`` from its stored ``games``
+    (other keys are ignored)."""
+    matches = [mini_match(round_number, board, played)
+               for (round_number, board), played in round_boards(games).items()
+               if len(played) == games_per_pairing]  # the others are not all stored yet
     per_round = len(entrants) // 2
     complete = 0
     byes: dict[int, str] = {}
@@ -183,10 +198,27 @@ def swiss_table(record: SwissRecord) -> list[SwissStanding]:
     return order
 
 
-def stored_swiss(store: Store, tournament: StoredTournament) -> tuple[SwissRecord, int] | None:
-    """The record of a stored Swiss tournament and its rounds; None for another format."""
+@dataclass(frozen=True)
+class SwissSettings:
+    """What a stored Swiss tournament was defined with, that its table needs."""
+
+    entrants: tuple[str, ...]  # in the order given: the seeding
+    games: int  # per pairing: a mini-match
+    rounds: int
+
+
+def swiss_settings(tournament: StoredTournament) -> SwissSettings | None:
+    """The settings of a stored Swiss tournament; None for another format."""
     if tournament.format != SWISS_FORMAT:
         return None
     identity = json.loads(tournament.identity)
-    record = swiss_record(identity["bots"], identity["games"], store.games.all(tournament=tournament.name))
-    return record, identity["rounds"]
+    return SwissSettings(tuple(identity["bots"]), identity["games"], identity["rounds"])
+
+
+def stored_swiss(store: Store, tournament: StoredTournament) -> tuple[SwissRecord, int] | None:
+    """The record of a stored Swiss tournament and its rounds; None for another format."""
+    settings = swiss_settings(tournament)
+    if settings is None:
+        return None
+    record = swiss_record(settings.entrants, settings.games, store.games.all(tournament=tournament.name))
+    return record, settings.rounds
