@@ -118,6 +118,17 @@ def test_bot_text_is_escaped_on_every_page(client):
         assert "&lt;script&gt;alert" in text, url
 
 
+def test_the_colours_page_shows_the_first_player_s_score_by_opening(client):
+    openings = client.get("/api/colours", params={"tournament": "quick"}).json()["openings"]
+    text = client.get("/colours", params={"tournament": "quick"}).text
+    assert openings and "score by opening" in text
+    for row in openings[:40]:
+        assert f'<td class="num">{row["wins"]}-{row["draws"]}-{row["losses"]}</td>' in text
+        assert f"<tr><td>{row['opening'] or '(none)'}</td>" in text
+    colours = client.get("/api/colours", params={"tournament": "quick"}).json()["colours"]
+    assert sum(row["games"] for row in openings) == sum(sum(sides["first"].values()) for sides in colours.values())
+
+
 def test_the_crosstable_page_shows_every_cell_of_the_api_s_table(client):
     for tournament in ("quick", "hostile"):
         table = client.get("/api/crosstable", params={"tournament": tournament}).json()["crosstable"]

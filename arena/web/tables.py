@@ -11,7 +11,8 @@ from fastapi.responses import HTMLResponse
 from jinja2.utils import url_quote
 from markupsafe import Markup, escape
 
-from arena.ratings.crosstable import colours_data, crosstable_data
+from arena.ratings.crosstable import MAX_OPENING_ROWS, colours_data, crosstable_data, openings_data
+from arena.ratings.selection import OpeningScore, select
 from arena.ratings.standings import Standing, Standings, standings_data
 from arena.ratings.tournaments import TournamentSummary, summarize
 from arena.store import Store, StoredTournament
@@ -99,7 +100,23 @@ def _crosstable_rows(table: dict[str, dict[str, list[float]]]) -> Markup:
 def colours_page(request: Request, store: StoreDep, tournament: Tournament = None,
                  league: League = False) -> HTMLResponse:
     shown = tables(request, store, tournament, league)
-    return page(request, "colours.html", title="By colour", tables=shown, query=query_of(tournament, league))
+    scores = opening_scores(request, store, tournament, league)
+    return page(request, "colours.html", title="By colour", tables=shown, openings=scores[:MAX_OPENING_ROWS],
+                more_openings=max(0, len(scores) - MAX_OPENING_ROWS), query=query_of(tournament, league))
+
+
+def opening_scores(request: Request, store: StoreDep, tournament: str | None, league: bool) -> list[OpeningScore]:
+    """The first player's score by opening, as ``arena colours`` shows it under its
+    table: cached apart from the tables, which do not need it, while the
+    tournament's games are unchanged."""
+    cache: TableCache = request.app.state.cache
+
+    def compute(store: Store) -> list[OpeningScore]:
+        with store.snapshot():
+            return select(store, tournament, league).by_opening()
+
+    scope = store.results.scope(tournament, league)
+    return cache.get(("openings", tournament, league), data_version(store, scope), apart(request, compute))
 
 
 @router.get("/api/tournaments", summary="Every tournament, newest first, with its games and status")
@@ -154,7 +171,8 @@ def api_crosstable(request: Request, store: StoreDep, tournament: Tournament = N
 def api_colours(request: Request, store: StoreDep, tournament: Tournament = None,
                 league: League = False) -> dict[str, Any]:
     shown = tables(request, store, tournament, league)
-    return colours_data(shown.colours, shown.selection)
+    scores = opening_scores(request, store, tournament, league)
+    return {**colours_data(shown.colours, shown.selection), "openings": openings_data(scores)}
 
 
 def tournament_row(t: StoredTournament, games: int) -> dict[str, Any]:
