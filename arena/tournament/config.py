@@ -25,6 +25,7 @@ from arena.engine.openings import ValuedOpening, balanced_openings, check_balanc
 from arena.engine.solvers import find_solver
 from arena.errors import ArenaError
 from arena.players.plugins import BotSpecError, parse_spec, spec_text
+from arena.ratings.knockout import rounds_for
 from arena.ratings.knockout_record import COIN, KNOCKOUT_FORMAT, SOLVER, KnockoutSettings
 from arena.records import BotCode, Limits, TimeControl
 from arena.referee.adjudication import DEFAULT_ADJUDICATION_STONES
@@ -325,6 +326,7 @@ def _build(raw: dict[str, Any], source: str, base: Path, check_field: bool = Tru
     if games < 1:
         raise fail(f"games (per pairing) must be at least 1, got {games}")
     rounds = _rounds(fmt, raw.get("rounds"), games, len(bots), fail)
+    knockout = _knockout(fmt, raw, games, rules, fail)
     workers = raw.get("workers", 0)
     if workers < 0:
         raise fail(f"workers must be 0 (one per core) or more, got {workers}")
@@ -337,9 +339,11 @@ def _build(raw: dict[str, Any], source: str, base: Path, check_field: bool = Tru
     if openings.file:
         valued = _opening_lines(openings.file, rules, base, fail)
     if openings.balanced:
-        valued = _balanced(openings, rules, games, raw, fail)
+        # A knockout plays a round's pairs and extra pairs each from an opening of its own.
+        pairs = (rounds_for(len(bots)) * (games // 2 + knockout.extra_pairs) if knockout is not None
+                 else (games + 1) // 2)
+        valued = _balanced(openings, rules, pairs, raw, fail)
     adjudicate = adjudication_stones(raw["adjudicate"], fail) if raw.get("adjudicate") is not None else None
-    knockout = _knockout(fmt, raw, games, rules, fail)
     if adjudicate is not None:
         find_solver(rules)  # a solver that cannot serve these rules is said now, in one line, not game by game
     name = raw.get("name") or (Path(source).stem if source != "<command line>" else "")
@@ -369,10 +373,10 @@ def _build(raw: dict[str, Any], source: str, base: Path, check_field: bool = Tru
     )
 
 
-def _balanced(openings: OpeningsConfig, rules: Rules, games: int, raw: dict[str, Any],
+def _balanced(openings: OpeningsConfig, rules: Rules, pairs: int, raw: dict[str, Any],
               fail: Callable[[str], ConfigError]) -> tuple[ValuedOpening, ...]:
-    """The balanced openings of a tournament: one per pair of games (at most
-    :data:`MAX_BALANCED_OPENINGS`), drawn from its seed."""
+    """The balanced openings of a tournament: one per pair of games of a pairing
+    (``pairs``; at most :data:`MAX_BALANCED_OPENINGS`), drawn from its seed."""
     if openings.file:
         raise fail(f"openings.balanced draws openings and openings.file {openings.file!r} reads them: give one")
     if openings.margin < 0:
@@ -386,7 +390,7 @@ def _balanced(openings: OpeningsConfig, rules: Rules, games: int, raw: dict[str,
         check_balanced_rules(rules)
     except ArenaError as exc:
         raise fail(str(exc)) from None
-    count = min((games + 1) // 2, MAX_BALANCED_OPENINGS)
+    count = min(pairs, MAX_BALANCED_OPENINGS)
     return _drawn_balanced(rules, openings.plies, openings.margin, count, raw.get("seed", 1))
 
 
