@@ -59,7 +59,7 @@ def test_the_bracket_page_shows_every_round_and_marks_the_winners(client, league
         assert f"<caption>{title}</caption>" in text
     data = client.get("/api/bracket", params={"tournament": "cup"}).json()
     champion = data["champion"]["name"]
-    assert f'Champion: <strong class="winner"><a href="/bots/' in text and f">{champion}</a></strong>" in text
+    assert 'Champion: <strong class="winner"><a href="/bots/' in text and f">{champion}</a></strong>" in text
     assert text.count("(bye)") == 3 and text.count("✓") == 7  # every match's winner, byes included
     for matches in data["rounds"]:
         for match in matches:
