@@ -342,6 +342,7 @@ KEY_FLAGS = {
     "adjudicate": "--adjudicate", "time.move_seconds": "--move-seconds",
     "time.bank_seconds": "--bank-seconds", "limits.memory_mb": "--memory-mb", "limits.output_kb": "--output-kb",
     "limits.processes": "--processes", "cluster": "--cluster",
+    "extra_pairs": "--extra-pairs", "seeding": "--seeding", "decider": "--decider",
 }
 
 

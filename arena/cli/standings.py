@@ -18,6 +18,8 @@ from arena.ratings.crosstable import (
     render_crosstable,
     render_openings,
 )
+from arena.ratings.knockout import bracket_data, bracket_rows
+from arena.ratings.knockout_record import stored_bracket
 from arena.ratings.results_file import file_standings
 from arena.ratings.selection import Selection, select
 from arena.ratings.standings import (
@@ -33,6 +35,7 @@ from arena.ratings.standings import (
     swiss_data,
 )
 from arena.ratings.swiss import stored_swiss, swiss_table
+from arena.terminal.bracket import knockout_heading, render_bracket
 from arena.text import plural
 
 
@@ -57,7 +60,18 @@ def standings_command(db: str, tournament: str | None, league: bool, fmt: str, a
 def standings_text(chosen: Selection, rows: Standings, fmt: str = "table") -> str:
     """The standings of ``chosen``; a Swiss tournament's with its Swiss table first
     (points and tie-breaks, the Elo fit beside), which is its CSV, and its JSON's
-    ``swiss`` field."""
+    ``swiss`` field; a knockout's with its bracket first, which is its CSV (a match
+    a row) and its JSON's ``bracket`` field."""
+    bracket = stored_bracket(chosen.store, chosen.tournament) if chosen.tournament is not None else None
+    if bracket is not None:
+        if fmt == "json":
+            return json.dumps({**standings_data(rows, chosen.as_dict()), "bracket": bracket_data(bracket)}, indent=2)
+        if fmt == "csv":
+            return csv_text(*bracket_rows(bracket))
+        drawn = render_bracket(bracket)
+        if fmt == "github":  # Markdown: the drawing as it is, in a block of its own
+            drawn = f"```text\n{drawn}\n```"
+        return f"{knockout_heading(bracket)}\n{drawn}\n\n{render_standings(rows, fmt)}"
     swiss = stored_swiss(chosen.store, chosen.tournament) if chosen.tournament is not None else None
     if swiss is None:
         return render_standings(rows, fmt, chosen.as_dict())

@@ -11,6 +11,7 @@ import click
 
 from arena.cli.cluster import cluster_options
 from arena.cli.main import ArenaUsageError, db_option, main, open_store, rules_options
+from arena.ratings.knockout_record import DECIDERS, SEEDINGS
 from arena.terminal import progress as progress_bar
 from arena.text import plural, printable, quote
 from arena.tournament.config import TOURNAMENT_FORMATS, load_config, openings_overrides
@@ -25,7 +26,7 @@ TABLE_MODULES = ("arena.ratings.selection", "arena.ratings.standings", "scipy.sp
 
 @main.group("tournament")
 def tournament_group() -> None:
-    """Run tournaments (round robin, gauntlet or Swiss) and store every move."""
+    """Run tournaments (round robin, gauntlet, Swiss or knockout) and store every move."""
 
 
 @tournament_group.command("run")
@@ -33,8 +34,17 @@ def tournament_group() -> None:
 @click.option("--bots", help="Comma-separated bot specs (replaces the file's list).")
 @click.option("--challengers", help="Gauntlet: comma-separated bots that face the field.")
 @click.option("--format", "fmt", type=click.Choice(TOURNAMENT_FORMATS), help="Tournament format.")
-@click.option("--games", type=int, help="Games per pairing (each opening twice, colours swapped).")
+@click.option("--games", type=int, help="Games per pairing (each opening twice, colours swapped); a knockout: "
+              "per match, before its extra pairs.")
 @click.option("--rounds", type=int, help="Swiss: rounds to play (N rounds need at least 2N - 1 bots).")
+@click.option("--extra-pairs", type=int,
+              help="Knockout: pairs of games played at most, one at a time, while a match is level (default 1).")
+@click.option("--seeding", type=click.Choice(SEEDINGS),
+              help="Knockout: seed 1 is the first bot listed (listed, the default) or the best rated in the "
+                   "database's league-wide standings (rating; the unrated after the rated, as listed).")
+@click.option("--decider", type=click.Choice(DECIDERS),
+              help="Knockout: what decides a match level after its extra pairs: the solver's verdict on its "
+                   "games, else a coin (solver: the default for 7x6 connect four), or the coin alone.")
 @click.option("--openings", "openings_text", metavar="N|balanced:PLIES[:MARGIN]|file:PATH",
               help="Openings: N random plies; balanced:PLIES[:MARGIN], random openings the solver proves drawn "
                    "(or within MARGIN of a draw; 7x6 connect four); file:PATH, the openings of a file.")
@@ -59,7 +69,8 @@ def tournament_group() -> None:
               "tournament-HASH from the settings, so the same command resumes the same tournament).")
 @rules_options
 def tournament_run(config: str | None, bots: str | None, challengers: str | None, fmt: str | None,
-                   games: int | None, rounds: int | None, openings_text: str | None, openings_file: str | None,
+                   games: int | None, rounds: int | None, extra_pairs: int | None, seeding: str | None,
+                   decider: str | None, openings_text: str | None, openings_file: str | None,
                    move_seconds: float | None, bank_seconds: float | None, workers: int | None,
                    cluster: str | None, isolate: bool | None, memory_mb: int | None, output_kb: int | None,
                    processes: int | None, adjudicate: str | None, seed: int | None, private_seeds: bool | None,
@@ -76,7 +87,8 @@ def tournament_run(config: str | None, bots: str | None, challengers: str | None
                               "from a file: give one of them")
     overrides = {
         "bots": _split(bots), "challengers": _split(challengers), "format": fmt, "games": games,
-        "rounds": rounds, "openings.file": openings_file, "adjudicate": adjudicate,
+        "rounds": rounds, "extra_pairs": extra_pairs, "seeding": seeding, "decider": decider,
+        "openings.file": openings_file, "adjudicate": adjudicate,
         **(openings_overrides(openings_text) if openings_text is not None else {}),
         "time.move_seconds": move_seconds, "time.bank_seconds": bank_seconds, "workers": workers,
         "cluster": cluster, "isolate": isolate, "limits.memory_mb": memory_mb, "limits.output_kb": output_kb,

@@ -348,3 +348,19 @@ def bracket_data(bracket: Bracket) -> dict[str, Any]:
         "rounds": [[match(m) for m in matches] for matches in bracket.rounds],
         "champion": entrant(bracket.champion),
     }
+
+
+#: The columns of a bracket as CSV: one row per match.
+BRACKET_COLUMNS = ["round", "match", "top", "bottom", "top_points", "bottom_points", "winner", "decided_by", "coin"]
+
+
+def bracket_rows(bracket: Bracket) -> tuple[list[str], list[list[Any]]]:
+    """Headers and rows of the bracket as CSV, a match a row, the first round first
+    (names as given: CSV is data; a bye's bottom, an entrant not known yet: empty)."""
+
+    def name(who: Entrant | None) -> str:
+        return "" if who is None else who.name
+
+    rows = [[m.round, m.key, name(m.top), name(m.bottom), *(f"{p:g}" if m.games else "" for p in m.points),
+             name(m.winner), m.decided_by or "", m.coin or ""] for m in bracket.matches()]
+    return BRACKET_COLUMNS, rows

@@ -11,7 +11,7 @@ round), each at most (rounds + 1) x (the cell's width + 5) characters.
 from __future__ import annotations
 
 from arena.ratings.knockout import COIN, EXTRA_PAIRS, SOLVER, Bracket, Entrant, Match
-from arena.text import clip, printable
+from arena.text import clip, plural, printable
 
 #: At most this many characters of a name are shown.
 NAME_WIDTH = 20
@@ -65,6 +65,20 @@ def render_bracket(bracket: Bracket, name_width: int = NAME_WIDTH) -> str:
     marks = sorted({m.decided_by for m in bracket.matches() if m.decided_by in MARKS}, key=list(MARKS).index)
     lines.extend(f"  {_LEGEND[mark]}" for mark in marks)
     return "\n".join(lines)
+
+
+def knockout_heading(bracket: Bracket) -> str:
+    """One line above the bracket: the field, the matches' rules, the champion or
+    how far the knockout is."""
+    rules = bracket.rules
+    decided = sum(1 for m in bracket.matches() if m.winner is not None and not m.bye)
+    played = sum(1 for m in bracket.matches() if not m.bye)
+    champion = bracket.champion
+    where = (f"champion: {clip(printable(champion.name), NAME_WIDTH)}" if champion is not None
+             else f"{decided} of {plural(played, 'match', 'matches')} decided")
+    return (f"Knockout: {plural(len(bracket.entrants), 'entrant')}, {plural(len(bracket.rounds), 'round')}; "
+            f"{plural(rules.pairs, 'pair')} of games a match, up to {plural(rules.extra_pairs, 'extra pair')} "
+            f"while level; {where}")
 
 
 def _points(points: float) -> str:

@@ -25,12 +25,14 @@ from arena.engine.openings import ValuedOpening, balanced_openings, check_balanc
 from arena.engine.solvers import find_solver
 from arena.errors import ArenaError
 from arena.players.plugins import BotSpecError, parse_spec, spec_text
+from arena.ratings.knockout import rounds_for
+from arena.ratings.knockout_record import COIN, KNOCKOUT_FORMAT, SOLVER, KnockoutSettings
 from arena.records import BotCode, Limits, TimeControl
 from arena.referee.adjudication import DEFAULT_ADJUDICATION_STONES
 from arena.store.location import DEFAULT_DB, default_db
 from arena.text import content_hash
 
-TOURNAMENT_FORMATS = ("round-robin", "gauntlet", "swiss")
+TOURNAMENT_FORMATS = ("round-robin", "gauntlet", "swiss", KNOCKOUT_FORMAT)
 #: Formats paired round by round from the results so far (see arena.tournament.rounds).
 SWISS_FORMAT = "swiss"
 #: The format of a match (``arena match``): one challenger against one bot, which may
@@ -100,6 +102,11 @@ class TournamentConfig:
     adjudicate: int | None = None
     # The solver's value of each of opening_lines for the first player, where known.
     opening_values: tuple[int | None, ...] = field(default=(), compare=False)
+    # A knockout's tie-breaks, seeding and decider (None for the other formats).
+    knockout: KnockoutSettings | None = None
+    # A knockout's entrants in seed order, settled by the runner when it starts (or
+    # read from the stored tournament when it resumes): see arena.tournament.knockout.
+    seeds: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def entrants(self) -> tuple[str, ...]:
@@ -114,6 +121,7 @@ class TournamentConfig:
             "games": self.games,
             # only for a Swiss tournament: other tournaments' names stay the same
             **({"rounds": self.rounds} if self.format == SWISS_FORMAT else {}),
+            **({"knockout": self.knockout.as_dict()} if self.knockout is not None else {}),
             "rules": self.rules.as_dict(),
             "openings": {"plies": self.openings.plies, "lines": [list(o) for o in self.opening_lines],
                          # only when set: names given before balanced openings existed stay the same
@@ -164,7 +172,10 @@ _TOP_KEYS = {
     "name": str, "format": str, "bots": list, "challengers": list, "games": int, "rounds": int,
     "seed": int, "private_seeds": bool, "workers": int, "db": str, "cluster": str, "isolate": bool, "rules": dict,
     "openings": dict, "time": dict, "limits": dict, "adjudicate": str,
+    "extra_pairs": int, "seeding": str, "decider": str,  # knockout only
 }
+#: The keys only a knockout takes.
+KNOCKOUT_KEYS = ("extra_pairs", "seeding", "decider")
 _LIMITS_KEYS = {"memory_mb": int, "output_kb": int, "processes": int}
 _RULES_KEYS = {"width": int, "height": int, "connect": int, "gravity": bool, "scoring": str}
 _OPENINGS_KEYS = {"plies": int, "file": str, "balanced": bool, "margin": int}
@@ -315,6 +326,7 @@ def _build(raw: dict[str, Any], source: str, base: Path, check_field: bool = Tru
     if games < 1:
         raise fail(f"games (per pairing) must be at least 1, got {games}")
     rounds = _rounds(fmt, raw.get("rounds"), games, len(bots), fail)
+    knockout = _knockout(fmt, raw, games, rules, fail)
     workers = raw.get("workers", 0)
     if workers < 0:
         raise fail(f"workers must be 0 (one per core) or more, got {workers}")
@@ -327,7 +339,10 @@ def _build(raw: dict[str, Any], source: str, base: Path, check_field: bool = Tru
     if openings.file:
         valued = _opening_lines(openings.file, rules, base, fail)
     if openings.balanced:
-        valued = _balanced(openings, rules, games, raw, fail)
+        # A knockout plays a round's pairs and extra pairs each from an opening of its own.
+        pairs = (rounds_for(len(bots)) * (games // 2 + knockout.extra_pairs) if knockout is not None
+                 else (games + 1) // 2)
+        valued = _balanced(openings, rules, pairs, raw, fail)
     adjudicate = adjudication_stones(raw["adjudicate"], fail) if raw.get("adjudicate") is not None else None
     if adjudicate is not None:
         find_solver(rules)  # a solver that cannot serve these rules is said now, in one line, not game by game
@@ -354,13 +369,14 @@ def _build(raw: dict[str, Any], source: str, base: Path, check_field: bool = Tru
         opening_lines=tuple(o.moves for o in valued),
         opening_values=tuple(o.value for o in valued),
         adjudicate=adjudicate,
+        knockout=knockout,
     )
 
 
-def _balanced(openings: OpeningsConfig, rules: Rules, games: int, raw: dict[str, Any],
+def _balanced(openings: OpeningsConfig, rules: Rules, pairs: int, raw: dict[str, Any],
               fail: Callable[[str], ConfigError]) -> tuple[ValuedOpening, ...]:
-    """The balanced openings of a tournament: one per pair of games (at most
-    :data:`MAX_BALANCED_OPENINGS`), drawn from its seed."""
+    """The balanced openings of a tournament: one per pair of games of a pairing
+    (``pairs``; at most :data:`MAX_BALANCED_OPENINGS`), drawn from its seed."""
     if openings.file:
         raise fail(f"openings.balanced draws openings and openings.file {openings.file!r} reads them: give one")
     if openings.margin < 0:
@@ -374,7 +390,7 @@ def _balanced(openings: OpeningsConfig, rules: Rules, games: int, raw: dict[str,
         check_balanced_rules(rules)
     except ArenaError as exc:
         raise fail(str(exc)) from None
-    count = min((games + 1) // 2, MAX_BALANCED_OPENINGS)
+    count = min(pairs, MAX_BALANCED_OPENINGS)
     return _drawn_balanced(rules, openings.plies, openings.margin, count, raw.get("seed", 1))
 
 
@@ -512,8 +528,8 @@ def check_field_of_play(
     if fmt == MATCH_FORMAT:  # a bot may play itself: two instances, told apart by seat
         if len(challengers) != 1 or len(bots) != 1:
             raise fail(f"a match is one bot against one other, got {len(challengers) + len(bots)} bots")
-    elif fmt in ("round-robin", SWISS_FORMAT):
-        kind = "a round robin" if fmt == "round-robin" else "a Swiss tournament"
+    elif fmt in ("round-robin", SWISS_FORMAT, KNOCKOUT_FORMAT):
+        kind = {"round-robin": "a round robin", SWISS_FORMAT: "a Swiss tournament"}.get(fmt, "a knockout")
         if challengers:
             raise fail(f"challengers are for format = \"gauntlet\"; {kind} uses bots only")
         if len(bots) < 2:
@@ -543,6 +559,40 @@ def _rounds(fmt: str, rounds: int | None, games: int, field: int, fail: Callable
         raise fail(f"{rounds} Swiss rounds need at least {2 * rounds - 1} bots, got {field}: "
                    f"play at most {(field + 1) // 2} rounds, or a round robin")
     return rounds
+
+
+def _knockout(fmt: str, raw: dict[str, Any], games: int, rules: Rules,
+              fail: Callable[[str], ConfigError]) -> KnockoutSettings | None:
+    """A knockout's settings, checked; None for the other formats, which are refused them.
+    Without a decider, the solver's verdict where the solver serves the rules
+    (connect four on 7x6 with gravity), else the coin."""
+    if fmt != KNOCKOUT_FORMAT:
+        given = [key for key in KNOCKOUT_KEYS if raw.get(key) is not None]
+        if given:
+            raise fail(f"{given[0]} is for format = \"knockout\", got {given[0]} = {raw[given[0]]!r} "
+                       f"with format {fmt!r}")
+        return None
+    if games % 2:
+        raise fail(f"games (per match) must be even in a knockout: a match is pairs of games, each opening "
+                   f"played with both colours (--games 2 is one pair); got {games}")
+    decider = raw.get("decider")
+    if decider is None:
+        decider = SOLVER if rules == Rules() and _solver_serves(rules) else COIN
+    try:
+        settings = KnockoutSettings(raw.get("extra_pairs", 1), raw.get("seeding", "listed"), decider)
+    except ArenaError as exc:
+        raise fail(str(exc)) from None
+    if settings.decider == SOLVER:
+        find_solver(rules)  # a solver that cannot serve these rules is said now, in one line
+    return settings
+
+
+def _solver_serves(rules: Rules) -> bool:
+    try:
+        find_solver(rules)
+    except ArenaError:
+        return False
+    return True
 
 
 def _limits(raw: dict[str, Any], fail: Any) -> Limits:

@@ -16,8 +16,9 @@ import itertools
 from collections.abc import Sequence
 from typing import Protocol
 
-from arena.ratings.swiss import PlayedGame, round_pairing
+from arena.ratings.swiss import round_pairing
 from arena.records import GameSpec
+from arena.store import StoredGame
 from arena.tournament.config import TournamentConfig
 from arena.tournament.schedule import iter_openings, iter_pairing_games
 
@@ -29,11 +30,12 @@ class RoundFormat(Protocol):
         """The games of the whole tournament (a bye plays none): the total its progress counts to."""
         ...
 
-    def next_round(self, config: TournamentConfig, stored: Sequence[PlayedGame]) -> list[GameSpec] | None:
+    def next_round(self, config: TournamentConfig, stored: Sequence[StoredGame]) -> list[GameSpec] | None:
         """Every game of the first round not yet whole in ``stored`` (the stored games of
-        the tournament: ``key``, ``first``, ``second``, ``winner``), or None when the
-        tournament is over. Games of that round already stored are given again: the
-        runner skips their keys."""
+        the tournament), or None when the tournament is over. Games of that round
+        already stored may be given again: the runner skips their keys. A round may
+        grow: a knockout's level match asks for its extra pairs once the pairs before
+        them are stored."""
         ...
 
 

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from arena.engine.openings import new_seed_secret
 from arena.players.plugins import installed_bots, load_entry, parse_spec
+from arena.ratings.knockout_record import SEEDING_ORDER
 from arena.records import BotCode, GameRecord, GameSpec, Termination
 from arena.referee.kept_bots import KeptBots
 from arena.referee.referee import LogSink, play_game
@@ -30,6 +31,7 @@ from arena.tournament.entrants import resolve_bots
 from arena.tournament.execution import Executor, WorkerLost
 from arena.tournament.executors import make_executor
 from arena.tournament.faults import ArenaFailing, Faults
+from arena.tournament.knockout import KNOCKOUT, seeded
 from arena.tournament.rounds import RoundFormat
 from arena.tournament.schedule import game_count, iter_schedule
 from arena.tournament.stopping import signals_deferred, stop_signals
@@ -80,7 +82,7 @@ class EarlyStop(Protocol):
 
 
 #: The formats played round by round, each round paired from the results before it.
-ROUND_FORMATS: dict[str, RoundFormat] = {"swiss": SWISS}
+ROUND_FORMATS: dict[str, RoundFormat] = {"swiss": SWISS, "knockout": KNOCKOUT}
 
 #: Pairs of games in a batch on a cluster, whose workers are not counted here.
 CLUSTER_BATCH_PAIRS = 8
@@ -112,6 +114,8 @@ def _run(
     config: TournamentConfig, store: Store, executor: Executor | None, progress: Progress | None,
     notify: Callable[[str], None] | None = None, early_stop: EarlyStop | None = None,
 ) -> RunOutcome:
+    if config.knockout is not None:  # the seeding it started with, else settled now, to be stored
+        config = seeded(config, store)
     round_format = ROUND_FORMATS.get(config.format)
     total = round_format.game_count(config) if round_format is not None else game_count(config)
     submitted = dict(config.submitted)
@@ -332,4 +336,5 @@ def bot_identity(spec_text: str, submitted: dict[str, BotCode] | None = None) ->
 
 
 def _as_given(config: TournamentConfig) -> dict[str, Any]:
-    return {"source": config.origin, "workers": config.workers, "db": config.db, **config.identity()}
+    seeds = {SEEDING_ORDER: list(config.seeds)} if config.seeds else {}
+    return {"source": config.origin, "workers": config.workers, "db": config.db, **config.identity(), **seeds}

@@ -111,22 +111,36 @@ def iter_pairing_games(
         suffix = f"-o{game // 2:04d}-{'b' if swapped else 'a'}"
         for pairing, a, b, submitted, failed_start in shared:
             first, second = (b, a) if swapped else (a, b)
-            key = pairing + suffix
-            yield GameSpec(
-                    key=key,
-                    rules=config.rules,
-                    first=first,
-                    second=second,
-                    pairing=pairing,
-                    opening=opening,
-                    seed=game_seed(config.seed, key, secret),
-                    time_control=config.time_control,
-                    isolate=config.isolate,
-                    limits=config.limits,
-                    submitted=submitted,
-                    failed_start=failed_start,
-                    adjudicate=config.adjudicate,
-                )
+            yield game_spec(config, pairing + suffix, pairing, first, second, opening, secret, submitted,
+                            failed_start)
+
+
+def game_spec(
+    config: TournamentConfig, key: str, pairing: str, first: str, second: str, opening: tuple[int, ...],
+    secret: bytes | None, submitted: tuple[tuple[str, BotCode], ...] | None = None,
+    failed_start: tuple[tuple[str, str], ...] | None = None,
+) -> GameSpec:
+    """One game of the tournament, its seed following from its key (``submitted`` and
+    ``failed_start``: those of its two bots, worked out here when not given)."""
+    if submitted is None:
+        submitted = _submitted_code(config, first, second)
+    if failed_start is None:
+        failed_start = tuple((bot, why) for bot, why in config.failed_start if bot in (first, second))
+    return GameSpec(
+        key=key,
+        rules=config.rules,
+        first=first,
+        second=second,
+        pairing=pairing,
+        opening=opening,
+        seed=game_seed(config.seed, key, secret),
+        time_control=config.time_control,
+        isolate=config.isolate,
+        limits=config.limits,
+        submitted=submitted,
+        failed_start=failed_start,
+        adjudicate=config.adjudicate,
+    )
 
 
 def _submitted_code(config: TournamentConfig, *bots: str) -> tuple[tuple[str, BotCode], ...]:

@@ -4,8 +4,8 @@ FastAPI (on Starlette) serves server-rendered Jinja2 pages that work without
 JavaScript, and the same numbers as JSON under /api with the field names of the
 CLI's ``--format json``. Views call the library (selection, standings,
 crosstable) and never write SQL. The pages live in one module per subject
-(``tables``, ``swiss``, ``bots``, ``games``, ``accounts``, ``leagues``, ``gates``, ``admin``, ``health``), each an
-APIRouter; this module puts them together.
+(``tables``, ``swiss``, ``brackets``, ``bots``, ``games``, ``accounts``, ``leagues``, ``gates``, ``admin``,
+``health``), each an APIRouter; this module puts them together.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from starlette.types import ASGIApp
 
 from arena.errors import ArenaError
 from arena.store import StoreBusy, StoreWriteFailed
-from arena.web import accounts, admin, bots, cache, games, gates, health, leagues, swiss, tables
+from arena.web import accounts, admin, bots, brackets, cache, games, gates, health, leagues, swiss, tables
 from arena.web.cache import TableCache
 from arena.web.http import HttpRules, Sessions
 from arena.web.pages import HERE, page
@@ -53,6 +53,7 @@ def create_app(db: str, secure_cookies: bool = False) -> FastAPI:
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     app.include_router(tables.router)
     app.include_router(swiss.router)
+    app.include_router(brackets.router)
     app.include_router(bots.router)
     app.include_router(games.router)
     app.include_router(accounts.router)
