@@ -61,6 +61,8 @@ if TYPE_CHECKING:
 DEFAULT_NODES = 100_000
 #: Roots: every position with at most this many stones (see the module's doc).
 DEFAULT_ROOT_PLIES = 3
+#: The game the command builds a book for.
+BOOK_RULES = Rules()
 #: The journal's mark of a position left to the search (its other lines: key, move, score).
 EASY = "easy"
 
@@ -124,23 +126,21 @@ def canonical_roots(rules: Rules, plies: tuple[int, ...]) -> list[Board]:
     and mirror image, fewest stones first and then in the order of their moves (so
     that roots sharing their first moves come one after another)."""
     roots: list[Board] = []
-    seen: set[int] = set()
     level = [Board(rules)]
     for ply in range(max(plies) + 1):
-        following = []
+        if ply in plies:
+            roots += level
+        if ply == max(plies):
+            break
+        following: dict[int, Board] = {}
         for board in level:
-            key = canonical(*board.key(), rules)[0]
-            if key in seen:
-                continue
-            seen.add(key)
-            if ply in plies:
-                roots.append(board)
             for move in board.legal_moves():
                 child = board.copy()
                 child.play(move)
-                if not child.is_over():
-                    following.append(child)
-        level = following
+                key = canonical(*child.key(), rules)[0]
+                if not child.is_over() and key not in following:
+                    following[key] = child
+        level = list(following.values())
     return roots
 
 
@@ -334,7 +334,7 @@ def merge(journals: list[Path], out: Path, seed: OpeningBook | None = None) -> i
         if not journal.exists():
             raise OSError(f"no journal {journal}: name the journal files of a build")
     entries, _ = known_positions(seed, journals)
-    rules = Rules() if seed is None else seed.rules
+    rules = BOOK_RULES if seed is None else seed.rules
     write_book(OpeningBook.from_entries(rules, ((k, m, s) for k, (m, s) in entries.items())), out)
     return 0
 
@@ -381,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
             plies = tuple(int(p) for p in args.only_plies.split(","))
         except ValueError:
             parser.error(f"--only-plies takes stone counts such as 2,3, got {args.only_plies!r}")
-    rules = Rules()
+    rules = BOOK_RULES
     if seed is not None and seed.rules != rules:
         parser.error(f"the seed book {args.seed_book} is for {seed.rules.describe()}, not {rules.describe()}")
     roots = canonical_roots(rules, plies)[: args.limit_roots]
