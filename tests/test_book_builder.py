@@ -1,7 +1,7 @@
-"""The book builder: the shipped book's entries hold (each stored move keeps the
-stored score, which is the position's value), the walk's shortcuts give the book a
-plain walk gives, a parallel build gives the serial build's book, and a build
-stopped part-way goes on from its journals to the same book."""
+"""The book builder: the walk's shortcuts give the book a plain walk gives, a
+parallel build gives the serial build's book, and a build stopped part-way goes on
+from its journals to the same book. (The shipped book's entries are checked by
+solving them in tests/test_opening_book.py.)"""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.engine.game import Board, Rules
-from arena.engine.scores import score_of_win
 from bots import book_builder
 from bots.book_builder import (
     BookBuilder,
@@ -23,7 +22,7 @@ from bots.book_builder import (
     part_journals,
     read_journal,
 )
-from bots.opening_book import OpeningBook, book_for, canonical, position_of_key
+from bots.opening_book import OpeningBook, canonical
 from bots.solver import Solver, fast_available
 
 pytestmark = pytest.mark.skipif(not fast_available(), reason="the book builder needs the compiled solver")
@@ -45,29 +44,6 @@ def random_open_board(rng: random.Random, plies: int, rules: Rules = C4) -> Boar
             board.play(rng.choice(board.legal_moves()))
         if not board.is_over():
             return board
-
-
-# --- the shipped book -------------------------------------------------------------------
-
-
-def test_a_sample_of_the_shipped_books_deep_entries_is_right():
-    """For entries with 12 stones or more (they solve in a fraction of a second):
-    the stored score is the position's exact value and the stored move keeps it."""
-    book = book_for(C4)
-    assert book is not None
-    deep = [e for e in book.entries() if position_of_key(e[0], C4)[1].bit_count() >= 12]
-    assert len(deep) > 1000
-    solver = Solver(C4, "numba", table_bits=22)
-    g = C4.geometry
-    for key, move, score in random.Random(30).sample(deep, 20):
-        cur, mask = position_of_key(key, C4)
-        ply = mask.bit_count()
-        assert not mask & g.top[move], f"entry {key}: its move {move} is not legal"
-        assert solver.solve_raw(cur, mask, ply) == score, f"entry {key}: stored score {score} is not its value"
-        if score == score_of_win(C4, ply):  # the quickest win: the move itself wins
-            continue
-        bit = (mask + g.bottom[move]) & g.column[move]
-        assert solver.solve_raw(cur ^ mask, mask | bit, ply + 1) == -score, f"entry {key}: move {move} loses value"
 
 
 # --- the search from a known floor ------------------------------------------------------
