@@ -695,18 +695,49 @@ class Solver:
         self.nodes = total
         return result
 
+    def solve_from(
+        self, board: Board, floor: int, deadline: float | None = None, nodes: int | None = None
+    ) -> int | None:
+        """Exact score of the open ``board``, known elsewhere to be at least ``floor``,
+        or None on timeout: one null-window probe settles it when it is ``floor``
+        (a position after the best reply to a best move), the search narrows from
+        ``floor + 1`` otherwise."""
+        self._check_rules(board)
+        cur, mask = board.key()
+        ply = board.ply
+        above = self.at_least_raw(cur, mask, ply, floor + 1, deadline, nodes)
+        total = self.nodes
+        if above is None or not above:
+            return None if above is None else floor
+        lo, hi = self._bounds(ply)
+        left = None if nodes is None else nodes - total
+        if mask == self._full or self._wins_now(cur, mask) or floor + 1 >= hi:
+            value = self.solve(board, deadline, left)
+            self.nodes += total
+            return value
+        try:
+            return self.core.root(cur, mask, ply, max(floor + 1, lo), hi, deadline, left)
+        except SearchAborted:
+            return None
+        finally:
+            self.nodes = total + self.core.nodes
+
     def best_move(
-        self, board: Board, deadline: float | None = None, nodes: int | None = None
+        self, board: Board, deadline: float | None = None, nodes: int | None = None, floor: int | None = None
     ) -> tuple[int, int] | None:
         """(a move keeping the exact value, that value), or None on timeout.
 
-        Solves the position, then proves one move (centre first) reaches the
-        value with a single null-window probe per move tried.
+        Solves the position (from ``floor``, a score it is known to reach, when
+        given: see :meth:`solve_from`), then proves one move (centre first)
+        reaches the value with a single null-window probe per move tried.
         """
         self._check_rules(board)
         if board.is_over():
             raise ValueError("the game is over: there is no move to choose")
-        value = self.solve(board, deadline, nodes)
+        if floor is None:
+            value = self.solve(board, deadline, nodes)
+        else:
+            value = self.solve_from(board, floor, deadline, nodes)
         total = self.nodes
         if value is None:
             return None
