@@ -23,11 +23,12 @@ played; ties go to the pair that met least, then to the newest entrant's pairing
 as in turn. Within one batch the chosen pair's V is lowered as those two games
 would lower it (V / (1 + V I)), so the batch spreads over the pairs that are close.
 
-The floor: an active entrant that played fewer than ``min_share`` x 2/n of the
-league's latest games (n active entrants; the window is the latest
-``WINDOW_PER_ENTRANT`` x n games stored, at most ``MOST_WINDOW``, plus those chosen
-since) is served first, with its pairing of highest worth, the fewest-played
-first. Everything it reads is stored (the results per pair, the latest games in the
+The floor: an active entrant that would have played fewer than ``min_share`` x 2/n
+of the league's latest games once the next game pair is handed out (n active
+entrants; the window is the latest ``WINDOW_PER_ENTRANT`` x n games, at most
+``MOST_WINDOW``: those stored last, then those chosen since) is served first, the
+one furthest below first, with its pairing of highest worth, a partner below the
+floor too where it has one. Everything it reads is stored (the results per pair, the latest games in the
 order they were stored): a league stopped and run again chooses as one that never
 stopped, after the same stored games.
 """
