@@ -17,6 +17,7 @@ makes a league resumable exactly as a tournament is.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 import time
 import tomllib
@@ -30,8 +31,11 @@ from arena.engine.openings import new_seed_secret
 from arena.entry.checks import require_sandbox
 from arena.entry.submissions import VERSIONED
 from arena.league.gate import Gatekeeper, gate_of
+from arena.league.pairing import MOST_WINDOW, Learning, pairing_of
 from arena.league.policy import LEAGUE_FORMAT, LeagueError, delete_old_logs, settings_of
 from arena.players.plugins import BotSpecError, installed_bots, load_entry, parse_spec
+from arena.ratings.fit import PairCounts
+from arena.ratings.results import first_player_score
 from arena.records import BotCode, GameRecord, GameSpec
 from arena.store import Entry, FinishedGame, League, Store, StoreWriteFailed
 from arena.tournament.cluster import ClusterError, worker_needs
@@ -40,7 +44,7 @@ from arena.tournament.execution import Executor, WorkerLost
 from arena.tournament.executors import make_executor
 from arena.tournament.faults import ArenaFailing, Faults
 from arena.tournament.runner import bot_identity, play_games
-from arena.tournament.schedule import field_game, openings
+from arena.tournament.schedule import field_game, iter_openings
 from arena.tournament.stopping import signals_deferred, stop_signals
 
 ROUND_GAMES_PER_WORKER = 4  # games handed out per worker before the field is read again
@@ -70,7 +74,8 @@ def config_of(raw: dict[str, Any], name: str, source: str = "<league>") -> Tourn
     """The league's game settings as a tournament configuration (its field changes).
     A league always plays with private seeds (see :func:`run_league`): a league file
     that asks for public ones is refused."""
-    table = {key: value for key, value in raw.items() if key not in ("league", "gate", "name", "db", "format")}
+    table = {key: value for key, value in raw.items()
+             if key not in ("league", "gate", "pairing", "name", "db", "format")}
     try:
         config = config_from_table(table, source, Path.cwd(), check_field=False)
     except ConfigError as exc:
@@ -91,6 +96,7 @@ def create_league(store: Store, name: str, path: str | None) -> League:
     settings = settings_of(raw, source)
     gate_of(raw, source)
     config = config_of(raw, name, source)
+    pairing_of(raw, config.games, source)
     for spec in config.bots:
         try:
             load_entry(parse_spec(spec), installed_bots())
@@ -156,24 +162,38 @@ def league_seed_secret(store: Store, league: League) -> bytes:
 
 
 class LeagueSchedule:
-    """Which games to play next: every pairing of active entrants, newest entrant first.
+    """Which games to play next: in turn, every pairing of active entrants, newest
+    entrant first; or, with ``learning`` (a league file's ``[pairing] mode =
+    "learn"``, :mod:`arena.league.pairing`), the games that teach the most about the
+    top of the table.
 
     What is stored is read once (``stored``) and kept up to date by the runner, and a
     pairing found complete is remembered: choosing the next games costs a pass over
     the pairings still open, never a scan of the stored games."""
 
-    def __init__(self, config: TournamentConfig, stored: set[str]) -> None:
+    def __init__(self, config: TournamentConfig, stored: set[str], learning: Learning | None = None) -> None:
         self.config = config
         self.stored = stored
-        self.lines = openings(config)
+        self.learning = learning
+        self._lines = iter_openings(config)  # game pair k plays opening k, drawn as a pairing needs it
+        self.lines = list(itertools.islice(self._lines, (config.games + 1) // 2))
         self.complete: set[tuple[str, str]] = set()
+        self.next_pair: dict[tuple[str, str], int] = {}  # learning: each pairing's first game pair not all stored
+
+    @staticmethod
+    def key(a: str, b: str, game: int) -> str:
+        """Game ``game`` of the pairing of ``a`` (the older entrant) and ``b``: opening
+        ``game // 2``, ``b`` moving first in the odd ones."""
+        return f"{a}~{b}-o{game // 2:04d}-{'b' if game % 2 else 'a'}"
 
     def keys(self, a: str, b: str) -> list[tuple[str, int]]:
-        return [(f"{a}~{b}-o{game // 2:04d}-{'b' if game % 2 else 'a'}", game) for game in range(self.config.games)]
+        return [(self.key(a, b, game), game) for game in range(self.config.games)]
 
     def next_games(self, entries: list[Entry], code: dict[str, BotCode], limit: int,
                    in_flight: AbstractSet[str] = frozenset()) -> list[GameSpec]:
         """Up to ``limit`` games not stored nor in flight, pairings with the newest entrant first."""
+        if self.learning is not None:
+            return self._learnt_games(entries, code, limit, in_flight)
         chosen: list[GameSpec] = []
         for newer in range(len(entries) - 1, 0, -1):
             for older in range(newer):
@@ -192,9 +212,57 @@ class LeagueSchedule:
                         return chosen
         return chosen
 
+    def played(self, records: list[GameRecord]) -> None:
+        """The league's games just stored, in the order they were stored."""
+        if self.learning is not None:
+            for record in records:
+                self.learning.stored(record.spec.first, record.spec.second, first_player_score(record.winner))
+
+    def _learnt_games(self, entries: list[Entry], code: dict[str, BotCode], limit: int,
+                      in_flight: AbstractSet[str]) -> list[GameSpec]:
+        assert self.learning is not None
+        most = self.learning.settings.max_games
+
+        def next_open(a: str, b: str, taken: frozenset[int]) -> list[int]:
+            """The open games of the pairing's first game pair with one to play."""
+            start = self.next_pair.get((a, b), 0)
+            while 2 * start < most and all(self.key(a, b, game) in self.stored
+                                           for game in range(2 * start, min(2 * start + 2, most))):
+                start += 1
+            self.next_pair[a, b] = start
+            for pair in range(start, (most + 1) // 2):
+                games = [game for game in range(2 * pair, min(2 * pair + 2, most)) if game not in taken
+                         and self.key(a, b, game) not in self.stored and self.key(a, b, game) not in in_flight]
+                if games:
+                    return games
+            return []
+
+        choices = self.learning.choose([entry.spec for entry in entries], next_open, limit)
+        return [self._spec(self.key(c.older, c.newer, game), game, c.older, c.newer, code)
+                for c in choices for game in c.games]
+
+    def _line(self, pair: int) -> tuple[int, ...]:
+        while len(self.lines) <= pair:  # beyond ``games``: learning plays more game pairs of a close pairing
+            self.lines.append(next(self._lines))
+        return self.lines[pair]
+
     def _spec(self, key: str, game: int, a: str, b: str, code: dict[str, BotCode]) -> GameSpec:
         first, second = (b, a) if game % 2 else (a, b)
-        return field_game(self.config, key, f"{a}~{b}", first, second, self.lines[game // 2], code)
+        return field_game(self.config, key, f"{a}~{b}", first, second, self._line(game // 2), code)
+
+
+def learning_of(store: Store, league: League, config: TournamentConfig) -> Learning | None:
+    """What learn mode chooses from, read from the stored games (None in turn): the
+    results per pair and the players of the latest games, in the order they were stored."""
+    settings = pairing_of(league.config, config.games)
+    if not settings.learning:
+        return None
+    pairs = store.results.pairs(league.tournament_id)
+    specs = {bot.id: bot.spec for bot in store.bots.stored({bot for row in pairs for bot in row[:2]})}
+    results = PairCounts()
+    for first, second, wins, draws, losses, _, _ in pairs:
+        results.add(specs[first], specs[second], wins, draws, losses)
+    return Learning(settings, results, store.games.latest_players(league.tournament_id, MOST_WINDOW))
 
 
 @dataclass
@@ -281,7 +349,7 @@ def run_league(
     if cluster is None and executor is None:  # its entrants play here: never without the sandbox
         require_sandbox(f"league {league.name!r} (its entrants are code others wrote)")
     stored = store.games.keys(league.tournament_id)
-    schedule = LeagueSchedule(config, stored)
+    schedule = LeagueSchedule(config, stored, learning_of(store, league, config))
     outcome = LeagueOutcome()
     bot_ids: dict[str, int] = {}
     own_executor = executor is None
@@ -335,7 +403,9 @@ def run_league(
                     count += store.games.record(tournament_id, [r for r in records if not r.void], ids)
             bot_ids.update(ids)
             outcome.played += count
-            stored.update(record.spec.key for record in played if gate.owns(record) is None)
+            own = [record for record in played if gate.owns(record) is None]
+            stored.update(record.spec.key for record in own)
+            schedule.played(own)
             gate.stored(played)
             for record in pending:
                 faults.count(record)

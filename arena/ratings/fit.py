@@ -111,6 +111,14 @@ class Covariance(Mapping[tuple[str, str], float]):
             raise KeyError(pair)  # nothing relates bots of different groups
         return float(self._matrix[:, i] @ self._matrix[:, j])
 
+    def block(self, names: Sequence[str]) -> np.ndarray:
+        """The covariance of ``names`` among themselves as one matrix, in one product:
+        what a pass over every pair of a field needs. An entry of two bots in different
+        groups means nothing (where :meth:`__getitem__` raises): the caller checks groups."""
+        columns = self._matrix[:, [self._index[name] for name in names]]
+        result: np.ndarray = columns.T @ columns
+        return result
+
     def __iter__(self) -> Iterator[tuple[str, str]]:
         names = list(self._index)
         return ((a, b) for a in names for b in names if self._groups[self._index[a]] == self._groups[self._index[b]])

@@ -45,6 +45,15 @@ class Games(Repository):
         rows = self.db.execute("select key from games where tournament_id = ?", [tournament_id])
         return {key for (key,) in rows.fetchall()}
 
+    def latest_players(self, tournament_id: int, count: int) -> list[tuple[str, str]]:
+        """(first, second) bot spec of the last ``count`` games stored in a tournament, in
+        the order they were stored: what a learning league's floor counts."""
+        rows = self.db.execute(
+            "select b1.spec, b2.spec from (select id, first_bot_id, second_bot_id from games "
+            "where tournament_id = ? order by id desc limit ?) g join bots b1 on b1.id = g.first_bot_id "
+            "join bots b2 on b2.id = g.second_bot_id order by g.id", [tournament_id, count]).fetchall()
+        return [(first, second) for first, second in rows]
+
     def record(
         self, tournament_id: int, records: Iterable[GameRecord], bot_ids: dict[str, int]
     ) -> int:
