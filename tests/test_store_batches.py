@@ -120,3 +120,15 @@ def test_finished_game_pickles_small_and_unchanged():
     assert finished.move_ms[:3] == (None, None, 2.5)
     plain = FinishedGame.of(game("g", 21))
     assert plain.move_info is None  # no info column when no move has any
+
+
+def test_a_missing_value_is_stored_as_null(tmp_path):
+    # The writer binds a NaN for None (faster to bind): SQLite must store NULL for it,
+    # as for None, in every column that can miss a value.
+    store, tournament, ids = new_store(tmp_path / "a.db")
+    with store:
+        store.games.record_finished(tournament, [FinishedGame.of(game("g", 9, info_every=4, opening=2))], ids)
+        assert store.db.execute("select typeof(winner), typeof(reason) from games").fetchall() == [("null", "null")]
+        moves = store.db.execute("select typeof(ms), typeof(info) from moves order by ply").fetchall()
+        assert moves == [("null", "text"), ("null", "null"), ("real", "null"), ("real", "null"),
+                         ("real", "text"), ("real", "null"), ("real", "null"), ("real", "null"), ("real", "text")]

@@ -10,7 +10,6 @@ from typing import Any
 from arena.engine.game import Rules
 from arena.records import GameRecord, Termination
 from arena.store.rows import (
-    GAME_COLUMNS,
     FinishedGame,
     StoredGame,
     StoredLog,
@@ -80,12 +79,8 @@ class Games(Repository):
         conn = self.db.conn
         with self._store.writing():
             (last,) = conn.execute("select coalesce(max(id), 0) from games").fetchone()
-            game_rows = [
-                (game_id, tournament_id, game.key, game.pairing, bot_ids[game.first], bot_ids[game.second],
-                 *tuple.__getitem__(game, GAME_COLUMNS))
-                for game_id, game in enumerate(games, last + 1)
-            ]
-            conn.executemany(_INSERT_GAME, game_rows)
+            conn.executemany(_INSERT_GAME, [game.game_row(game_id, tournament_id, bot_ids)
+                                            for game_id, game in enumerate(games, last + 1)])
             # The moves go in _MOVES_PER_INSERT rows per statement (a third of the
             # time of one row per statement), the few left over one by one. The
             # values stream through zip, grouped in C, never held all at once.
