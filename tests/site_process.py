@@ -125,10 +125,10 @@ ADMIN_PASSWORD = "the teacher's own password"
 
 def whole_site(folder: Path) -> Path:
     """A database with every kind of page to show: the quick tournament, a Swiss one
-    (swiss-cup), and league
-    "class" (two installed bots and alice's lefty, whose second version retired the
-    first, every pairing played), the author alice and the admin teacher (each with a
-    password of their own: AUTHOR_PASSWORD, ADMIN_PASSWORD)."""
+    (swiss-cup), a knockout (ko-cup), league "class" (two installed bots and alice's
+    lefty, whose second version retired the first, every pairing played), league
+    "gated" (alice's second version of gated tested at its gate), the author alice and
+    the admin teacher (each with a password of their own: AUTHOR_PASSWORD, ADMIN_PASSWORD)."""
     from arena.league.accounts import add_user, set_password
     from arena.league.policy import submit_to_league
     from arena.league.scheduler import create_league
@@ -140,9 +140,15 @@ def whole_site(folder: Path) -> Path:
     subprocess.run([ARENA, "tournament", "run", "--format", "swiss", "--rounds", "2", "--games", "2", "--bots",
                     "greedy,blocker,random", "--name", "swiss-cup", "--db", str(db), "--workers", "2"],
                    check=True, capture_output=True, text=True)
+    subprocess.run([ARENA, "tournament", "run", "--format", "knockout", "--games", "2", "--decider", "coin",
+                    "--bots", "greedy,blocker,random", "--name", "ko-cup", "--db", str(db), "--workers", "2"],
+                   check=True, capture_output=True, text=True)
     (folder / "league.toml").write_text('bots = ["random", "greedy"]\ngames = 2\nseed = 4\n')
+    (folder / "gated.toml").write_text('bots = ["random"]\ngames = 2\nseed = 5\n'
+                                       '[gate]\nsprt = "elo0=0 elo1=200 alpha=0.1 beta=0.1"\nmax_pairs = 3\n')
     with Store(db) as store:
         create_league(store, "class", str(folder / "league.toml"))
+        create_league(store, "gated", str(folder / "gated.toml"))
         for name, password, admin in ((AUTHOR, AUTHOR_PASSWORD, False), (ADMIN, ADMIN_PASSWORD, True)):
             set_password(store, add_user(store, name, admin=admin)[0], password)
     for version, (which, index) in enumerate((("first", 0), ("last", -1)), start=1):
@@ -151,5 +157,12 @@ def whole_site(folder: Path) -> Path:
             source = LEFTY.format(which=which, index=index).encode()
             submit_to_league(store, league, store.accounts.user(AUTHOR), "lefty", source, about=f"Version {version}.")
         subprocess.run([ARENA, "league", "run", "class", "--until-complete", "--workers", "2", "--db", str(db)],
+                       check=True, capture_output=True, timeout=300)
+    for version, which in enumerate(("first", "last"), start=1):  # the second is tested at the gate
+        with Store(db) as store:
+            source = LEFTY.format(which=which, index=0 if which == "first" else -1).encode()
+            submit_to_league(store, store.leagues.check("gated"), store.accounts.user(AUTHOR), "gated", source,
+                             about=f"Version {version}.")
+        subprocess.run([ARENA, "league", "run", "gated", "--until-complete", "--workers", "2", "--db", str(db)],
                        check=True, capture_output=True, timeout=300)
     return db

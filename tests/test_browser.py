@@ -294,6 +294,7 @@ def page_urls(db: Path) -> dict[str, str]:
         "/submissions/{submission_id}/code": f"/submissions/{submission.id}/code", "/upload": "/upload",
         "/admin": "/admin", "/admin/users/{name}/delete": f"/admin/users/{AUTHOR}/delete",
         "/admin/leagues/{name}": "/admin/leagues/class", "/docs": "/docs", "/swiss": "/swiss?tournament=swiss-cup",
+        "/bracket": "/bracket?tournament=ko-cup", "/leagues/{name}/gate/{version}": "/leagues/gated/gate/gated@v2",
     }
 
 

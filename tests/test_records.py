@@ -50,7 +50,7 @@ def test_records_import_nothing_of_the_arena_but_the_game():
 
 
 def test_terminations_are_the_text_stored_in_databases_and_files():
-    assert [t.value for t in Termination] == ["win", "draw", "forfeit", "unfinished", "void"]
+    assert [t.value for t in Termination] == ["win", "draw", "forfeit", "unfinished", "void", "adjudicated"]
     assert Termination("forfeit") is Termination.FORFEIT
     assert json.dumps({"termination": Termination.WIN}) == '{"termination": "win"}'
 
