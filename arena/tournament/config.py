@@ -30,7 +30,7 @@ from arena.ratings.knockout_record import COIN, KNOCKOUT_FORMAT, SOLVER, Knockou
 from arena.records import BotCode, Limits, TimeControl
 from arena.referee.adjudication import DEFAULT_ADJUDICATION_STONES
 from arena.store.location import DEFAULT_DB, default_db
-from arena.text import content_hash
+from arena.text import content_hash, plural
 
 TOURNAMENT_FORMATS = ("round-robin", "gauntlet", "swiss", KNOCKOUT_FORMAT)
 #: Formats paired round by round from the results so far (see arena.tournament.rounds).
@@ -557,7 +557,7 @@ def _rounds(fmt: str, rounds: int | None, games: int, field: int, fail: Callable
     # Beyond this a round may have no pairing without a rematch (see arena.tournament.swiss).
     if field < 2 * rounds - 1:
         raise fail(f"{rounds} Swiss rounds need at least {2 * rounds - 1} bots, got {field}: "
-                   f"play at most {(field + 1) // 2} rounds, or a round robin")
+                   f"play at most {plural((field + 1) // 2, 'round')}, or a round robin")
     return rounds
 
 
