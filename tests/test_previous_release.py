@@ -7,7 +7,9 @@
 Each later release that changed the schema made one by ``make_release_db.py`` (beside
 them): the same interrupted tournament, and a league interrupted with an account and
 its submitted bot. 585a2d2 is the last release whose void games' migration was named
-0006_void_games (0007_void_games since the private seeds' 0006); 1f58800 has both.
+0006_void_games (0007_void_games since the private seeds' 0006); 1f58800 has both;
+8edae32 is the last release before the league gate's 0012_league_gate (programs'
+bots and the pair counts' triggers already in it).
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ FIXTURE = ROOT / "tests" / "data" / "releases" / "c85f68a-interrupted.db"
 RUN = ["tournament", "run", str(ROOT / "config" / "quick.toml"), "--bots", "random,greedy,minimax:depth=6",
        "--games", "12", "--workers", "1", "--name", "previous"]
 TIMES = {"created_at", "finished_at", "duration", "ms", "applied_at"}
-LATER = [ROOT / "tests" / "data" / "releases" / f"{release}-interrupted.db" for release in ("585a2d2", "1f58800")]
+LATER = [ROOT / "tests" / "data" / "releases" / f"{release}-interrupted.db"
+         for release in ("585a2d2", "1f58800", "8edae32")]
 LEAGUE_TABLES = ("users", "submissions", "leagues", "entries", "audit")
 
 
@@ -124,7 +127,8 @@ def test_a_later_releases_tournament_and_league_resume_with_nothing_lost(cli, tm
     old = tmp_path / "old.db"
     shutil.copy(fixture, old)
     before, league_before = rows(old), league_rows(old)
-    assert len(previous(before)) == 5 and len(league_before["games"]) >= 1
+    # stopped part way (the stop lands after 5 games or a few more, as the machine goes)
+    assert 5 <= len(previous(before)) < 36 and len(league_before["games"]) >= 1
     assert len(league_before["users"]) == 1 and len(league_before["submissions"]) == 1
     kept = columns(old)
 
