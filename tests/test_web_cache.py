@@ -97,3 +97,37 @@ def test_a_computation_that_fails_fails_the_request_that_waits_for_it():
     else:
         raise AssertionError("the failure was swallowed")
     assert cache.get("standings", 2, lambda: "now some") == "now some"
+
+
+def test_a_table_whose_last_computation_outlasted_the_patience_is_not_waited_for(monkeypatch):
+    """Waiting for a computation that will most likely take longer than the patience
+    only adds the patience to the page's time: the previous table is taken at once."""
+    from arena.web import cache as cache_module
+
+    ticks = iter([0.0, 7200.0])  # the first computation "takes" two hours of the cache's clock
+    monkeypatch.setattr(cache_module, "clock", lambda: next(ticks, 0.0))
+    cache = TableCache(patience=3600)  # a request that waited would wait an hour
+    release = threading.Event()
+    assert cache.get("standings", 1, lambda: "old") == "old"
+
+    def slow() -> str:
+        release.wait(30)
+        return "new"
+
+    answers: list[str] = []
+    request = threading.Thread(target=lambda: answers.append(cache.get("standings", 2, slow)), daemon=True)
+    request.start()
+    request.join(10)  # returns at once, or after the hour of patience
+    finished = not request.is_alive()
+    release.set()
+    cache.settle()
+    assert finished and answers == ["old"] and cache.stale == 1
+    assert cache.get("standings", 2, slow) == "new"
+
+
+def test_a_table_computed_within_the_patience_is_waited_for():
+    """A computation as quick as the last one was is worth the wait: the request gets
+    the new table, not the one it replaces."""
+    cache = TableCache(patience=3600)
+    assert cache.get("standings", 1, lambda: "old") == "old"
+    assert cache.get("standings", 2, lambda: "new") == "new" and cache.stale == 0
