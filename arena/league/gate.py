@@ -29,6 +29,7 @@ from typing import Any
 
 from arena.engine.game import Rules
 from arena.errors import ArenaError
+from arena.league.settings_tables import checked_table
 from arena.ratings.selection import GATE_FORMAT
 from arena.ratings.sprt import ACCEPT_H0, ACCEPT_H1, CONTINUE, Outcomes, Sprt, SprtError, elo_with_interval
 from arena.records import BotCode, GameRecord, GameSpec
@@ -37,7 +38,7 @@ from arena.tournament.config import TournamentConfig
 from arena.tournament.schedule import field_game, iter_openings
 
 #: The [gate] table of a league file.
-GATE_KEYS: dict[str, type] = {"sprt": str, "max_pairs": int}
+GATE_KEYS: dict[str, tuple[type, ...]] = {"sprt": (str,), "max_pairs": (int,)}
 DEFAULT_MAX_PAIRS = 1000  # 2,000 games: more than bounds 10 Elo apart take between bots that differ
 MOST_PAIRS = 100_000  # as a match's sequential test plays at most
 #: A gate test's game key: the new version, its previous one, the pair, who moved first
@@ -61,18 +62,9 @@ class GateSettings:
 
 def gate_of(raw: dict[str, Any], source: str = "<league>") -> GateSettings | None:
     """The [gate] table of a league's settings, checked; None for a league without one."""
-    table = raw.get("gate")
+    table = checked_table(raw, "gate", GATE_KEYS, GateError, source, 'as [gate] with sprt = "elo0=0 elo1=10"')
     if table is None:
         return None
-    if not isinstance(table, dict):
-        raise GateError(f"{source}: gate must be a table, as [gate] with sprt = \"elo0=0 elo1=10\"")
-    for key, value in table.items():
-        kind = GATE_KEYS.get(key)
-        if kind is None:
-            raise GateError(f"{source}: unknown key 'gate.{key}'; valid keys: "
-                            + ", ".join(f"gate.{k}" for k in GATE_KEYS))
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise GateError(f"{source}: gate.{key} must be {kind.__name__}, got {value!r}")
     if "sprt" not in table:
         raise GateError(f"{source}: gate.sprt is missing: give the test's bounds, as sprt = \"elo0=0 elo1=10\"")
     try:

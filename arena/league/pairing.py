@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from arena.errors import ArenaError
+from arena.league.settings_tables import checked_table
 from arena.ratings.fit import ELO_PER_NATURAL, Covariance, Fit, PairCounts, fit_ratings
 
 NEWEST, LEARN = "newest", "learn"
@@ -75,16 +76,7 @@ class PairingSettings:
 def pairing_of(raw: dict[str, Any], games: int, source: str = "<league>") -> PairingSettings:
     """The [pairing] table of a league's settings, checked; ``games``: the league's
     games per pairing (``max_games`` is at least that, and that by default)."""
-    table = raw.get("pairing", {})
-    if not isinstance(table, dict):
-        raise PairingError(f"{source}: pairing must be a table, as [pairing] with mode = \"learn\"")
-    for key, value in table.items():
-        kinds = PAIRING_KEYS.get(key)
-        if kinds is None:
-            raise PairingError(f"{source}: unknown key 'pairing.{key}'; valid keys: "
-                               + ", ".join(f"pairing.{k}" for k in PAIRING_KEYS))
-        if not isinstance(value, kinds) or isinstance(value, bool):
-            raise PairingError(f"{source}: pairing.{key} must be {kinds[0].__name__}, got {value!r}")
+    table = checked_table(raw, "pairing", PAIRING_KEYS, PairingError, source, 'as [pairing] with mode = "learn"') or {}
     mode = table.get("mode", NEWEST)
     if mode not in MODES:
         raise PairingError(f"{source}: unknown pairing.mode {mode!r}: use " + " or ".join(repr(m) for m in MODES))

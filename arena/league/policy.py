@@ -24,6 +24,7 @@ from arena.entry.submissions import NAME, VERSIONED
 from arena.entry.uploads import UploadError, build_upload, check_toolchain, is_program_upload, read_upload, upload_text
 from arena.errors import ArenaError, ArenaFault, BuildFailed, NoSandbox
 from arena.league.gate import gate_of, open_test, withdraw
+from arena.league.settings_tables import checked_table
 from arena.players.plugins import installed_bots
 from arena.records import BotCode
 from arena.store import Entry, League, Store, Submission, User, rules_of
@@ -32,8 +33,8 @@ from arena.text import content_hash, source_text
 
 LEAGUE_FORMAT = "league"  # the format of the tournament row a league's games are stored under
 #: The [league] table of a league file: who may submit, whose code is shown, limits.
-LEAGUE_KEYS: dict[str, type] = {"public_code": bool, "closed": bool, "submissions_per_hour": int, "upload_kb": int,
-                                "logs_days": int}
+LEAGUE_KEYS: dict[str, tuple[type, ...]] = {"public_code": (bool,), "closed": (bool,), "submissions_per_hour": (int,),
+                                            "upload_kb": (int,), "logs_days": (int,)}
 REMOVED_PREFIX = "removed-"  # the names of removed accounts' bots (arena.league.removal), no one else's
 
 
@@ -75,16 +76,7 @@ class LeagueSettings:
 
 def settings_of(raw: dict[str, Any], source: str = "<league>") -> LeagueSettings:
     """The [league] table of a league's settings, checked."""
-    table = raw.get("league", {})
-    if not isinstance(table, dict):
-        raise LeagueError(f"{source}: league must be a table")
-    for key, value in table.items():
-        kind = LEAGUE_KEYS.get(key)
-        if kind is None:
-            raise LeagueError(f"{source}: unknown key 'league.{key}'; valid keys: "
-                              + ", ".join(f"league.{k}" for k in LEAGUE_KEYS))
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise LeagueError(f"{source}: league.{key} must be {kind.__name__}, got {value!r}")
+    table = checked_table(raw, "league", LEAGUE_KEYS, LeagueError, source) or {}
     settings = LeagueSettings(**table)
     for key in ("submissions_per_hour", "upload_kb", "logs_days"):
         if getattr(settings, key) < 1:
