@@ -16,11 +16,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from arena.engine.game import Rules
 from arena.errors import ArenaError
 from arena.ratings.knockout import Bracket, Decide, KnockoutGame, KnockoutRules, Played, advance, new_bracket, seeding
+from arena.ratings.played import PlayedGame
 from arena.ratings.verdict import VERDICT_NODES, verdict
 from arena.store import Store, StoredTournament
 
@@ -70,31 +71,14 @@ class KnockoutSettings:
                    data.get("solver_nodes", VERDICT_NODES))
 
 
-class KnockoutPlayed(Protocol):
-    """What the bracket needs of a stored game (a StoredGame has it)."""
-
-    @property
-    def key(self) -> str: ...
-    @property
-    def first(self) -> str: ...
-    @property
-    def second(self) -> str: ...
-    @property
-    def winner(self) -> int | None: ...
-    @property
-    def moves(self) -> str | None: ...
-    @property
-    def opening_plies(self) -> int | None: ...
-
-
-def first_points(game: KnockoutPlayed) -> float:
+def first_points(game: PlayedGame) -> float:
     """The points of the player who moved first: 1, 0.5 (a draw) or 0."""
     return 0.5 if game.winner is None else 1.0 - game.winner
 
 
 def knockout_state(
     order: Sequence[str], pairs: int, settings: KnockoutSettings, seed: int, rules: Rules,
-    games: Sequence[KnockoutPlayed], secret: bytes | None = None,
+    games: Sequence[PlayedGame], secret: bytes | None = None,
 ) -> tuple[Bracket, list[KnockoutGame]]:
     """The bracket of the entrants ``order`` (seed 1 first) as the stored ``games``
     leave it, and the games to play next (none once there is a champion)."""

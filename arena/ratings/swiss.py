@@ -31,8 +31,9 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
+from arena.ratings.played import PlayedGame
 from arena.store import Store, StoredTournament
 
 SWISS_FORMAT = "swiss"
@@ -43,19 +44,6 @@ def round_pairing(round_number: int, board: int) -> str:
     """The name of board ``board`` (from 0) of round ``round_number`` (from 1), which
     starts the keys of its games: ``r03-p0002``."""
     return f"r{round_number:02d}-p{board:04d}"
-
-
-class PlayedGame(Protocol):
-    """What the table needs of a game (a StoredGame has it)."""
-
-    @property
-    def key(self) -> str: ...
-    @property
-    def first(self) -> str: ...
-    @property
-    def second(self) -> str: ...
-    @property
-    def winner(self) -> int | None: ...
 
 
 @dataclass(frozen=True)

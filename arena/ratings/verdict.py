@@ -26,11 +26,11 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Protocol
 
 from arena.engine.game import Board, Rules, parse_moves
 from arena.engine.solvers import PositionSolver, find_solver, prove
 from arena.ratings.analysis import analyse, position_values
+from arena.ratings.played import PlayedGame
 
 #: Search nodes the solver may spend on each position of a level match's games.
 VERDICT_NODES = 200_000
@@ -38,24 +38,11 @@ VERDICT_NODES = 200_000
 KEPT_VERDICTS = 256
 
 
-class JudgedGame(Protocol):
-    """What the verdict needs of a game (a StoredGame has it)."""
-
-    @property
-    def first(self) -> str: ...
-    @property
-    def second(self) -> str: ...
-    @property
-    def moves(self) -> str | None: ...
-    @property
-    def opening_plies(self) -> int | None: ...
-
-
 #: (rules, nodes, each game's players, moves and opening) -> the verdict.
 _VERDICTS: OrderedDict[tuple[object, ...], str | None] = OrderedDict()
 
 
-def value_lost(rules: Rules, games: Sequence[JudgedGame], nodes: int = VERDICT_NODES,
+def value_lost(rules: Rules, games: Sequence[PlayedGame], nodes: int = VERDICT_NODES,
                solver: PositionSolver | None = None) -> dict[str, tuple[int, int]]:
     """Per player, over ``games``: (results let go, the solver's score let go) by its
     moves whose positions before and after the solver proves within ``nodes``."""
@@ -77,7 +64,7 @@ def value_lost(rules: Rules, games: Sequence[JudgedGame], nodes: int = VERDICT_N
     return lost
 
 
-def verdict(upper: str, lower: str, rules: Rules, games: Sequence[JudgedGame],
+def verdict(upper: str, lower: str, rules: Rules, games: Sequence[PlayedGame],
             nodes: int = VERDICT_NODES) -> str | None:
     """The player of ``upper`` and ``lower`` whose moves in ``games`` lost less by the
     solver's judgement (see the module); None when they lost as much."""

@@ -26,12 +26,12 @@ from collections.abc import Sequence
 from arena.ratings.knockout_record import (
     LISTED,
     SEEDING_ORDER,
-    KnockoutPlayed,
     KnockoutSettings,
     knockout_state,
     prior_ratings,
     rating_order,
 )
+from arena.ratings.played import PlayedGame
 from arena.records import GameSpec
 from arena.store import Store
 from arena.tournament.config import TournamentConfig
@@ -79,7 +79,7 @@ class Knockout:
         settings = _settings(config)
         return (len(config.bots) - 1) * (config.games + 2 * settings.extra_pairs)
 
-    def next_round(self, config: TournamentConfig, stored: Sequence[KnockoutPlayed]) -> list[GameSpec] | None:
+    def next_round(self, config: TournamentConfig, stored: Sequence[PlayedGame]) -> list[GameSpec] | None:
         _, due = knockout_state(seed_order(config), config.games // 2, _settings(config), config.seed,
                                 config.rules, stored, seed_secret(config))
         if not due:

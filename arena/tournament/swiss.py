@@ -40,7 +40,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from arena.errors import ArenaError
-from arena.ratings.swiss import PlayedGame, SwissRecord, swiss_record
+from arena.ratings.played import PlayedGame
+from arena.ratings.swiss import SwissRecord, swiss_record
 from arena.records import GameSpec
 from arena.tournament.config import TournamentConfig
 from arena.tournament.rounds import round_games
