@@ -3,7 +3,7 @@
 Run: python -m bots.book_builder [--out bots/data/book-7x6-4.bin] [--nodes N]
                                  [--journal FILE] [--table-bits B] [--root-plies R]
                                  [--only-plies P,Q] [--limit-roots N] [--jobs N]
-                                 [--seed-book BOOK]
+                                 [--seed-book BOOK] [--first MOVES,...]
 
 The book follows the bot's own strategy. From each root (every position with at
 most ``--root-plies`` stones, 3 by default: the bot may start as first or second
@@ -142,6 +142,22 @@ def canonical_roots(rules: Rules, plies: tuple[int, ...]) -> list[Board]:
                     following[key] = child
         level = list(following.values())
     return roots
+
+
+def first_roots(rules: Rules, roots: list[Board], first: list[str]) -> list[Board]:
+    """``roots`` with those of the positions after the move strings ``first`` (or
+    their mirror images) moved to the front, in the order given: the roots a
+    measure reaches, walked before the rest."""
+    rank: dict[int, int] = {}
+    for moves in first:
+        board = Board.from_moves(moves.strip(), rules)
+        rank.setdefault(canonical(*board.key(), rules)[0], len(rank))
+    keys = [canonical(*root.key(), rules)[0] for root in roots]
+    missing = set(rank) - set(keys)
+    if missing:
+        raise ValueError(f"{len(missing)} of the positions named are not roots of the stone counts asked for")
+    order = sorted(range(len(roots)), key=lambda i: rank.get(keys[i], len(rank)))
+    return [roots[i] for i in order]
 
 
 class BookBuilder:
@@ -356,6 +372,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit-roots", type=int, default=None, metavar="N", help="the first N roots only")
     parser.add_argument("--jobs", type=int, default=1, help="processes, each with its own journal and table")
     parser.add_argument(
+        "--first", default=None, metavar="MOVES,...",
+        help="walk the roots reached by these move strings (columns from 1: 444,362) before the others",
+    )
+    parser.add_argument(
         "--seed-book", type=Path, default=None, metavar="BOOK",
         help="start from this book's entries; the book written holds them too",
     )
@@ -384,7 +404,13 @@ def main(argv: list[str] | None = None) -> int:
     rules = BOOK_RULES
     if seed is not None and seed.rules != rules:
         parser.error(f"the seed book {args.seed_book} is for {seed.rules.describe()}, not {rules.describe()}")
-    roots = canonical_roots(rules, plies)[: args.limit_roots]
+    roots = canonical_roots(rules, plies)
+    if args.first:
+        try:
+            roots = first_roots(rules, roots, args.first.split(","))
+        except ValueError as exc:
+            parser.error(f"--first: {exc}")
+    roots = roots[: args.limit_roots]
     journal = args.journal or args.out.with_suffix(".journal")
     journal.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()

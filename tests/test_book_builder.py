@@ -19,6 +19,7 @@ from bots.book_builder import (
     build,
     canonical_roots,
     cut_unfinished_line,
+    first_roots,
     part_journals,
     read_journal,
 )
@@ -117,6 +118,18 @@ def test_roots_are_one_per_position_and_mirror_image():
     every = {canonical(*b.key(), C4)[0] for b in (Board.from_moves(list(m), C4) for m in _sequences(3))}
     assert set(keys) == every | {canonical(*Board.from_moves(list(m), C4).key(), C4)[0] for m in _sequences(2)}
     assert [r.ply for r in roots] == sorted(r.ply for r in roots)  # fewest stones first
+
+
+def test_roots_named_first_are_walked_first_in_the_order_given():
+    roots = canonical_roots(C4, (3,))
+    keys = [canonical(*r.key(), C4)[0] for r in roots]
+    ordered = first_roots(C4, roots, ["444", "626", "262"])  # 262 is 626's mirror image: named once
+    first = [canonical(*Board.from_moves(m, C4).key(), C4)[0] for m in ("444", "626")]
+    assert [canonical(*r.key(), C4)[0] for r in ordered[:2]] == first
+    rest = [canonical(*r.key(), C4)[0] for r in ordered[2:]]
+    assert rest == [k for k in keys if k not in first]  # the others in their own order
+    with pytest.raises(ValueError, match="1 of the positions named are not roots"):
+        first_roots(C4, roots, ["44"])
 
 
 def _sequences(plies: int) -> list[tuple[int, ...]]:
@@ -226,6 +239,8 @@ def test_the_command_builds_extends_and_merges_a_book(tmp_path, capsys, monkeypa
         (["--limit-roots", "0"], "--limit-roots must be at least 1, got 0"),
         (["--only-plies", "two"], "--only-plies takes stone counts such as 2,3, got 'two'"),
         (["--seed-book", "missing.bin"], "missing.bin"),
+        (["--only-plies", "3", "--first", "44"], "--first: 1 of the positions named are not roots"),
+        (["--first", "48"], "--first: bad column '8' in '48': columns are 1..7"),
     ],
 )
 def test_a_bad_option_is_one_line_and_exit_2(tmp_path, capsys, extra, message):
