@@ -24,6 +24,7 @@ from arena.tournament.config import load_config
 from arena.tournament.executors import SerialExecutor
 from arena.tournament.knockout import KNOCKOUT, seeded
 from arena.tournament.runner import run_tournament
+from tests.interruptions import interrupted_then_resumed
 
 FIVE = ["random", "random:stream=2", "random:stream=3", "random:stream=4", "random:stream=5"]
 # The same deterministic bot under two specs: every game of theirs is mirrored by the
@@ -81,26 +82,14 @@ def _config(db: str, **overrides: object):
     return load_config(None, values)
 
 
-class _OneByOne(SerialExecutor):
-    """Hands games over one at a time, so an interruption lands between games."""
-
-    workers = 24
-
-
 @pytest.mark.parametrize("stop_after", [1, 3, 6])
 def test_an_interrupted_knockout_resumes_to_the_uninterrupted_games(tmp_path: Path, stop_after: int) -> None:
     whole, broken = str(tmp_path / "whole.db"), str(tmp_path / "broken.db")
     outcome = run_tournament(_config(whole), Store(whole), SerialExecutor())
     assert not outcome.interrupted and outcome.played >= 8
 
-    def stop(done: int, total: int, seconds: float) -> None:
-        if done >= stop_after:
-            raise KeyboardInterrupt
-
-    store = Store(broken)
-    first = run_tournament(_config(broken), store, _OneByOne(), progress=stop)
+    first, second = interrupted_then_resumed(_config(broken), Store(broken), stop_after)
     assert first.interrupted and first.played == stop_after
-    second = run_tournament(_config(broken), store, SerialExecutor())
     assert not second.interrupted and second.already_stored + second.played == outcome.played
     assert _stored(whole, "k") == _stored(broken, "k")
     with Store(whole) as done:

@@ -20,6 +20,7 @@ from arena.tournament.executors import ProcessExecutor, SerialExecutor
 from arena.tournament.runner import run_tournament
 from arena.tournament.schedule import schedule
 from tests.conftest import TEST_BOTS
+from tests.interruptions import OneByOne, stopper
 
 FIELD = ["random", "neighbour", "greedy", "minimax:depth=2"]
 
@@ -88,12 +89,8 @@ def test_an_interrupted_run_resumes_to_the_uninterrupted_result(tmp_path):
     whole, broken = str(tmp_path / "whole.db"), str(tmp_path / "broken.db")
     run_tournament(config(whole), Store(whole), SerialExecutor())
 
-    def stop_after_some(done, total, seconds):
-        if done >= 2:
-            raise KeyboardInterrupt
-
     store = Store(broken)
-    first = run_tournament(config(broken, games=4), store, _OneByOne(), progress=stop_after_some)
+    first = run_tournament(config(broken, games=4), store, OneByOne(), progress=stopper(2))
     assert first.interrupted and first.played == 2
     assert store.tournaments.get("t").status == "interrupted"
     second = run_tournament(config(broken), store, SerialExecutor())
@@ -101,12 +98,6 @@ def test_an_interrupted_run_resumes_to_the_uninterrupted_result(tmp_path):
     assert snapshot(whole) == snapshot(broken)
     third = run_tournament(config(broken), store, SerialExecutor())
     assert (third.already_stored, third.played) == (24, 0)
-
-
-class _OneByOne(SerialExecutor):
-    """Hands games over one at a time, so an interruption lands between games."""
-
-    workers = 24
 
 
 def test_the_same_name_with_other_settings_is_refused(db_path):
@@ -318,13 +309,9 @@ def test_resuming_after_a_bot_file_changed_is_refused_naming_the_bot_and_both_ha
     db = str(tmp_path / "arena.db")
     old = content_hash(bot.read_text())
 
-    def stop_after_one(done, total, seconds):
-        if done >= 1:
-            raise KeyboardInterrupt
-
     store = Store(db)
     cfg = config(db, bots=[str(bot), "random"], games=4)
-    first = run_tournament(cfg, store, _OneByOne(), progress=stop_after_one)
+    first = run_tournament(cfg, store, OneByOne(), progress=stopper(1))
     assert first.interrupted and first.played == 1
     store.close()
     bot.write_text(_BOT_FILE.format(index=-1))  # other code, same file

@@ -22,6 +22,7 @@ from arena.tournament.config import ConfigError, load_config
 from arena.tournament.executors import SerialExecutor
 from arena.tournament.runner import run_tournament
 from arena.tournament.swiss import SWISS, pair_round, ranking
+from tests.interruptions import interrupted_then_resumed
 
 FIVE = ["random", "random:stream=2", "random:stream=3", "random:stream=4", "random:stream=5"]
 
@@ -231,26 +232,14 @@ def _snapshot(db: str) -> dict[str, tuple]:
     return games
 
 
-class _OneByOne(SerialExecutor):
-    """Hands games over one at a time, so an interruption lands between games."""
-
-    workers = 24
-
-
 @pytest.mark.parametrize("stop_after", [8, 10], ids=["after round 2", "inside round 3"])
 def test_an_interrupted_swiss_resumes_to_the_uninterrupted_games(tmp_path: Path, stop_after: int) -> None:
     whole, broken = str(tmp_path / "whole.db"), str(tmp_path / "broken.db")
     outcome = run_tournament(_config(whole), Store(whole), SerialExecutor())
     assert (outcome.scheduled, outcome.played) == (12, 12)  # 3 rounds x 2 boards x 2 games; byes play none
 
-    def stop(done: int, total: int, seconds: float) -> None:
-        if done >= stop_after:
-            raise KeyboardInterrupt
-
-    store = Store(broken)
-    first = run_tournament(_config(broken), store, _OneByOne(), progress=stop)
+    first, second = interrupted_then_resumed(_config(broken), Store(broken), stop_after)
     assert first.interrupted and first.played == stop_after
-    second = run_tournament(_config(broken), store, SerialExecutor())
     assert not second.interrupted and second.already_stored + second.played == 12
     assert _snapshot(whole) == _snapshot(broken)
     games = _snapshot(whole)
