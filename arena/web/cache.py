@@ -14,9 +14,9 @@ for the new one, and past that takes the table it replaces: while a league plays
 a table whose computation takes longer than a visitor should wait is shown as it
 was a moment before, and the next request after it is computed shows the new one.
 Where the last computation of the key took longer than ``patience``, the next one
-will too, most likely: the request takes the table it replaces at once rather than
-wait in vain (on a million games, half the time a table page took). A request with
-no table to fall back on waits for the computation.
+will too, most likely: the request takes the table it replaces at once, since the
+wait would only add to the page's time. A request with no table to fall back on
+waits for the computation.
 
 While a league plays, the version changes with every batch of games, and each
 request would compute the table anew, one after another: a crowd of viewers would
