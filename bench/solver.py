@@ -10,7 +10,7 @@ not timed; the call into the solver, with its Python overhead, is.
 Run: python bench/solver.py [--positions N] [--backend python|numba|both]
                             [--sets L3,L2,L1] [--repeat R] [--table-bits B]
      python bench/solver.py --by-stones [--stones 4,6,8,10,12,14] [--count N]
-                            [--seed S] [--table-bits B]
+                            [--seed S] [--table-bits B] [--by-score]
      python bench/solver.py --cold MOVES [--repeat R]
 
 Timings are means per position over the pass with the least CPU time of
@@ -27,7 +27,9 @@ and solves each one cold, by ours (numba, table emptied) and by BitBully
 the machine's load falls on both alike. It prints per k the mean and largest
 time, positions per second, nodes per second, and the ratio ours/BitBully of
 CPU time (above 1: ours is slower). Both give Pons' score for the side to move;
-exit status 1 if they disagree on any position.
+exit status 1 if they disagree on any position. ``--by-score`` adds, per stone
+count, the same ratios for the positions of each |score| (0 is a draw), with the
+nodes' ratio and each search's nodes per second.
 
 ``--cold MOVES`` times ``arena solve MOVES --budget 0`` (the position and each
 move, one process from its start) beside a process of BitBully scoring the
@@ -194,6 +196,7 @@ def by_stones(args: argparse.Namespace) -> int:
         peer_cpu: list[float] = []
         peer_wall: list[float] = []
         ours_nodes = peer_nodes = 0
+        by_score: dict[int, list[float]] = {}  # |score| -> positions, our CPU, theirs, our nodes, theirs
         for moves in random_positions(stones, count, args.seed):
             board, peer_board = Board.from_moves(moves), peer.board(moves)
             solver.reset()
@@ -205,6 +208,9 @@ def by_stones(args: argparse.Namespace) -> int:
             if ours != theirs:
                 print(f"  DISAGREE {moves}: ours {ours}, BitBully {theirs}")
                 failed = True
+            group = by_score.setdefault(min(abs(theirs or 0), NEAR_ZERO + 1), [0, 0.0, 0.0, 0, 0])
+            for k, value in enumerate((1, ours_cpu[-1], peer_cpu[-1], solver.nodes, peer.nodes)):
+                group[k] += value
         n = len(ours_cpu)
         oc, pc = sum(ours_cpu), sum(peer_cpu)
         print(
@@ -215,7 +221,25 @@ def by_stones(args: argparse.Namespace) -> int:
             f" | {oc / pc:>6.2f} {sum(ours_wall) / sum(peer_wall):>6.2f}",
             flush=True,
         )
+        if args.by_score:
+            print_by_score(by_score)
     return 1 if failed else 0
+
+
+#: --by-score: the positions whose score is at most this far from a draw get a line
+#: each; those farther share one.
+NEAR_ZERO = 5
+
+
+def print_by_score(by_score: dict[int, list[float]]) -> None:
+    """One line per |score| (the hard positions are those near a draw): positions,
+    mean CPU time of each, the ratio of CPU times and of nodes, and the node rates."""
+    for score in sorted(by_score):
+        n, ours, theirs, ours_nodes, peer_nodes = by_score[score]
+        label = f"|score| {'>' if score > NEAR_ZERO else '='} {min(score, NEAR_ZERO)}"
+        print(f"  {label:<12} n={int(n):>3}  ours {ours / n * 1e3:7.1f} ms  bb {theirs / n * 1e3:7.1f} ms"
+              f"  cpu x {ours / theirs:5.2f}  nodes x {ours_nodes / peer_nodes:5.2f}"
+              f"  Mn/s {ours_nodes / ours / 1e6:5.1f} / {peer_nodes / theirs / 1e6:5.1f}")
 
 
 #: The peer's side of --cold: a fresh process that scores the position after
@@ -268,6 +292,8 @@ def main(argv: list[str] | None = None) -> int:
         "--count", type=int, default=0, help="--by-stones: positions per stone count (0: 20, fewer below 8)"
     )
     parser.add_argument("--seed", type=int, default=1, help="--by-stones: seed of the random positions")
+    parser.add_argument("--by-score", action="store_true",
+                        help="--by-stones: also a line per |score| of the positions (near a draw: the hard ones)")
     parser.add_argument("--cold", metavar="MOVES", help="time arena solve MOVES beside BitBully, fresh processes")
     args = parser.parse_args(argv)
     if args.cold:
