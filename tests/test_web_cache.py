@@ -99,24 +99,36 @@ def test_a_computation_that_fails_fails_the_request_that_waits_for_it():
     assert cache.get("standings", 2, lambda: "now some") == "now some"
 
 
-def test_a_table_whose_last_computation_outlasted_the_patience_is_not_waited_for(monkeypatch):
-    """Waiting for a computation that will most likely take longer than the patience
-    only adds the patience to the page's time: the previous table is taken at once."""
+def _two_computations_take(monkeypatch, cache: TableCache, seconds: float) -> None:
+    """Compute the standings twice (versions 0 and 1, "old"), each taking ``seconds``
+    by the cache's clock; every later computation takes none."""
     from arena.web import cache as cache_module
 
-    ticks = iter([0.0, 7200.0])  # the first computation "takes" two hours of the cache's clock
+    ticks = iter([0.0, seconds, seconds, 2 * seconds])
     monkeypatch.setattr(cache_module, "clock", lambda: next(ticks, 0.0))
+    for version in (0, 1):
+        assert cache.get("standings", version, lambda: "old") == "old"
+
+
+def _asked_in_a_thread(cache: TableCache, version: int, compute) -> tuple[threading.Thread, list[str]]:
+    answers: list[str] = []
+    request = threading.Thread(target=lambda: answers.append(cache.get("standings", version, compute)), daemon=True)
+    request.start()
+    return request, answers
+
+
+def test_a_table_whose_last_computation_took_several_times_the_patience_is_not_waited_for(monkeypatch):
+    """Waiting for a computation that will most likely take longer than the patience
+    only adds the patience to the page's time: the previous table is taken at once."""
     cache = TableCache(patience=3600)  # a request that waited would wait an hour
+    _two_computations_take(monkeypatch, cache, 5 * 3600)
     release = threading.Event()
-    assert cache.get("standings", 1, lambda: "old") == "old"
 
     def slow() -> str:
         release.wait(30)
         return "new"
 
-    answers: list[str] = []
-    request = threading.Thread(target=lambda: answers.append(cache.get("standings", 2, slow)), daemon=True)
-    request.start()
+    request, answers = _asked_in_a_thread(cache, 2, slow)
     request.join(10)  # returns at once, or after the hour of patience
     finished = not request.is_alive()
     release.set()
@@ -125,9 +137,68 @@ def test_a_table_whose_last_computation_outlasted_the_patience_is_not_waited_for
     assert cache.get("standings", 2, slow) == "new"
 
 
+def test_a_slow_table_is_not_waited_for_while_an_older_computation_runs(monkeypatch):
+    """A request that needs the computation after the one running takes the previous
+    table at once where the key is slower than the patience."""
+    cache = TableCache(patience=3600)
+    _two_computations_take(monkeypatch, cache, 2 * 3600)
+    release = threading.Event()
+
+    def version_2() -> str:
+        release.wait(30)
+        return "v2"
+
+    first, first_answers = _asked_in_a_thread(cache, 2, version_2)  # starts the computation of version 2, waits
+    while not cache.waited:
+        threading.Event().wait(0.01)
+    second, second_answers = _asked_in_a_thread(cache, 3, lambda: "v3")
+    second.join(10)
+    finished = not second.is_alive()
+    release.set()
+    first.join(10)
+    cache.settle()
+    assert finished and second_answers == ["old"]
+    assert first_answers in (["v2"], ["v3"])  # the first request waited: its own table, or the one after it
+    assert cache.get("standings", 3, lambda: "v3") == "v3"
+
+
+def test_a_quick_table_is_waited_for_even_behind_an_older_computation(monkeypatch):
+    """A page read after a change shows it where the table is quick to compute: the
+    request waits for the computation after the one running."""
+    cache = TableCache(patience=3600)
+    _two_computations_take(monkeypatch, cache, 1.0)
+    release = threading.Event()
+
+    def version_2() -> str:
+        release.wait(30)
+        return "v2"
+
+    first, _ = _asked_in_a_thread(cache, 2, version_2)
+    while not cache.waited:
+        threading.Event().wait(0.01)
+    second, second_answers = _asked_in_a_thread(cache, 3, lambda: "v3")
+    release.set()
+    first.join(10)
+    second.join(10)
+    cache.settle()
+    assert second_answers == ["v3"] and cache.stale == 0
+
+
 def test_a_table_computed_within_the_patience_is_waited_for():
     """A computation as quick as the last one was is worth the wait: the request gets
     the new table, not the one it replaces."""
     cache = TableCache(patience=3600)
     assert cache.get("standings", 1, lambda: "old") == "old"
+    assert cache.get("standings", 2, lambda: "new") == "new" and cache.stale == 0
+
+
+def test_one_slow_computation_alone_does_not_stop_the_wait(monkeypatch):
+    """A key's first computation (modules loaded, every game read) or one slowed by a
+    busy moment says little of the next: a page read after a change still shows it."""
+    from arena.web import cache as cache_module
+
+    ticks = iter([0.0, 5 * 3600])
+    monkeypatch.setattr(cache_module, "clock", lambda: next(ticks, 0.0))
+    cache = TableCache(patience=3600)
+    assert cache.get("standings", 1, lambda: "old") == "old"  # took five hours by the clock
     assert cache.get("standings", 2, lambda: "new") == "new" and cache.stale == 0

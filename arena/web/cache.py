@@ -13,10 +13,12 @@ database. A request that finds its table out of date waits ``patience`` seconds
 for the new one, and past that takes the table it replaces: while a league plays,
 a table whose computation takes longer than a visitor should wait is shown as it
 was a moment before, and the next request after it is computed shows the new one.
-Where the last computation of the key took longer than ``patience``, the next one
-will too, most likely: the request takes the table it replaces at once, since the
-wait would only add to the page's time. A request with no table to fall back on
-waits for the computation.
+Where that wait would most likely be in vain, the request takes the table it
+replaces at once, since the wait would only add to the page's time: where the key's
+last two computations took several times ``patience``, or longer than it while a
+computation with another version runs (the request needs the one after that). A
+table quick to compute is always waited for. A request with no table to fall back
+on waits for the computation.
 
 While a league plays, the version changes with every batch of games, and each
 request would compute the table anew, one after another: a crowd of viewers would
@@ -38,7 +40,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -50,6 +52,10 @@ KEPT_STATES = 16  # states kept between computations (one per selection whose El
 #: Seconds a request waits for a table being computed again before it takes the one
 #: it replaces (the site's; a cache made without one waits for every table).
 PATIENCE = 0.05
+#: A key whose last computations took this many times the patience is not waited for.
+SLOW_COMPUTATIONS = 4
+#: How many of a key's last computations tell how long its next one will take.
+TIMED_COMPUTATIONS = 2
 #: The clock the computations are timed by (a test may set its own).
 clock = time.monotonic
 
@@ -77,7 +83,7 @@ class TableCache:
         self._failed: dict[Hashable, tuple[int, Hashable, Exception]] = {}
         self._running: dict[Hashable, _Computation] = {}
         self._kept: OrderedDict[Hashable, Any] = OrderedDict()
-        self._took: dict[Hashable, float] = {}  # key -> seconds its last computation took
+        self._took: dict[Hashable, deque[float]] = {}  # key -> seconds its last computations took
         self._ticks = itertools.count(1)  # orders arrivals and computations' beginnings
         self._changed = threading.Condition()
         self.computed = 0  # how many tables were computed (not found): for tests and the bench
@@ -106,7 +112,8 @@ class TableCache:
                 return (table is not None and (table[0] == version or table[2] > arrived)) or (
                     failed is not None and (failed[1] == version or failed[0] > arrived))
 
-            if not self._changed.wait_for(answered, None if found is None else self._patience_for(key)):
+            wait = None if found is None else self._patience_for(key, version, arrived)
+            if not self._changed.wait_for(answered, wait):
                 assert found is not None
                 self.stale += 1
                 return found[1]  # type: ignore[no-any-return]
@@ -116,10 +123,25 @@ class TableCache:
                 return table[1]  # type: ignore[no-any-return]
             raise self._failed[key][2]
 
-    def _patience_for(self, key: Hashable) -> float | None:
-        """How long a request with a table to fall back on waits for the new one:
-        not at all where the last computation took longer than ``patience``."""
-        if self.patience is not None and self._took.get(key, 0.0) > self.patience:
+    def _patience_for(self, key: Hashable, version: Hashable, arrived: int) -> float | None:
+        """How long a request with a table to fall back on waits for the new one: not
+        at all where it would most likely wait in vain, going by how long the key's
+        last computations took (the quicker of the last two: a key's first
+        computation, which may load modules and read every game, or one slowed by a
+        busy moment does not count alone). A table quick to compute (within ``patience``) is
+        always waited for, so that a page read after a change (a league's run, a
+        submission) shows it. One slower than that is not waited for while a
+        computation with another version runs that began before the request arrived:
+        only the one after it can answer. One that took several times ``patience``
+        is not waited for at all."""
+        if self.patience is None:
+            return None
+        times = self._took.get(key, ())
+        took = min(times) if len(times) == TIMED_COMPUTATIONS else 0.0
+        if took > SLOW_COMPUTATIONS * self.patience:
+            return 0.0
+        running = self._running.get(key)
+        if took > self.patience and running is not None and running.began < arrived and running.version != version:
             return 0.0
         return self.patience
 
@@ -156,7 +178,7 @@ class TableCache:
             took = clock() - started
             with self._changed:
                 self.computed += 1
-                self._took[key] = took
+                self._took.setdefault(key, deque(maxlen=TIMED_COMPUTATIONS)).append(took)
                 if error is None:
                     self._tables[key] = (computation.version, value, computation.began)
                     self._tables.move_to_end(key)
