@@ -117,6 +117,14 @@ def _asked_in_a_thread(cache: TableCache, version: int, compute) -> tuple[thread
     return request, answers
 
 
+def _until_asked(cache: TableCache, requests: int) -> None:
+    """Wait until ``requests`` requests found their table missing or out of date (the
+    two of _two_computations_take, then the one in a thread): that one's computation
+    is running, so a request after it finds it running."""
+    while cache.waited < requests:
+        threading.Event().wait(0.01)
+
+
 def test_a_table_whose_last_computation_took_several_times_the_patience_is_not_waited_for(monkeypatch):
     """Waiting for a computation that will most likely take longer than the patience
     only adds the patience to the page's time: the previous table is taken at once."""
@@ -149,8 +157,7 @@ def test_a_slow_table_is_not_waited_for_while_an_older_computation_runs(monkeypa
         return "v2"
 
     first, first_answers = _asked_in_a_thread(cache, 2, version_2)  # starts the computation of version 2, waits
-    while not cache.waited:
-        threading.Event().wait(0.01)
+    _until_asked(cache, 3)
     second, second_answers = _asked_in_a_thread(cache, 3, lambda: "v3")
     second.join(10)
     finished = not second.is_alive()
@@ -174,8 +181,7 @@ def test_a_quick_table_is_waited_for_even_behind_an_older_computation(monkeypatc
         return "v2"
 
     first, _ = _asked_in_a_thread(cache, 2, version_2)
-    while not cache.waited:
-        threading.Event().wait(0.01)
+    _until_asked(cache, 3)
     second, second_answers = _asked_in_a_thread(cache, 3, lambda: "v3")
     release.set()
     first.join(10)
