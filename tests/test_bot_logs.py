@@ -294,6 +294,52 @@ def test_threads_capture_their_own_writes():
     assert seen == {n: str(n) * 200 for n in range(4)}
 
 
+
+class Namer(Bot):
+    """Prints its name and the ply at every move; reads its board only, so the
+    referee hands it its own board, read-only."""
+
+    reads_board_only = True
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.label = name
+
+    def choose_move(self, board):
+        print(self.label, board.ply)
+        return board.legal_moves()[0] if board.ply % 4 < 2 else board.legal_moves()[-1]
+
+
+def test_a_bot_given_the_referee_s_board_has_its_lines_filed_under_each_ply():
+    record = play_game(spec("x", "y"), bots=(Namer("first"), Namer("second")))
+    for side, name in enumerate(("first", "second")):
+        lines = dict(record.logs[side].by_ply())
+        assert lines and all(text == f"{name} {ply}\n" for ply, text in lines.items()), lines
+        assert set(lines) == {move.ply for move in record.moves if move.ply % 2 == side}
+
+
+def test_games_played_in_threads_at_once_keep_each_bot_s_own_lines():
+    # Each thread plays its games with its own capture: no line of one game's bot
+    # may end in another's log, nor escape to the terminal.
+    records: dict[int, list] = {}
+
+    def games(number: int) -> None:
+        records[number] = [play_game(spec("x", "y"), bots=(Namer(f"a{number}"), Namer(f"b{number}")))
+                           for _ in range(30)]
+
+    threads = [threading.Thread(target=games, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for number, played in records.items():
+        for record in played:
+            for side, name in enumerate((f"a{number}", f"b{number}")):
+                lines = dict(record.logs[side].by_ply())
+                assert all(text == f"{name} {ply}\n" for ply, text in lines.items()), lines
+                assert len(lines) == sum(1 for move in record.moves if move.ply % 2 == side)
+
+
 # --- stored, shown, deleted ---------------------------------------------------------------------
 
 

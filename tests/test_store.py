@@ -3,17 +3,21 @@ queries, and databases the arena refuses to use."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from arena.engine.game import Rules, format_move
 from arena.records import GameSpec
 from arena.referee.referee import play_game
 from arena.store import BotIdentity, Store, StoreError, rules_of
 from arena.store.migrations import MIGRATION_NAMES
+from arena.store.rows import stored_time
 
 TABLES = {"tournaments", "bots", "games", "moves"}
 SMALL = Rules(width=5, height=4, connect=3)
@@ -445,3 +449,15 @@ def test_bot_files_are_parsed_one_at_a_time_whatever_the_threads(monkeypatch):
     for thread in threads:
         thread.join(60)
     assert found == ["Plays."] * 20 and most[0] == 1
+
+
+@given(st.floats(min_value=0, max_value=4e9, allow_nan=False)
+       | st.builds(lambda whole, fraction: whole + fraction, st.integers(0, 4_000_000_000),
+                   st.sampled_from([0.0, 0.0005, 0.0004995, 0.9995, 0.9999995, 0.9999994, 0.0000005, 0.5])))
+def test_a_finish_time_is_stored_as_datetime_writes_it(seconds):
+    # stored_time writes each second's text once: what it stores must still be,
+    # to the character, what datetime writes (rounding to the microsecond, half to
+    # even, and a second carried when the fraction rounds up to one).
+    expected = dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat(timespec="milliseconds")
+    assert stored_time(seconds) == expected
+    assert stored_time(seconds + 1) == dt.datetime.fromtimestamp(seconds + 1, dt.UTC).isoformat(timespec="milliseconds")

@@ -251,6 +251,9 @@ class _Geometry:
         self.fall = 1 if rules.gravity else 0
         self.closing_pairs = self.top_pairs if rules.gravity else tuple(enumerate(self.cell_bit))
         self.closing = sum(bit for _, bit in self.closing_pairs)
+        # The cell that must be empty for each move to be legal: its column's top
+        # cell, or the cell itself (is_legal asks once a move, for every move played).
+        self.open_bit = tuple(self.top if rules.gravity else self.cell_bit)
         self.counts_windows = rules.counts_windows
         self.has_line = line_test(self.line_plan)
         # No line can be made before the first player's connect-th stone: the test
@@ -463,11 +466,8 @@ class Board:
     def is_legal(self, move: object) -> bool:
         if type(move) is not int or self._winner is not None:
             return False
-        if not 0 <= move < self.rules.move_count:
-            return False
-        if self.rules.gravity:
-            return not self._mask & self._g.top[move]
-        return not self._mask & self._g.cell_bit[move]
+        open_bit = self._g.open_bit
+        return 0 <= move < len(open_bit) and not self._mask & open_bit[move]
 
     def play(self, move: int) -> None:
         """Play a legal move, unchecked: the fast path for search code."""

@@ -34,7 +34,7 @@ from dataclasses import replace
 from typing import Any
 
 from arena.bot import Bot, BotFailure, Choice, Limit, split_answer
-from arena.engine.game import Board, Rules
+from arena.engine.game import Board, ReadOnlyBoard, Rules
 from arena.protocol import capture, handshake, messages
 from arena.protocol.bot_log import LogCollector, bot_files, bot_frames, frames_from_wire
 from arena.protocol.connectx import KaggleAgentBot
@@ -100,9 +100,13 @@ class InProcessPlayer(Player):
         # a bot that keeps them is started by one call of new_game (one capture).
         self._starts_at_once = kind.begin_game is Bot.begin_game and kind.finish_start is Bot.finish_start
         self._starting: tuple[Rules, int, int] | None = None
+        # The capture slot of the thread that plays the game (see capture.Slot),
+        # taken when a game starts: a game is played in one thread.
+        self._slot: capture.Slot | None = None
 
     def begin_game(self, rules: Rules, side: int, seed: int, time_control: TimeControl | None = None) -> None:
         self._give_clock(time_control)
+        self._slot = None
         if self._starts_at_once:
             self._starting = (rules, side, seed)
         elif self.log is None:
@@ -126,6 +130,7 @@ class InProcessPlayer(Player):
 
     def new_game(self, rules: Rules, side: int, seed: int, time_control: TimeControl | None = None) -> None:
         self._give_clock(time_control)
+        self._slot = None
         if self.log is None:
             self.bot.new_game(rules, side, seed)
         else:
@@ -147,11 +152,15 @@ class InProcessPlayer(Player):
         else:
             # Inline, not through _logged or capture.into: a random bot's move takes
             # about as long as a few calls, and this runs on every move.
-            ply = board.ply  # read first: the bot may leave its copy changed
+            slot = self._slot
+            if slot is None:
+                slot = self._slot = capture.slot()
+            # The ply the output is filed under, read first from a copy the bot may
+            # change; the referee's own board, read-only, only once there is output.
+            ply = None if type(board) is ReadOnlyBoard else board.ply
             captured = self._captured
-            local = capture.LOCAL
             out, err = sys.stdout, sys.stderr
-            local.capture = captured
+            slot.capture = captured
             try:
                 answer = bot.choose_move(board, limit=limit) if self._with_limit else bot.choose_move(board)  # type: ignore[call-arg]
             except BotFailure:
@@ -160,11 +169,11 @@ class InProcessPlayer(Player):
                 self._crashed(exc)
                 raise
             finally:
-                local.capture = None
+                slot.capture = None
                 if sys.stdout is not out or sys.stderr is not err:  # the bot set its own: put back
                     sys.stdout, sys.stderr = out, err
                 if captured:
-                    log.add_text(ply, "".join(captured))
+                    log.add_text(board.ply if ply is None else ply, "".join(captured))
                     captured.clear()
         if type(answer) is int:  # the usual answer, a bare move
             return answer, None

@@ -551,5 +551,23 @@ def rules_of(row: StoredGame | StoredTournament) -> Rules:
 
 def stored_time(seconds: float) -> str:
     """A time (seconds since the epoch) as the games table stores it: ISO 8601 in UTC,
-    which sorts as the times do."""
-    return dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat(timespec="milliseconds")
+    to the millisecond, which sorts as the times do:
+    ``datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds")``.
+
+    Every stored game has one, and a short game is over in a fraction of a
+    millisecond: the text of the whole second is made once per second, and only
+    the milliseconds after it for each game (rounded to the microsecond first,
+    half to even, as datetime does)."""
+    whole = math.floor(seconds)
+    micro = round((seconds - whole) * 1e6)  # the subtraction is exact: whole >= seconds / 2
+    if micro == 1_000_000:
+        whole, micro = whole + 1, 0
+    global _SECOND
+    second = _SECOND  # one tuple, read and replaced whole: threads may share it
+    if second[0] != whole:
+        second = _SECOND = (whole, dt.datetime.fromtimestamp(whole, dt.UTC).isoformat()[:-6])
+    return f"{second[1]}.{micro // 1000:03d}+00:00"
+
+
+#: The last whole second stored_time wrote, and its text (without the offset).
+_SECOND: tuple[float, str] = (math.nan, "")
