@@ -185,7 +185,9 @@ class InProcessPlayer(Player):
         log = self.log
         assert log is not None
         captured = self._captured
-        capture.into(captured)
+        slot = self._slot = capture.slot()  # this game's thread: its moves capture through it too
+        out, err = sys.stdout, sys.stderr
+        slot.capture = captured
         try:
             call(*args)
         except BotFailure:
@@ -194,7 +196,9 @@ class InProcessPlayer(Player):
             self._crashed(exc)
             raise
         finally:
-            capture.into(None)
+            slot.capture = None
+            if sys.stdout is not out or sys.stderr is not err:  # the bot set its own: put back
+                sys.stdout, sys.stderr = out, err
             if captured:
                 log.add_text(START, "".join(captured))
                 captured.clear()
