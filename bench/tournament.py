@@ -9,8 +9,14 @@ for a CPU-bound pairing (minimax vs minimax), and the peak resident memory of th
 command (os.wait4's ru_maxrss: the coordinator, or a worker if one ever grew
 larger) at a few sizes.
 
+With ``--baseline DIR`` (a checkout of another revision: ``git worktree add DIR
+REV``) every run of the command is also made with DIR's code, interleaved with
+this one's, and each rate and the CPU a game took (the command and its workers)
+is printed beside the baseline's: on a shared machine only runs side by side say
+what a change did.
+
 Run: python bench/tournament.py [--games N] [--repeats R] [--cpu-games N]
-                                [--memory-games N ...] [--million]
+                                [--memory-games N ...] [--million] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -59,12 +65,14 @@ class CommandRun:
     peak_mb: float  # ru_maxrss: the largest of the command's processes
 
 
-def run_command(bots: str, games: int, workers: int, db: Path) -> CommandRun:
-    """Run ``arena tournament run`` to its end; what it took."""
+def run_command(bots: str, games: int, workers: int, db: Path, code: Path | None = None) -> CommandRun:
+    """Run ``arena tournament run`` to its end (with the arena and bots of the
+    checkout ``code``, if given); what it took."""
     command = [str(ARENA), "tournament", "run", "--bots", bots, "--games", str(games),
                "--workers", str(workers), "--db", str(db), "--seed", "7", "--name", "bench"]
+    environment = None if code is None else {**os.environ, "PYTHONPATH": str(code)}
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=environment)
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
@@ -74,27 +82,41 @@ def run_command(bots: str, games: int, workers: int, db: Path) -> CommandRun:
     return CommandRun(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
 
 
-def compare(folder: Path, games: int, repeats: int) -> None:
+def compare(folder: Path, games: int, repeats: int, baseline: Path | None = None) -> None:
     """The command with 1 and 2 workers and the bare loop, interleaved; best of
     ``repeats``, with the range of every repeat (the machine may be shared). Each
-    repeat's ratio is the command's rate over the bare loop's just before it."""
-    rates: dict[int, list[float]] = {0: [], 1: [], 2: []}  # games/s by workers; 0 is the bare loop
-    ratios: dict[int, list[float]] = {1: [], 2: []}
+    repeat's ratio is the command's rate over the bare loop's just before it. With
+    ``baseline``, each run of the command is followed (then preceded, turn about)
+    by the same run with the baseline's code."""
+    codes: list[Path | None] = [None] if baseline is None else [None, baseline]
+    rates: dict[int, list[float]] = {0: []}  # games/s by workers; 0 is the bare loop
+    ratios: dict[tuple[int, Path | None], list[float]] = {}
+    runs: dict[tuple[int, Path | None], list[CommandRun]] = {}
     for repeat in range(repeats):
-        for workers in (0, 1, 0, 2):
-            if workers == 0:
-                rates[0].append(bare_playouts(games // 4, seed=repeat))
-            else:
+        for workers in (1, 2):
+            rates[0].append(bare_playouts(games // 4, seed=repeat))
+            for code in codes if repeat % 2 == 0 else codes[::-1]:
                 db = folder / f"rate-{repeat}-{workers}.db"
-                rates[workers].append(games / run_command(RANDOM_PAIR, games, workers, db).seconds)
-                ratios[workers].append(rates[workers][-1] / rates[0][-1])
+                run = run_command(RANDOM_PAIR, games, workers, db, code)
+                runs.setdefault((workers, code), []).append(run)
+                ratios.setdefault((workers, code), []).append(games / run.seconds / rates[0][-1])
                 db.unlink()
     print(f"random vs random, {games:,} games, best of {repeats} (range of the repeats):")
     print(f"  bare bitboard playout loop         {max(rates[0]):>8,.0f} games/s ({_range(rates[0], '.0f')})")
     for workers in (1, 2):
-        print(f"  arena tournament run, {workers} worker(s) {max(rates[workers]):>8,.0f} games/s "
-              f"({_range(rates[workers], '.0f')})   {max(rates[workers]) / max(rates[0]):.2f}x the bare loop "
-              f"(each repeat: {_range(ratios[workers], '.2f')}x)")
+        for code in codes:
+            done = [games / run.seconds for run in runs[workers, code]]
+            cpu = [run.cpu_seconds / games * 1e6 for run in runs[workers, code]]
+            label = f"arena tournament run, {workers} worker(s)" if code is None else f"  baseline {code}"
+            each = _range(ratios[workers, code], '.2f')
+            print(f"  {label:<34} {max(done):>8,.0f} games/s ({_range(done, '.0f')})   "
+                  f"{max(done) / max(rates[0]):.2f}x the bare loop (each repeat: {each}x); "
+                  f"CPU {_range(cpu, '.0f')} us a game")
+        if baseline is not None:
+            ours, theirs = runs[workers, None], runs[workers, baseline]
+            faster = [b.seconds / a.seconds for a, b in zip(ours, theirs)]
+            print(f"    this code against the baseline, run by run: {_range(faster, '.2f')}x the games/s, "
+                  f"{_range([a.cpu_seconds / b.cpu_seconds for a, b in zip(ours, theirs)], '.2f')}x the CPU")
     sys.stdout.flush()
 
 
@@ -134,10 +156,15 @@ def main() -> None:
     parser.add_argument("--cpu-bot", default="minimax:depth=5")
     parser.add_argument("--memory-games", type=int, nargs="*", default=[20_000, 100_000])
     parser.add_argument("--million", action="store_true", help="also measure memory at 1,000,000 games")
+    parser.add_argument("--baseline", type=Path, help="a checkout of another revision, run beside this one")
     args = parser.parse_args()
+    if args.baseline is not None and not (args.baseline / "arena" / "__init__.py").is_file():
+        print(f"--baseline {args.baseline}: no arena package there; give a checkout (git worktree add DIR REV)",
+              file=sys.stderr)
+        sys.exit(2)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        compare(folder, args.games, args.repeats)
+        compare(folder, args.games, args.repeats, args.baseline)
         if args.cpu_games:
             cpu_bound(folder, args.cpu_bot, args.cpu_games)
         memory(folder, args.memory_games + ([1_000_000] if args.million else []))
