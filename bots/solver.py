@@ -539,7 +539,12 @@ def _make_core(rules: Rules, backend: str, table_bits: int | None) -> SearchCore
         if not table_bits:
             # No more entries than a small board has positions (about 3 ** cells).
             table_bits = min(module.DEFAULT_TABLE_BITS, max(10, rules.cells + 2))
-        return module.NumbaCore(rules, table_bits)
+        core = module.NumbaCore(rules, table_bits)
+        from bots import kernel_c4
+
+        if rules == kernel_c4.RULES:  # the game nearly everyone plays: its geometry written in
+            core.search = kernel_c4._search
+        return core
     return PythonCore(rules)
 
 

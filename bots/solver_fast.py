@@ -108,6 +108,11 @@ def _prefetch_intrinsic(
 _prefetch = cast("Callable[[NDArray[np.uint64], np.int64], None]", _prefetch_intrinsic)
 
 
+# --- the kernel -----------------------------------------------------------------------------
+# From here to the end of the kernel, the search: bots/kernel_c4.py is this section
+# with 7x6 connect 4's geometry written in as constants (bots/kernel_source.py).
+
+
 @njit(cache=True, inline="always")
 def _win(p: np.uint64, empty: np.uint64, st: NDArray[np.int64]) -> np.uint64:
     """Cells of ``empty`` that complete a line with the stones ``p``."""
@@ -401,6 +406,9 @@ def _search(
     return lo
 
 
+# --- end of the kernel ------------------------------------------------------------------------
+
+
 def _table(words: int) -> NDArray[np.uint64]:
     """A zeroed array of ``words`` uint64, on huge pages where the system allows
     (the table is probed at random: fewer TLB misses), with every page touched
@@ -454,6 +462,10 @@ class NumbaCore:
         self.st = st
         self.cw = np.array([g.full, sum(g.bottom), *order], dtype=np.uint64)
         self.buf = np.zeros((rules.cells + 2, 2 * len(order)), dtype=np.uint64)
+        # The game nearly everyone plays gets the kernel with its geometry written in.
+        # The search the core runs: the generic kernel, or one written for these
+        # rules (bots.kernel_c4, which bots.solver hands over: it imports this module).
+        self.search: Callable[..., I64] = _search
 
     def reset(self) -> None:
         """Forget the transposition table (a new epoch; the memory is reused)."""
@@ -481,7 +493,7 @@ class NumbaCore:
     ) -> int:
         st = self.st
         st[BUDGET] = -1 if budget is None else budget
-        value = _search(
+        value = self.search(
             np.uint64(cur), np.uint64(mask), ply, a, b, mode, self.tt, st, self.cw, self.buf,
             NO_DEADLINE if deadline is None else float(deadline),
         )  # fmt: skip
