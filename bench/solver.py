@@ -12,6 +12,7 @@ Run: python bench/solver.py [--positions N] [--backend python|numba|both]
      python bench/solver.py --by-stones [--stones 4,6,8,10,12,14] [--count N]
                             [--seed S] [--table-bits B] [--by-score]
      python bench/solver.py --cold MOVES [--repeat R]
+     python bench/solver.py --kernels [--stones 10] [--count N] [--seed S]
 
 Timings are means per position over the pass with the least CPU time of
 ``--repeat`` passes: wall-clock ("us/pos", "x C++") and process CPU time ("cpu
@@ -30,6 +31,12 @@ CPU time (above 1: ours is slower). Both give Pons' score for the side to move;
 exit status 1 if they disagree on any position. ``--by-score`` adds, per stone
 count, the same ratios for the positions of each |score| (0 is a draw), with the
 nodes' ratio and each search's nodes per second.
+
+``--kernels`` solves the same random positions (``--stones``, ``--count``
+per seed, seeds ``--seed`` to ``--seed`` + 3) cold with the compiled search's
+generic kernel and with the one written for 7x6 connect 4 (bots/kernel_c4.py),
+the two in turn on each position, twice, in one process: their CPU time, nodes
+per second and ratio (the nodes must be the same; exit status 1 if not).
 
 ``--cold MOVES`` times ``arena solve MOVES --budget 0`` (the position and each
 move, one process from its start) beside a process of BitBully scoring the
@@ -278,6 +285,47 @@ def cold(moves: str, repeat: int) -> int:
     return 0
 
 
+def kernels(args: argparse.Namespace) -> int:
+    """The generic kernel and the one written for 7x6 connect 4, side by side."""
+    import numpy as np
+
+    from bots import kernel_c4, solver_fast
+
+    solver = Solver(Rules(), "numba", table_bits=args.table_bits)
+    solver.warm_up()
+    core = solver.core
+    assert isinstance(core, solver_fast.NumbaCore)
+    core.st[solver_fast.BUDGET] = -1  # no budget: every search to its end
+    searches = {"generic": solver_fast._search, "written for 7x6": kernel_c4._search}
+    cpu = dict.fromkeys(searches, 0.0)
+    nodes = dict.fromkeys(searches, 0)
+    stones = [int(part) for part in args.stones.split(",")]
+    count = args.count or 40
+    positions = [moves for k in stones for seed in range(args.seed, args.seed + 4)
+                 for moves in random_positions(k, count, seed)]
+    for number, moves in enumerate(positions):
+        board = Board.from_moves(moves)
+        cur, mask = board.key()
+        seen = set()
+        for turn in range(2):  # each first once: the machine's drift falls on both
+            for name in list(searches)[:: 1 if (number + turn) % 2 == 0 else -1]:
+                core.reset()
+                started = time.process_time()
+                searches[name](np.uint64(cur), np.uint64(mask), board.ply, 0, 0, 2, core.tt, core.st, core.cw,
+                               core.buf, solver_fast.NO_DEADLINE)
+                cpu[name] += time.process_time() - started
+                nodes[name] += int(core.st[solver_fast.NODES])
+                seen.add(int(core.st[solver_fast.NODES]))
+        if len(seen) != 1:
+            print(f"{moves}: the kernels searched {sorted(seen)} nodes", file=sys.stderr)
+            return 1
+    print(f"{len(positions)} positions of {args.stones} stones, each solved cold twice by each kernel:")
+    for name in searches:
+        print(f"  {name:<16} {cpu[name]:8.2f} s CPU  {nodes[name] / cpu[name] / 1e6:6.2f} M nodes/s")
+    print(f"  written for 7x6 / generic: {cpu['written for 7x6'] / cpu['generic']:.3f}x the CPU time")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--positions", type=int, default=0, help="positions per set (0: all 1000)")
@@ -287,7 +335,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--table-bits", type=int, default=None, help="numba table size, log2 entries")
     parser.add_argument("--keep-table", action="store_true", help="do not empty the table between positions")
     parser.add_argument("--by-stones", action="store_true", help="early-game positions, ours beside BitBully")
-    parser.add_argument("--stones", default="4,6,8,10,12,14", help="--by-stones: stone counts to draw")
+    parser.add_argument("--stones", default=None,
+                        help="stone counts to draw (--by-stones: 4,6,8,10,12,14; --kernels: 10)")
     parser.add_argument(
         "--count", type=int, default=0, help="--by-stones: positions per stone count (0: 20, fewer below 8)"
     )
@@ -295,10 +344,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--by-score", action="store_true",
                         help="--by-stones: also a line per |score| of the positions (near a draw: the hard ones)")
     parser.add_argument("--cold", metavar="MOVES", help="time arena solve MOVES beside BitBully, fresh processes")
+    parser.add_argument("--kernels", action="store_true",
+                        help="the generic compiled kernel beside the one written for 7x6, same positions")
     args = parser.parse_args(argv)
+    if args.kernels:
+        if not fast_available():
+            print("numba is not importable: there is no compiled kernel to measure", file=sys.stderr)
+            return 2
+        args.stones = args.stones or "10"
+        return kernels(args)
     if args.cold:
         return cold(args.cold, args.repeat)
     if args.by_stones:
+        args.stones = args.stones or "4,6,8,10,12,14"
         return by_stones(args)
 
     if not data_dir().is_dir():
