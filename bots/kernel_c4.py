@@ -3,11 +3,10 @@
 
 Its functions take the same arguments as the generic kernel's (the rules'
 array and words are still passed, and read only for the clock, the node
-count and the table); :class:`bots.solver_fast.NumbaCore` calls this
-search for these rules."""
+count and the table); :mod:`bots.solver` gives this search to the compiled
+core for these rules."""
 
 # ruff: noqa: SIM222
-# mypy: disable-error-code=unreachable
 
 from __future__ import annotations
 

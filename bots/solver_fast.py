@@ -462,7 +462,6 @@ class NumbaCore:
         self.st = st
         self.cw = np.array([g.full, sum(g.bottom), *order], dtype=np.uint64)
         self.buf = np.zeros((rules.cells + 2, 2 * len(order)), dtype=np.uint64)
-        # The game nearly everyone plays gets the kernel with its geometry written in.
         # The search the core runs: the generic kernel, or one written for these
         # rules (bots.kernel_c4, which bots.solver hands over: it imports this module).
         self.search: Callable[..., I64] = _search

@@ -294,7 +294,6 @@ def test_threads_capture_their_own_writes():
     assert seen == {n: str(n) * 200 for n in range(4)}
 
 
-
 class Namer(Bot):
     """Prints its name and the ply at every move; reads its board only, so the
     referee hands it its own board, read-only."""
@@ -318,7 +317,7 @@ def test_a_bot_given_the_referee_s_board_has_its_lines_filed_under_each_ply():
         assert set(lines) == {move.ply for move in record.moves if move.ply % 2 == side}
 
 
-def test_games_played_in_threads_at_once_keep_each_bot_s_own_lines():
+def test_games_played_in_threads_at_once_keep_each_bot_s_own_lines(capsys):
     # Each thread plays its games with its own capture: no line of one game's bot
     # may end in another's log, nor escape to the terminal.
     records: dict[int, list] = {}
@@ -338,6 +337,7 @@ def test_games_played_in_threads_at_once_keep_each_bot_s_own_lines():
                 lines = dict(record.logs[side].by_ply())
                 assert all(text == f"{name} {ply}\n" for ply, text in lines.items()), lines
                 assert len(lines) == sum(1 for move in record.moves if move.ply % 2 == side)
+    assert capsys.readouterr().out == ""
 
 
 # --- stored, shown, deleted ---------------------------------------------------------------------

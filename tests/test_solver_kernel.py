@@ -26,6 +26,8 @@ def test_a_kernel_that_reads_the_rules_in_a_new_way_is_refused_not_half_written(
     moved = generic.replace("st[NMOVES]", "st[NMOVES + 0]")
     with pytest.raises(ValueError, match=r"no longer reads st\[NMOVES\]: update bots/kernel_source.py"):
         kernel_source.source(moved)
+    with pytest.raises(ValueError, match="only for connect 4 with gravity"):
+        kernel_source.source(rules=Rules(connect=3))
     sideways = generic.replace("st[SHIFT + d]", "st[SHIFT + d + 0]", 1)
     with pytest.raises(ValueError, match=r"reads st\[SHIFT in a new way"):
         kernel_source.source(sideways)

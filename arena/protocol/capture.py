@@ -32,17 +32,16 @@ class Slot:
     (None: the streams), and ``streams``, the two streams that :func:`into` puts
     back when the capture ends."""
 
-    __slots__ = ("capture", "streams", "thread")
+    __slots__ = ("capture", "streams")
 
     def __init__(self) -> None:
         self.capture: list[str] | None = None
         self.streams: tuple[Any, Any] | None = None
-        self.thread = threading.get_ident()
 
 
 def slot() -> Slot:
     """The calling thread's slot (made on its first call). It belongs to that
-    thread: set its ``capture`` only from it (``slot.thread`` says which)."""
+    thread: set its ``capture`` only from it."""
     try:
         return _local.slot  # type: ignore[no-any-return]
     except AttributeError:

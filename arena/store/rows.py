@@ -559,7 +559,7 @@ def stored_time(seconds: float) -> str:
     the milliseconds after it for each game (rounded to the microsecond first,
     half to even, as datetime does)."""
     whole = math.floor(seconds)
-    micro = round((seconds - whole) * 1e6)  # the subtraction is exact: whole >= seconds / 2
+    micro = round((seconds - whole) * 1e6)  # exact: whole is 0 or within a factor of two of seconds
     if micro == 1_000_000:
         whole, micro = whole + 1, 0
     global _SECOND
