@@ -1,5 +1,5 @@
 """``python -m arena``: the same as the ``arena`` command."""
 
-from arena.cli.main import main
+from arena.cli import main
 
 main()

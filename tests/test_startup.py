@@ -95,3 +95,23 @@ def test_arena_script_entry_point_is_the_lazy_group() -> None:
     from arena.cli import main as script_main
 
     assert script_main is main
+
+
+def test_ctrl_c_while_the_command_loads_is_one_line_and_130(tmp_path: Path) -> None:
+    # The interrupt is raised where the command's first import of click stands, as
+    # a Ctrl-C there would be: the command's own handler is not in place yet.
+    code = (
+        "import builtins\n"
+        "real = builtins.__import__\n"
+        "def interrupted(name, *args, **kwargs):\n"
+        "    if name == 'click':\n"
+        "        raise KeyboardInterrupt\n"
+        "    return real(name, *args, **kwargs)\n"
+        "builtins.__import__ = interrupted\n"
+        "from arena.cli import main\n"
+        "main()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert (run.returncode, run.stderr, run.stdout) == (130, "Interrupted.\n", "")
