@@ -232,7 +232,7 @@ def test_the_score_in_words_is_the_window_count_where_windows_are_counted(rules,
 READS_THE_VARIANT = {
     "arena/engine/game.py",
     "bots/mcts.py", "bots/mcts_fast.py", "bots/minimax.py", "bots/neighbour.py", "bots/opening_book.py",
-    "bots/solver.py", "bots/solver_fast.py", "bots/kernel_c4.py",
+    "bots/solver.py", "bots/solver_fast.py", "bots/kernel_c4.py", "bots/kernel_source.py",
 }
 #: The option and configuration parsing: it makes rules from the flags, keys and
 #: keyword arguments that name the variant (``Rules(gravity=...)``, ``"rules.gravity"``,
