@@ -43,7 +43,7 @@ TABLE_MOVE_FIRST = np.uint64(65536)
 
 #: The rules this kernel serves.
 RULES = Rules(width=7, height=6, connect=4, gravity=True, scoring='line')
-SHIFTS_C4 = (0, 7, 6, 8)  # the line directions but the first
+SHIFTS_C4 = (1, 7, 6, 8)  # the four line directions' shifts
 FULL_C4 = np.uint64(279258638311359)
 BOTTOM_C4 = np.uint64(4432676798593)
 #: The columns' cells, centre first.
