@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 
 from arena.engine.game import Rules
 from bots.bitboard import ALL, U0, U1, _popcount, _shl, _shr
-from bots.solver_fast import I64, _prefetch
+from bots.solver_fast import I64, _address, _prefetch
 
 #: The numbers of bots/solver_fast.py the kernel reads.
 ABORTED = 3
@@ -172,9 +172,10 @@ SearchFunction = TypeVar("SearchFunction", bound=Callable[..., object])
 
 def _uncounted(function: SearchFunction) -> SearchFunction:
     """``njit`` without numba's reference counting: the search allocates nothing,
-    and with counting each call counted its four arrays in and out, eight atomic
-    operations a node (a tenth of the time of a search, by perf). ``_nrt`` is
-    missing from numba's type stubs, hence the options as a dict."""
+    and an array passed with counting is counted in and out at each call, two
+    atomic operations a node (with four arrays, a tenth of the time of a search,
+    by perf; the search now takes their addresses). ``_nrt`` is missing from
+    numba's type stubs, hence the options as a dict."""
     options: dict[str, Any] = {"cache": True, "_nrt": False}
     return cast(SearchFunction, njit(**options)(function))
 
@@ -186,7 +187,10 @@ def _negamax(
 ) -> I64:  # fmt: skip
     """Pons' fail-hard negamax; the side to move (``cur``) cannot win at once.
     ``opp_win``: the empty cells where the opponent would complete a line (the
-    parent has them already: it counted them to order its moves)."""
+    parent has them already: it counted them to order its moves). ``tt``, ``st``,
+    ``cw`` and ``buf`` are the arrays' addresses (``_address``; ``buf`` flat, a
+    row of ``2 * NMOVES`` words a ply): a call passes four words, where numba
+    passes each array as seven or nine (a tenth of the time of a search)."""
     st[NODES] += 1
     if st[NODES] >= st[NEXT_CHECK] and _must_stop(st, deadline):
         st[ABORTED] = 1
@@ -236,10 +240,10 @@ def _negamax(
             return beta
     # Children: the move that refuted this position last time first (the table's),
     # then most winning cells first, centre first among equals.
-    # buf[p]: the moves, their sort keys from column nm, their winning cells from 2 * NMOVES.
-    # buf[p]: the sort keys, which end in the move's rank, best first; from
-    # column nm, each move's winning cells by its rank.
+    # The ply's row of buf: the sort keys, which end in the move's rank, best
+    # first; from column nm, each move's winning cells by its rank.
     nm = 7
+    row = p * (2 * nm)
     n = 0
     child = cur ^ mask
     # The children's table entries are cache misses in waiting: start them all
@@ -252,15 +256,15 @@ def _negamax(
         m = possible & ORDER_C4[i]
         if m:
             w = _win(cur | m, empty ^ m, st)
-            buf[p, nm + i] = w
+            buf[row + nm + i] = w
             sc = (np.uint64(_popcount(w)) << np.uint64(8)) | np.uint64(255 - i)
             if i == table_move:
                 sc |= TABLE_MOVE_FIRST
             j = n
-            while j > 0 and buf[p, j - 1] < sc:
-                buf[p, j] = buf[p, j - 1]
+            while j > 0 and buf[row + j - 1] < sc:
+                buf[row + j] = buf[row + j - 1]
                 j -= 1
-            buf[p, j] = sc
+            buf[row + j] = sc
             n += 1
     epoch = (np.uint64(st[EPOCH]) << EPOCH_SHIFT) | (np.uint64(p) << PLY_SHIFT)
     if 42 - p >= st[ETC]:
@@ -268,7 +272,7 @@ def _negamax(
         # cutoff saves searching the children before it (worth its cache misses
         # only far from the end, where a child's search is large).
         for k in range(n):
-            rank = 255 - np.int64(buf[p, k] & MOVE_BITS)
+            rank = 255 - np.int64(buf[row + k] & MOVE_BITS)
             cm = mask | (possible & ORDER_C4[rank])
             ckey = child + cm if True else child
             at = _slot(child, cm, st)
@@ -285,9 +289,9 @@ def _negamax(
                 _store(tt, slot, key, mask, meta, st)
                 return proven
     for k in range(n):
-        rank = 255 - np.int64(buf[p, k] & MOVE_BITS)
+        rank = 255 - np.int64(buf[row + k] & MOVE_BITS)
         m = possible & ORDER_C4[rank]
-        score = -_negamax(child, mask | m, buf[p, nm + rank], p + 1, -beta, -alpha, tt, st, cw, buf, deadline)
+        score = -_negamax(child, mask | m, buf[row + nm + rank], p + 1, -beta, -alpha, tt, st, cw, buf, deadline)
         if st[ABORTED]:
             return 0
         if score >= beta:
@@ -320,8 +324,9 @@ def _search(
     st[NEXT_CHECK] = 0
     st[ABORTED] = 0
     opp_win = _win(cur ^ mask, FULL_C4 ^ mask, st)
+    tp, sp, cp, bp = _address(tt), _address(st), _address(cw), _address(buf)
     if mode == 0:
-        return _negamax(cur, mask, opp_win, p, a, b, tt, st, cw, buf, deadline)
+        return _negamax(cur, mask, opp_win, p, a, b, tp, sp, cp, bp, deadline)
     lo = a
     hi = b
     if mode == 2:
@@ -340,7 +345,7 @@ def _search(
             med = _half(lo)
         elif med >= 0 and _half(hi) > med:
             med = _half(hi)
-        r = _negamax(cur, mask, opp_win, p, med, med + 1, tt, st, cw, buf, deadline)
+        r = _negamax(cur, mask, opp_win, p, med, med + 1, tp, sp, cp, bp, deadline)
         if st[ABORTED]:
             return 0
         if r <= med:

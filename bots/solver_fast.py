@@ -77,35 +77,50 @@ Codegen = Callable[[BaseContext, ir.IRBuilder, Signature, Sequence[ir.Value]], i
 
 
 @intrinsic
-def _prefetch_intrinsic(
-    typingctx: TypingContext, array: types.Array, index: types.Integer
-) -> tuple[Signature, Codegen]:
-    """Ask the CPU to start loading ``array[index]`` into the cache (a hint)."""
-    sig = types.void(array, index)
+def _address_intrinsic(typingctx: TypingContext, array: types.Array) -> tuple[Signature, Codegen]:
+    """The address of an array's first element, as a pointer that compiled code
+    indexes like the (flat) array."""
+    sig = types.CPointer(array.dtype)(array)  # type: ignore[no-untyped-call]
 
     def codegen(
         context: BaseContext, builder: ir.IRBuilder, signature: Signature, args: Sequence[ir.Value]
     ) -> ir.Value:
         # The ignores below: numba's lowering API (BaseContext, cgutils) has no
         # annotations, so mypy counts each call to it as untyped.
-        array_type = signature.args[0]
-        ary = context.make_array(array_type)(context, builder, args[0])  # type: ignore[no-untyped-call]
-        pointer = cgutils.get_item_pointer(context, builder, array_type, ary, [args[1]])  # type: ignore[no-untyped-call]
+        ary = context.make_array(signature.args[0])(context, builder, args[0])  # type: ignore[no-untyped-call]
+        return ary.data
+
+    return sig, codegen
+
+
+@intrinsic
+def _prefetch_intrinsic(
+    typingctx: TypingContext, pointer: types.CPointer, index: types.Integer
+) -> tuple[Signature, Codegen]:
+    """Ask the CPU to start loading ``pointer[index]`` into the cache (a hint)."""
+    sig = types.void(pointer, index)
+
+    def codegen(
+        context: BaseContext, builder: ir.IRBuilder, signature: Signature, args: Sequence[ir.Value]
+    ) -> ir.Value:
         i8p = ir.IntType(8).as_pointer()
         i32 = ir.IntType(32)
         fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
         fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")  # type: ignore[no-untyped-call]
         # read, high temporal locality, data cache
-        builder.call(fn, [builder.bitcast(pointer, i8p), i32(0), i32(3), i32(1)])
+        element = builder.gep(args[0], [args[1]])
+        builder.call(fn, [builder.bitcast(element, i8p), i32(0), i32(3), i32(1)])
         return context.get_dummy_value()  # type: ignore[no-untyped-call]
 
     return sig, codegen
 
 
-#: ``_prefetch(array, index)``, as compiled code calls the intrinsic (numba passes
-#: the typing context itself; numba's stub would have callers pass it, and says
-#: the call never returns, as it does when called from Python).
-_prefetch = cast("Callable[[NDArray[np.uint64], np.int64], None]", _prefetch_intrinsic)
+#: ``_address(array)`` and ``_prefetch(pointer, index)``, as compiled code calls
+#: the intrinsics (numba passes the typing context itself; numba's stub would
+#: have callers pass it, and says the call never returns, as it does when called
+#: from Python).
+_address = cast("Callable[[NDArray[Any]], Any]", _address_intrinsic)
+_prefetch = cast("Callable[[Any, np.int64], None]", _prefetch_intrinsic)
 
 
 # --- the kernel -----------------------------------------------------------------------------
@@ -228,9 +243,10 @@ SearchFunction = TypeVar("SearchFunction", bound=Callable[..., object])
 
 def _uncounted(function: SearchFunction) -> SearchFunction:
     """``njit`` without numba's reference counting: the search allocates nothing,
-    and with counting each call counted its four arrays in and out, eight atomic
-    operations a node (a tenth of the time of a search, by perf). ``_nrt`` is
-    missing from numba's type stubs, hence the options as a dict."""
+    and an array passed with counting is counted in and out at each call, two
+    atomic operations a node (with four arrays, a tenth of the time of a search,
+    by perf; the search now takes their addresses). ``_nrt`` is missing from
+    numba's type stubs, hence the options as a dict."""
     options: dict[str, Any] = {"cache": True, "_nrt": False}
     return cast(SearchFunction, njit(**options)(function))
 
@@ -242,7 +258,10 @@ def _negamax(
 ) -> I64:  # fmt: skip
     """Pons' fail-hard negamax; the side to move (``cur``) cannot win at once.
     ``opp_win``: the empty cells where the opponent would complete a line (the
-    parent has them already: it counted them to order its moves)."""
+    parent has them already: it counted them to order its moves). ``tt``, ``st``,
+    ``cw`` and ``buf`` are the arrays' addresses (``_address``; ``buf`` flat, a
+    row of ``2 * NMOVES`` words a ply): a call passes four words, where numba
+    passes each array as seven or nine (a tenth of the time of a search)."""
     st[NODES] += 1
     if st[NODES] >= st[NEXT_CHECK] and _must_stop(st, deadline):
         st[ABORTED] = 1
@@ -292,10 +311,10 @@ def _negamax(
             return beta
     # Children: the move that refuted this position last time first (the table's),
     # then most winning cells first, centre first among equals.
-    # buf[p]: the moves, their sort keys from column nm, their winning cells from 2 * NMOVES.
-    # buf[p]: the sort keys, which end in the move's rank, best first; from
-    # column nm, each move's winning cells by its rank.
+    # The ply's row of buf: the sort keys, which end in the move's rank, best
+    # first; from column nm, each move's winning cells by its rank.
     nm = st[NMOVES]
+    row = p * (2 * nm)
     n = 0
     child = cur ^ mask
     # The children's table entries are cache misses in waiting: start them all
@@ -308,15 +327,15 @@ def _negamax(
         m = possible & cw[ORDER + i]
         if m:
             w = _win(cur | m, empty ^ m, st)
-            buf[p, nm + i] = w
+            buf[row + nm + i] = w
             sc = (np.uint64(_popcount(w)) << np.uint64(8)) | np.uint64(255 - i)
             if i == table_move:
                 sc |= TABLE_MOVE_FIRST
             j = n
-            while j > 0 and buf[p, j - 1] < sc:
-                buf[p, j] = buf[p, j - 1]
+            while j > 0 and buf[row + j - 1] < sc:
+                buf[row + j] = buf[row + j - 1]
                 j -= 1
-            buf[p, j] = sc
+            buf[row + j] = sc
             n += 1
     epoch = (np.uint64(st[EPOCH]) << EPOCH_SHIFT) | (np.uint64(p) << PLY_SHIFT)
     if st[CELLS] - p >= st[ETC]:
@@ -324,7 +343,7 @@ def _negamax(
         # cutoff saves searching the children before it (worth its cache misses
         # only far from the end, where a child's search is large).
         for k in range(n):
-            rank = 255 - np.int64(buf[p, k] & MOVE_BITS)
+            rank = 255 - np.int64(buf[row + k] & MOVE_BITS)
             cm = mask | (possible & cw[ORDER + rank])
             ckey = child + cm if st[GRAVITY] else child
             at = _slot(child, cm, st)
@@ -341,9 +360,9 @@ def _negamax(
                 _store(tt, slot, key, mask, meta, st)
                 return proven
     for k in range(n):
-        rank = 255 - np.int64(buf[p, k] & MOVE_BITS)
+        rank = 255 - np.int64(buf[row + k] & MOVE_BITS)
         m = possible & cw[ORDER + rank]
-        score = -_negamax(child, mask | m, buf[p, nm + rank], p + 1, -beta, -alpha, tt, st, cw, buf, deadline)
+        score = -_negamax(child, mask | m, buf[row + nm + rank], p + 1, -beta, -alpha, tt, st, cw, buf, deadline)
         if st[ABORTED]:
             return 0
         if score >= beta:
@@ -376,8 +395,9 @@ def _search(
     st[NEXT_CHECK] = 0
     st[ABORTED] = 0
     opp_win = _win(cur ^ mask, cw[FULL] ^ mask, st)
+    tp, sp, cp, bp = _address(tt), _address(st), _address(cw), _address(buf)
     if mode == 0:
-        return _negamax(cur, mask, opp_win, p, a, b, tt, st, cw, buf, deadline)
+        return _negamax(cur, mask, opp_win, p, a, b, tp, sp, cp, bp, deadline)
     lo = a
     hi = b
     if mode == 2:
@@ -396,7 +416,7 @@ def _search(
             med = _half(lo)
         elif med >= 0 and _half(hi) > med:
             med = _half(hi)
-        r = _negamax(cur, mask, opp_win, p, med, med + 1, tt, st, cw, buf, deadline)
+        r = _negamax(cur, mask, opp_win, p, med, med + 1, tp, sp, cp, bp, deadline)
         if st[ABORTED]:
             return 0
         if r <= med:
