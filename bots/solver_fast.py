@@ -242,11 +242,11 @@ SearchFunction = TypeVar("SearchFunction", bound=Callable[..., object])
 
 
 def _uncounted(function: SearchFunction) -> SearchFunction:
-    """``njit`` without numba's reference counting: the search allocates nothing,
-    and an array passed with counting is counted in and out at each call, two
-    atomic operations a node (with four arrays, a tenth of the time of a search,
-    by perf; the search now takes their addresses). ``_nrt`` is missing from
-    numba's type stubs, hence the options as a dict."""
+    """``njit`` without numba's reference counting: the search allocates nothing.
+    With counting, each array a call is given is counted in and out, two atomic
+    operations a node for each (when the search took its four arrays so, a tenth
+    of its time, by perf; it now takes their addresses). ``_nrt`` is missing
+    from numba's type stubs, hence the options as a dict."""
     options: dict[str, Any] = {"cache": True, "_nrt": False}
     return cast(SearchFunction, njit(**options)(function))
 
