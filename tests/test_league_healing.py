@@ -69,15 +69,36 @@ def _run(path: Path, log: Log, **options: Any) -> scheduler.LeagueOutcome:
                           heal=log.healing(), **options)
 
 
+class FirstChunkOnly:
+    """A worker's games: those of the first chunk it is given; at the next one it
+    stops, as if in a long game, until it is killed."""
+
+    def __init__(self, play: Any) -> None:
+        self.play = play
+
+    def __call__(self, chunk: Any) -> Any:
+        global _PLAYED_A_CHUNK
+        if _PLAYED_A_CHUNK:  # read in the worker process: each worker has its own
+            time.sleep(600)
+        _PLAYED_A_CHUNK = True
+        return self.play(chunk)
+
+
+_PLAYED_A_CHUNK = False
+
+
 def test_a_worker_killed_mid_game_is_replaced_and_the_league_plays_on(leagues, monkeypatch):
     calm, disturbed = leagues
     made: list[ProcessExecutor] = []
 
     class KilledOnce(ProcessExecutor):
-        """The first workers: one of them is killed (SIGKILL) with games in its pipe."""
+        """The first workers: one of them is killed (SIGKILL) with games in its pipe,
+        in the middle of its second chunk (it plays no further, however fast its
+        games: a worker given several chunks at once might otherwise play them all
+        before the first of its games is read)."""
 
         def map_unordered(self, fn, chunks):  # type: ignore[no-untyped-def]
-            for records in super().map_unordered(fn, chunks):
+            for records in super().map_unordered(FirstChunkOnly(fn), chunks):
                 yield records
                 if len(made) == 1 and records:
                     os.kill(self.worker_pids()[0], signal.SIGKILL)

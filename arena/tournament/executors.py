@@ -9,6 +9,7 @@ the schedule or the store.
 
 from __future__ import annotations
 
+import math
 import os
 import pickle
 import signal
@@ -29,9 +30,17 @@ if TYPE_CHECKING:
 #: transaction for many short games), and the longest it waits without yielding (an
 #: empty list: nothing finished, but the caller may update its progress).
 GATHER_SECONDS = 0.05
-#: Chunks each worker has at a time: the one it plays and the next, already in its
-#: pipe, so that it never waits for the coordinator between two chunks.
+#: Chunks each worker has at a time, at the least: the one it plays and the next,
+#: already in its pipe, so that it never waits for the coordinator between two chunks.
 CHUNKS_AHEAD = 2
+#: Seconds of play a worker has queued beyond the chunk it plays, judged by how long
+#: its last chunk took: the coordinator reads no pipe while it stores a batch of
+#: games (tens of milliseconds), and a worker that finishes its queue meanwhile
+#: waits. One chunk of 64 random games is gone in about 13 ms, so short chunks get
+#: more of them queued (up to MOST_CHUNKS_AHEAD); chunks that take longer keep
+#: CHUNKS_AHEAD, so that the last of a tournament's chunks are still shared evenly.
+AHEAD_SECONDS = 0.1
+MOST_CHUNKS_AHEAD = 8
 
 
 class SerialExecutor:
@@ -60,9 +69,10 @@ class SerialExecutor:
 class ProcessExecutor:
     """Worker processes on this machine (``multiprocess``), one pipe each.
 
-    Each worker has ``CHUNKS_AHEAD`` chunks at a time: it plays one, sends back
-    each game's record as the game finishes, then says the chunk is done, goes on
-    with the next one waiting in its pipe, and is sent another.
+    Each worker has ``CHUNKS_AHEAD`` chunks at a time, or more when its chunks are
+    short (see :func:`chunks_ahead`): it plays one, sends back each game's record
+    as the game finishes, then says the chunk is done and how long it took, goes
+    on with the next one waiting in its pipe, and is sent more.
     Records that arrive close together are yielded together (within
     ``GATHER_SECONDS``), so short games do not cost a transaction each; while
     nothing arrives an empty list is yielded every ``HEARTBEAT_SECONDS``. Work
@@ -152,10 +162,12 @@ class ProcessExecutor:
                     "lost: run the same command again to resume"
                 ) from None
             message = pickle.loads(data)
-            if message is None:  # a chunk is done: the worker goes on with the one queued
+            if type(message) is float:  # a chunk is done, in that many seconds: the worker goes on
                 self._queued[pipe] -= 1
                 if fn is not None:
-                    self._send_next(pipe, fn, source)
+                    wanted = chunks_ahead(message)
+                    while self._queued[pipe] < wanted and self._send_next(pipe, fn, source):
+                        pass
                 more = self._queued[pipe] > 0
             elif isinstance(message, _WorkerError):
                 raise RuntimeError(f"a worker failed: {message.text}")
@@ -188,6 +200,15 @@ class ProcessExecutor:
                 process.join()
 
 
+def chunks_ahead(chunk_seconds: float) -> int:
+    """How many chunks a worker should have at a time, its last one having taken
+    ``chunk_seconds``: the one it plays and enough for ``AHEAD_SECONDS`` more, at
+    least ``CHUNKS_AHEAD`` and at most ``MOST_CHUNKS_AHEAD``."""
+    if chunk_seconds <= 0:
+        return MOST_CHUNKS_AHEAD
+    return max(CHUNKS_AHEAD, min(MOST_CHUNKS_AHEAD, 1 + math.ceil(AHEAD_SECONDS / chunk_seconds)))
+
+
 class _WorkerError:
     """An exception in a worker (not a bot's: the referee catches those), as text."""
 
@@ -212,10 +233,11 @@ def _worker_loop(pipe: Any) -> None:
             if not data:
                 return
             fn, chunk = pickle.loads(data)
+            started = time.monotonic()
             try:
                 for record in fn(chunk):  # each game as it finishes
                     outbox.add(record)
-                outbox.send(None)  # the chunk is done
+                outbox.send(float(time.monotonic() - started))  # the chunk is done, in that time
             except Exception:
                 outbox.send(_WorkerError(traceback.format_exc(limit=5)))
     finally:
@@ -256,7 +278,7 @@ class _Outbox:
                 self._flush()
 
     def send(self, message: Any) -> None:
-        """The held games, then ``message`` (the end of a chunk: None; an error)."""
+        """The held games, then ``message`` (the end of a chunk: the seconds it took; an error)."""
         with self.lock:
             self._flush()
             _send(self.pipe, message)
