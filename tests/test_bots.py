@@ -90,6 +90,58 @@ def test_random_is_reproducible_and_legal():
     assert [bot.choose_move(board) for _ in range(10)] == seq1
 
 
+def test_random_draws_every_move_equally_often():
+    # 140,000 draws among 7 moves, then among 5 and among 361 (a 19x19 board without
+    # gravity), from fixed seeds: each count within 1.5% of its share (about six
+    # standard deviations for 7; the counts are the same on every run).
+    for n, draws in ((7, 140_000), (5, 100_000), (361, 361_000)):
+        counts = [0] * n
+        for seed in range(draws // 1000):
+            bot = RandomBot(stream=seed % 3)
+            bot.new_game(C4, 0, seed)
+            for _ in range(1000):
+                counts[bot._below(n)] += 1
+        share = draws / n
+        assert max(abs(count - share) for count in counts) < 0.015 * share + 5 * share**0.5, (n, counts)
+
+
+def test_random_rejects_a_draw_that_would_favour_the_low_moves():
+    # With 3 moves, 2**64 draws split 1 more way to move 0 than to moves 1 and 2:
+    # the draw 0 falls in that uneven rest and is drawn again. Taking it would pick
+    # move 0; the next draw, the largest, picks move 2.
+    bot = RandomBot()
+    bot.new_game(C4, 0, 1)
+    bot._draws = [2**64 - 1, 0]  # popped from the end: 0 first
+    assert bot._below(3) == 2
+    bot._draws = [2**64 - 1, 0]
+    board = Board(Rules(3, 3, 3))  # three columns open
+    assert bot.choose_move(board) == 2  # the same through the move's own first step
+    bot._draws = [2**64 - 1, 1]  # 1: 3 in the low word, no doubt
+    assert bot._below(3) == 0
+
+
+def test_random_streams_are_different_players():
+    board = Board(C4)
+
+    def moves(stream: int, seed: int) -> list[int]:
+        bot = RandomBot(stream=stream)
+        bot.new_game(C4, 0, seed)
+        return [bot.choose_move(board) for _ in range(20)]
+
+    assert moves(0, 5) == moves(0, 5)
+    assert len({tuple(moves(stream, 5)) for stream in range(4)}) == 4
+    assert moves(1, 5) != moves(1, 6)
+
+
+def test_a_bots_rng_is_seeded_by_its_game_when_first_used():
+    bot = GreedyBot()
+    bot.new_game(C4, 0, 42)
+    assert bot.rng.random() == random.Random(42).random()
+    bot.new_game(C4, 1, 43)  # a new game: a generator of its seed, not the last one's
+    assert bot.rng.random() == random.Random(43).random()
+    assert RandomBot().rng.random() == random.Random(0).random()  # before any game
+
+
 def test_random_without_gravity_picks_empty_cells():
     rules = Rules(3, 3, 3, gravity=False)
     board = Board.from_moves("a1b2a2c1", rules)
