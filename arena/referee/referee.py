@@ -77,8 +77,7 @@ def play_game(
         _start_bots(players, spec)
         adjudicator = None if spec.adjudicate is None else Adjudicator(spec.adjudicate)
         adjudicated = _play_out(board, players, spec.time_control, moves, adjudicator)
-        winner = board.winner
-        outcome = adjudicated or Outcome(winner, Termination.WIN if winner is not None else Termination.DRAW)
+        outcome = adjudicated or _PLAYED_OUT[board.winner]
     except _Forfeit as forfeit:
         outcome = Outcome(1 - forfeit.player, Termination.FORFEIT, storable(forfeit.reason))
     except ArenaFault as fault:
@@ -98,6 +97,11 @@ def play_game(
         finished_at=time.time(),
         logs=logs,
     )
+
+
+#: The outcome of a game played to its end, by winner (None: a draw). Outcomes are
+#: frozen: every game shares these three rather than making its own.
+_PLAYED_OUT = {0: Outcome(0, Termination.WIN), 1: Outcome(1, Termination.WIN), None: Outcome(None, Termination.DRAW)}
 
 
 def _collector(bot: str, sink: LogSink | None) -> LogCollector:
