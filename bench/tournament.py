@@ -4,7 +4,10 @@ command, from start to exit, beside a bare Python bitboard playout loop.
 For random vs random the command (run as a subprocess, with its database in a
 temporary folder) is timed with 1 and 2 workers, interleaved with the bare loop in
 the same run, and the ratio is printed: the part of the command's time that goes
-to playing rather than to refereeing, shipping and storing games. Then the same
+to playing rather than to refereeing, shipping and storing games (each repeat's
+ratio is over the bare loop timed just before and just after the command's runs).
+The commands keep their compiled modules, as a user's Python does after a first
+run (an untimed one here), even where PYTHONDONTWRITEBYTECODE is set. Then the same
 for a CPU-bound pairing (minimax vs minimax), and the peak resident memory of the
 command (os.wait4's ru_maxrss: the coordinator, or a worker if one ever grew
 larger) at a few sizes.
@@ -70,7 +73,12 @@ def run_command(bots: str, games: int, workers: int, db: Path, code: Path | None
     checkout ``code``, if given); what it took."""
     command = [str(ARENA), "tournament", "run", "--bots", bots, "--games", str(games),
                "--workers", str(workers), "--db", str(db), "--seed", "7", "--name", "bench"]
-    environment = None if code is None else {**os.environ, "PYTHONPATH": str(code)}
+    environment = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    # Compiled modules are kept (under the run's folder), as a user's Python keeps them
+    # after their first run: a machine set to write none compiles the arena at every start.
+    environment["PYTHONPYCACHEPREFIX"] = str(db.parent / "bytecode")
+    if code is not None:
+        environment["PYTHONPATH"] = str(code)
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=environment)
     _, status, usage = os.wait4(process.pid, 0)
@@ -85,22 +93,33 @@ def run_command(bots: str, games: int, workers: int, db: Path, code: Path | None
 def compare(folder: Path, games: int, repeats: int, baseline: Path | None = None) -> None:
     """The command with 1 and 2 workers and the bare loop, interleaved; best of
     ``repeats``, with the range of every repeat (the machine may be shared). Each
-    repeat's ratio is the command's rate over the bare loop's just before it. With
+    repeat's ratio is the command's rate over the mean of the bare loop's just
+    before and just after it. With
     ``baseline``, each run of the command is followed (then preceded, turn about)
     by the same run with the baseline's code."""
     codes: list[Path | None] = [None] if baseline is None else [None, baseline]
+    for code in codes:  # a first run of each, untimed: it compiles what the timed runs import
+        run_command(RANDOM_PAIR, 20, 1, folder / "warm-up.db", code)
+        (folder / "warm-up.db").unlink()
     rates: dict[int, list[float]] = {0: []}  # games/s by workers; 0 is the bare loop
     ratios: dict[tuple[int, Path | None], list[float]] = {}
     runs: dict[tuple[int, Path | None], list[CommandRun]] = {}
     for repeat in range(repeats):
         for workers in (1, 2):
-            rates[0].append(bare_playouts(games // 4, seed=repeat))
+            # The bare loop just before the command's runs and just after them: this
+            # machine's speed can swing by half within seconds, so one short loop
+            # before a run of many seconds is a poor reference.
+            before = bare_playouts(games // 4, seed=repeat)
+            done: list[tuple[Path | None, CommandRun]] = []
             for code in codes if repeat % 2 == 0 else codes[::-1]:
                 db = folder / f"rate-{repeat}-{workers}.db"
-                run = run_command(RANDOM_PAIR, games, workers, db, code)
-                runs.setdefault((workers, code), []).append(run)
-                ratios.setdefault((workers, code), []).append(games / run.seconds / rates[0][-1])
+                done.append((code, run_command(RANDOM_PAIR, games, workers, db, code)))
                 db.unlink()
+            after = bare_playouts(games // 4, seed=repeat)
+            rates[0] += [before, after]
+            for code, run in done:
+                runs.setdefault((workers, code), []).append(run)
+                ratios.setdefault((workers, code), []).append(games / run.seconds / ((before + after) / 2))
     print(f"random vs random, {games:,} games, best of {repeats} (range of the repeats):")
     print(f"  bare bitboard playout loop         {max(rates[0]):>8,.0f} games/s ({_range(rates[0], '.0f')})")
     for workers in (1, 2):
