@@ -9,10 +9,13 @@ from arena.bot import Bot, Option
 from arena.engine.game import Board, Rules
 
 #: The hash the random bot draws its numbers from, keyed so that its draws are its
-#: own: 64 bytes (eight 64-bit draws) for each block of a game's sequence.
+#: own: 64 bytes, sixteen draws, for each block of a game's sequence.
 _BLOCKS = hashlib.blake2b(digest_size=64, key=b"connectk-arena random bot")
-_EIGHT_DRAWS = struct.Struct("<8Q").unpack
-_DRAW = 1 << 64
+_SIXTEEN_WORDS = struct.Struct("<16I").unpack
+#: A draw is the low 30 bits of a word: a number Python keeps in one digit, where
+#: its arithmetic takes a short path (with 64-bit draws a move cost a third more).
+_BITS = 30
+_LOW = (1 << _BITS) - 1
 
 
 class RandomBot(Bot):
@@ -25,10 +28,10 @@ class RandomBot(Bot):
     Its numbers are not Python's Mersenne Twister (``self.rng``, which it leaves to
     subclasses): seeding one costs about 4.5 µs, as long as a dozen of this bot's
     moves, and a tournament of random bots seeds two a game. Block ``b`` of the
-    game's sequence is a keyed BLAKE2b hash of ``seed:stream:b``, read as eight
-    64-bit draws, made only when the game gets that far; a draw picks among ``n``
-    moves by Lemire's multiply-and-shift with rejection, so every move is exactly
-    equally likely.
+    game's sequence is a keyed BLAKE2b hash of ``seed:stream:b``, read as sixteen
+    30-bit draws, made only when the game gets that far; a draw picks among ``n``
+    moves (fewer than 2**30) by Lemire's multiply-and-shift with rejection, so
+    every move is exactly equally likely.
     """
 
     name = "random"
@@ -48,9 +51,9 @@ class RandomBot(Bot):
         n = len(moves)
         draws = self._draws
         if draws:  # _below's usual first step, inline: one call less a move
-            scaled = draws.pop() * n
-            if scaled % _DRAW >= n:
-                return moves[scaled >> 64]
+            scaled = (draws.pop() & _LOW) * n
+            if scaled & _LOW >= n:
+                return moves[scaled >> _BITS]
             draws.append(scaled // n)  # a draw in doubt: put back for _below to judge
         return moves[self._below(n)]
 
@@ -62,10 +65,10 @@ class RandomBot(Bot):
                 block = _BLOCKS.copy()
                 block.update(b"%s%d" % (self._key, self._blocks))
                 self._blocks += 1
-                draws = self._draws = list(_EIGHT_DRAWS(block.digest()))
-            scaled = draws.pop() * n
-            # The low word says whether this draw falls in the uneven rest of the
-            # range (fewer than n of its 2**64 values); rarely even looked at.
-            low = scaled % _DRAW
-            if low >= n or low >= (_DRAW - n) % n:
-                return scaled >> 64
+                draws = self._draws = list(_SIXTEEN_WORDS(block.digest()))
+            scaled = (draws.pop() & _LOW) * n
+            # The low bits say whether this draw falls in the uneven rest of the
+            # range (fewer than n of its 2**30 values); rarely even looked at.
+            low = scaled & _LOW
+            if low >= n or low >= (_LOW + 1 - n) % n:
+                return scaled >> _BITS

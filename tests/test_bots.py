@@ -106,18 +106,20 @@ def test_random_draws_every_move_equally_often():
 
 
 def test_random_rejects_a_draw_that_would_favour_the_low_moves():
-    # With 3 moves, 2**64 draws split 1 more way to move 0 than to moves 1 and 2:
-    # the draw 0 falls in that uneven rest and is drawn again. Taking it would pick
-    # move 0; the next draw, the largest, picks move 2.
+    # A draw is a word's low 30 bits. With 3 moves, 2**30 draws split 1 more way to
+    # move 0 than to moves 1 and 2: the draw 0 falls in that uneven rest and is
+    # drawn again. Taking it would pick move 0; the next draw, the largest, picks 2.
     bot = RandomBot()
     bot.new_game(C4, 0, 1)
-    bot._draws = [2**64 - 1, 0]  # popped from the end: 0 first
+    bot._draws = [2**32 - 1, 0]  # popped from the end: 0 first
     assert bot._below(3) == 2
-    bot._draws = [2**64 - 1, 0]
+    bot._draws = [2**32 - 1, 0]
     board = Board(Rules(3, 3, 3))  # three columns open
     assert bot.choose_move(board) == 2  # the same through the move's own first step
-    bot._draws = [2**64 - 1, 1]  # 1: 3 in the low word, no doubt
+    bot._draws = [2**32 - 1, 1]  # 1: 3 in the low bits, no doubt
     assert bot._below(3) == 0
+    bot._draws = [2**32 - 1, 2**30]  # 2**30: its low 30 bits are 0, drawn again
+    assert bot._below(3) == 2
 
 
 def test_random_streams_are_different_players():
