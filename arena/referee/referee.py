@@ -86,7 +86,7 @@ def play_game(
         for bot in players:
             _close(bot)
             bot.log = None
-    if kept is not None and outcome.termination in (Termination.FORFEIT, Termination.VOID):
+    if kept is not None and outcome.termination in _FAILED:
         kept.clear()  # a bot that failed is built anew, and so is its opponent
     logs: tuple[BotLog | None, BotLog | None] = (collectors[0].log(), collectors[1].log())
     return GameRecord(
@@ -99,6 +99,9 @@ def play_game(
     )
 
 
+#: The terminations after which the kept bots are built anew (a module name: reading
+#: an enum's member costs a lookup through its class).
+_FAILED = (Termination.FORFEIT, Termination.VOID)
 #: The outcome of a game played to its end, by winner (None: a draw). Outcomes are
 #: frozen: every game shares these three rather than making its own.
 _PLAYED_OUT = {0: Outcome(0, Termination.WIN), 1: Outcome(1, Termination.WIN), None: Outcome(None, Termination.DRAW)}

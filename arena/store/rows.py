@@ -582,8 +582,11 @@ def stored_time(seconds: float) -> str:
     second = _SECOND  # one tuple, read and replaced whole: threads may share it
     if second[0] != whole:
         second = _SECOND = (whole, dt.datetime.fromtimestamp(whole, dt.UTC).isoformat()[:-6])
-    return f"{second[1]}.{micro // 1000:03d}+00:00"
+    return second[1] + _MILLISECONDS[micro // 1000]
 
 
 #: The last whole second stored_time wrote, and its text (without the offset).
 _SECOND: tuple[float, str] = (math.nan, "")
+#: The end of a stored time after its whole second, for each millisecond: looked up,
+#: not formatted, for every game.
+_MILLISECONDS = tuple(f".{milli:03d}+00:00" for milli in range(1000))

@@ -237,7 +237,7 @@ def _worker_loop(pipe: Any) -> None:
             try:
                 for record in fn(chunk):  # each game as it finishes
                     outbox.add(record)
-                outbox.send(float(time.monotonic() - started))  # the chunk is done, in that time
+                outbox.send(time.monotonic() - started)  # the chunk is done, in that time
             except Exception:
                 outbox.send(_WorkerError(traceback.format_exc(limit=5)))
     finally:

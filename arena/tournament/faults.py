@@ -28,6 +28,10 @@ class _Finished(Protocol):
     def reason(self) -> str | None: ...
 
 
+#: Read once: an enum's member is a lookup through its class, and every game is counted.
+_VOID = Termination.VOID
+
+
 class Faults:
     """Counts void games in a row, and remembers the last reason."""
 
@@ -38,7 +42,7 @@ class Faults:
     def count(self, game: _Finished) -> None:
         """One more finished game (a record, or its rows): void, or a run broken.
         :class:`ArenaFailing` once :data:`VOID_IN_A_ROW` are void in a row."""
-        if game.termination == Termination.VOID:
+        if game.termination == _VOID:
             self.in_a_row += 1
             self.last = game.reason or ""
         else:

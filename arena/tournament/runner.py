@@ -156,7 +156,7 @@ def _run(
         for game in records:
             spec = in_flight.pop(game.key, None)
             faults.count(game)
-            if game.termination == Termination.VOID:
+            if game.termination == _VOID:
                 voided.append(game)
                 outcome.voided += 1
                 if spec is not None:
@@ -262,6 +262,9 @@ def _rounds_to_play(
 
 
 #: Rounds of playing void games again, after the first pass, before a run gives up.
+#: Read once: an enum's member is a lookup through its class, and every game is taken.
+_VOID = Termination.VOID
+
 MAX_REPLAY_ROUNDS = 5
 
 
