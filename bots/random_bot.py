@@ -8,9 +8,11 @@ import struct
 from arena.bot import Bot, Option
 from arena.engine.game import Board, Rules
 
-#: The hash the random bot draws its numbers from, keyed so that its draws are its
-#: own: 64 bytes, sixteen draws, for each block of a game's sequence.
-_BLOCKS = hashlib.blake2b(digest_size=64, key=b"connectk-arena random bot")
+#: The hash the random bot draws its numbers from, personalised so that its draws
+#: are its own: 64 bytes, sixteen draws, for each block of a game's sequence. Not
+#: keyed: nothing here is secret (the seed is), and a key is one more block to
+#: compress for every digest.
+_BLOCKS = hashlib.blake2b(digest_size=64, person=b"arena random bot")
 _SIXTEEN_WORDS = struct.Struct("<16I").unpack
 #: A draw is the low 30 bits of a word: a number Python keeps in one digit, where
 #: its arithmetic takes a short path (with 64-bit draws a move cost a third more).
@@ -28,7 +30,7 @@ class RandomBot(Bot):
     Its numbers are not Python's Mersenne Twister (``self.rng``, which it leaves to
     subclasses): seeding one costs about 4.5 µs, as long as a dozen of this bot's
     moves, and a tournament of random bots seeds two a game. Block ``b`` of the
-    game's sequence is a keyed BLAKE2b hash of ``seed:stream:b``, read as sixteen
+    game's sequence is a BLAKE2b hash of ``seed:stream:b``, read as sixteen
     30-bit draws, made only when the game gets that far; a draw picks among ``n``
     moves (fewer than 2**30) by Lemire's multiply-and-shift with rejection, so
     every move is exactly equally likely.

@@ -24,7 +24,7 @@ from arena.tournament.runner import run_tournament
 
 #: random against random (the moves' milliseconds), greedy, and minimax (its info on every move).
 BOTS = ["random:stream=1", "random:stream=2", "greedy", "minimax:depth=2"]
-FINGERPRINT = "e0c1b55691861c2d6a241e5ff417457a2b9338528517832b2c721533028a4c7e"
+FINGERPRINT = "cde084d6e1b8afc575467b79e1867112839972ad58a814c97a7b92ce3bd07f4a"
 
 GAME_COLUMNS = ("g.id, t.name, g.key, g.pairing, b1.spec, b2.spec, g.opening, g.opening_plies, g.result, g.winner, "
                 "g.termination, g.reason, g.plies, g.moves, g.seed, typeof(g.duration), typeof(g.finished_at)")
