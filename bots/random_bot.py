@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
-import struct
+import _random
+import random
+from hashlib import sha512
 
 from arena.bot import Bot, Option
 from arena.engine.game import Board, Rules
 
-#: The hash the random bot draws its numbers from, personalised so that its draws
-#: are its own: 64 bytes, sixteen draws, for each block of a game's sequence. Not
-#: keyed: nothing here is secret (the seed is), and a key is one more block to
-#: compress for every digest.
-_BLOCKS = hashlib.blake2b(digest_size=64, person=b"arena random bot")
-_SIXTEEN_WORDS = struct.Struct("<16I").unpack
-#: A draw is the low 30 bits of a word: a number Python keeps in one digit, where
-#: its arithmetic takes a short path (with 64-bit draws a move cost a third more).
-_BITS = 30
-_LOW = (1 << _BITS) - 1
+#: The Mersenne Twister's own seeding, in C: what ``random.Random.seed`` calls once
+#: it has turned a text seed into a number.
+_SEED_GENERATOR = _random.Random.seed
 
 
 class RandomBot(Bot):
@@ -27,50 +21,43 @@ class RandomBot(Bot):
     The ``stream`` option picks another, independent sequence, so that
     ``random:stream=1`` and ``random:stream=2`` are two different random players.
 
-    Its numbers are not Python's Mersenne Twister (``self.rng``, which it leaves to
-    subclasses): seeding one costs about 4.5 µs, as long as a dozen of this bot's
-    moves, and a tournament of random bots seeds two a game. Block ``b`` of the
-    game's sequence is a BLAKE2b hash of ``seed:stream:b``, read as sixteen
-    30-bit draws, made only when the game gets that far; a draw picks among ``n``
-    moves (fewer than 2**30) by Lemire's multiply-and-shift with rejection, so
-    every move is exactly equally likely.
+    Its moves are those of ``self.rng.choice(board.legal_moves())`` with ``self.rng``
+    seeded as ``random.Random(seed)`` (``random.Random(f"{seed}:{stream}")`` for a
+    stream), game after game, release after release: a tournament resumed by a
+    later release plays the games the first one would have. What is done here
+    instead of those calls, for speed only: the bot keeps one generator and seeds
+    it again for each game with Python's seeding in C, the text seed hashed here as
+    ``random.seed`` hashes it; and a move draws as ``choice`` does, inline
+    (``Random._randbelow_with_getrandbits``), two calls in Python fewer a move.
     """
 
     name = "random"
     stream = Option(0, "which random stream to draw from (independent players)")
-    # new_game sets up everything a game uses; choose_move only reads the legal moves.
+    # new_game seeds everything a game uses; choose_move only reads the legal moves.
     reusable = True
     reads_board_only = True
 
     def new_game(self, rules: Rules, player: int, seed: int) -> None:
-        super().new_game(rules, player, seed)
-        self._key = b"%d:%d:" % (seed, self.stream)
-        self._blocks = 0
-        self._draws: list[int] = []  # what is left of the block drawn from, last first
+        self.rules = rules
+        self.player = player
+        rng: random.Random | None = self.__dict__.get("rng")
+        if rng is None:  # the first game: a generator kept for the games after it
+            rng = self.rng = random.Random(0)
+        if self.stream:  # random.Random(text) turns its text into this number
+            text = b"%d:%d" % (seed, self.stream)
+            _SEED_GENERATOR(rng, int.from_bytes(text + sha512(text).digest()))
+        else:
+            _SEED_GENERATOR(rng, seed)
+        rng.gauss_next = None  # type: ignore[attr-defined]  # as random.Random.seed leaves it
 
     def choose_move(self, board: Board) -> int:
         moves = board.legal_moves()
         n = len(moves)
-        draws = self._draws
-        if draws:  # _below's usual first step, inline: one call less a move
-            scaled = (draws.pop() & _LOW) * n
-            if scaled & _LOW >= n:
-                return moves[scaled >> _BITS]
-            draws.append(scaled // n)  # a draw in doubt: put back for _below to judge
-        return moves[self._below(n)]
-
-    def _below(self, n: int) -> int:
-        """A number in [0, n), each equally likely."""
-        draws = self._draws
-        while True:
-            if not draws:
-                block = _BLOCKS.copy()
-                block.update(b"%s%d" % (self._key, self._blocks))
-                self._blocks += 1
-                draws = self._draws = list(_SIXTEEN_WORDS(block.digest()))
-            scaled = (draws.pop() & _LOW) * n
-            # The low bits say whether this draw falls in the uneven rest of the
-            # range (fewer than n of its 2**30 values); rarely even looked at.
-            low = scaled & _LOW
-            if low >= n or low >= (_LOW + 1 - n) % n:
-                return scaled >> _BITS
+        if not n:
+            raise IndexError("Cannot choose from an empty sequence")  # as choice says it
+        draw = self.rng.getrandbits
+        bits = n.bit_length()
+        index = draw(bits)
+        while index >= n:
+            index = draw(bits)
+        return moves[index]

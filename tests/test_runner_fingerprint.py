@@ -5,9 +5,6 @@ a move's milliseconds are the clock's; whether a move has milliseconds is not) i
 hashed in id order, with the pair counts the triggers keep. The fingerprint was
 taken before the writer, the workers' messages and the schedule were made faster:
 a change to any of them that stores anything else, or in another order, fails here.
-It was taken again when the random bot's numbers changed from Python's Mersenne
-Twister to its own hashed draws (bots/random_bot.py): with the old random bot put
-back, the code of that change stores the old fingerprint's rows.
 """
 
 from __future__ import annotations
@@ -24,7 +21,7 @@ from arena.tournament.runner import run_tournament
 
 #: random against random (the moves' milliseconds), greedy, and minimax (its info on every move).
 BOTS = ["random:stream=1", "random:stream=2", "greedy", "minimax:depth=2"]
-FINGERPRINT = "cde084d6e1b8afc575467b79e1867112839972ad58a814c97a7b92ce3bd07f4a"
+FINGERPRINT = "56fd74fde5e4efe8c34a15178faf6e686891b804f6b6b78f41a2282b0ec717bb"
 
 GAME_COLUMNS = ("g.id, t.name, g.key, g.pairing, b1.spec, b2.spec, g.opening, g.opening_plies, g.result, g.winner, "
                 "g.termination, g.reason, g.plies, g.moves, g.seed, typeof(g.duration), typeof(g.finished_at)")
