@@ -261,10 +261,9 @@ def _rounds_to_play(
         yield todo
 
 
-#: Rounds of playing void games again, after the first pass, before a run gives up.
 #: Read once: an enum's member is a lookup through its class, and every game is taken.
 _VOID = Termination.VOID
-
+#: Rounds of playing void games again, after the first pass, before a run gives up.
 MAX_REPLAY_ROUNDS = 5
 
 
