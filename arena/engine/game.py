@@ -18,7 +18,7 @@ from bisect import insort
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from functools import lru_cache
-from typing import Any, cast
+from typing import cast
 
 from arena.errors import ArenaError
 
@@ -215,25 +215,8 @@ def _drawing(rules: Rules) -> Drawing:
     return Drawing("cells", face=False, column_labels=columns, row_labels=rows, entry_row=None)
 
 
-#: The rules _geometry was last asked for, and their geometry.
-_LAST_GEOMETRY: tuple[object, Any] = (object(), None)
-
-
-def _geometry(rules: Rules) -> _Geometry:
-    """The geometry of ``rules``: the last one asked for if it is the same object
-    (a tournament's games share their Rules), else from the cache by value; hashing a
-    dataclass is a call in Python, and every board begins with this."""
-    global _LAST_GEOMETRY
-    last = _LAST_GEOMETRY  # one tuple, read and replaced whole: threads may share it
-    if last[0] is rules:
-        return cast(_Geometry, last[1])
-    geometry = _geometry_by_value(rules)
-    _LAST_GEOMETRY = (rules, geometry)
-    return geometry
-
-
 @lru_cache(maxsize=64)
-def _geometry_by_value(rules: Rules) -> _Geometry:
+def _geometry(rules: Rules) -> _Geometry:
     # Cached outside Rules so that pickled rules stay four small fields.
     return _Geometry(rules)
 

@@ -496,26 +496,10 @@ def _storable_json(text: str | None) -> str | None:
 GAME_COLUMNS = slice(FinishedGame._fields.index("opening"), FinishedGame._fields.index("move_plies"))
 
 
+@lru_cache(maxsize=64)
 def _notation(rules: Rules) -> tuple[tuple[str, ...], str]:
     """The name of each move, and what goes between them in a move string (as
-    :func:`~arena.engine.game.format_moves` writes them), made once per rules: the
-    last rules' by identity (a tournament's games share one Rules object, and hashing
-    a dataclass is a call in Python), others from the cache."""
-    global _LAST_NOTATION
-    last = _LAST_NOTATION  # one tuple, read and replaced whole: threads may share it
-    if last[0] is rules:
-        return last[1]
-    notation = _notation_by_value(rules)
-    _LAST_NOTATION = (rules, notation)
-    return notation
-
-
-#: The rules _notation was last asked for, and their notation.
-_LAST_NOTATION: tuple[object, tuple[tuple[str, ...], str]] = (object(), ((), ""))
-
-
-@lru_cache(maxsize=64)
-def _notation_by_value(rules: Rules) -> tuple[tuple[str, ...], str]:
+    :func:`~arena.engine.game.format_moves` writes them), made once per rules."""
     names = move_names(rules)
     two = format_moves((0, 0), rules)  # the notation's own choice, read back: "11" or "1,1"
     return names, two[len(names[0]):len(two) - len(names[0])]
