@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import _random
 import random
-from hashlib import sha512
+
+try:  # Python's own SHA-512, the one random.seed hashes a text seed with: quicker to
+    # start than OpenSSL's, which hashlib gives (a start a game, for each bot)
+    from _sha512 import sha512  # type: ignore[import-not-found]
+except ImportError:  # where Python has it under another name (3.12 on)
+    from hashlib import sha512
 
 from arena.bot import Bot, Option
 from arena.engine.game import Board, Rules

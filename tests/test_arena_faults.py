@@ -22,7 +22,7 @@ import pytest
 import arena.tournament.runner as runner
 from arena.bot import Bot
 from arena.engine.game import Rules
-from arena.records import BotCode, GameRecord, GameSpec, Limits, Outcome, Termination
+from arena.records import BotCode, GameRecord, GameSpec, Limits, Outcome, RefereedGame, Termination
 from arena.referee.referee import play_game
 from arena.sandbox import spawner
 from arena.sandbox.proxy import SandboxedBot
@@ -192,23 +192,24 @@ def config(tmp_path: Path, games: int = 6) -> object:
                               "db": str(tmp_path / "arena.db"), "seed": 3})
 
 
-def void(spec: GameSpec, why: str = "sandbox: could not start a bot process (injected)") -> GameRecord:
-    return GameRecord(spec=spec, outcome=Outcome(None, Termination.VOID, f"the arena failed: {why}"),
-                      moves=[], duration=0.0, finished_at=time.time())
+def void(spec: GameSpec, why: str = "sandbox: could not start a bot process (injected)") -> RefereedGame:
+    """What the referee gives for a game during which the arena failed (as a worker stores it)."""
+    return RefereedGame(spec, Outcome(None, Termination.VOID, f"the arena failed: {why}"), [], [], {},
+                        0.0, time.time(), (None, None))
 
 
 def test_void_games_are_kept_apart_and_played_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = runner.play_game
+    real = runner.referee_game
     failed: set[str] = set()
 
-    def flaky(spec: GameSpec, **options: object) -> GameRecord:  # the first try of every other game fails
+    def flaky(spec: GameSpec, **options: object) -> RefereedGame:  # the first try of every other game fails
         if spec.key not in failed and len(failed) % 2 == 0:
             failed.add(spec.key)
             return void(spec)
         failed.add(spec.key)
         return real(spec)
 
-    monkeypatch.setattr(runner, "play_game", flaky)
+    monkeypatch.setattr(runner, "referee_game", flaky)
     cfg = config(tmp_path)
     with Store(tmp_path / "arena.db") as store:
         outcome = runner.run_tournament(cfg, store)
@@ -229,10 +230,10 @@ def test_an_arena_that_keeps_failing_stops_the_run_in_one_line(tmp_path: Path,
 
     from arena.cli.main import main
 
-    real = runner.play_game
+    real = runner.referee_game
     broken = {"on": False}
 
-    def breaks_after_two(spec: GameSpec) -> GameRecord:
+    def breaks_after_two(spec: GameSpec) -> RefereedGame:
         if broken["on"]:
             return void(spec, "sandbox: could not start a bot process (the spawner failed: out of processes)")
         return real(spec)
@@ -242,12 +243,12 @@ def test_an_arena_that_keeps_failing_stops_the_run_in_one_line(tmp_path: Path,
             "--name", "faults"]
     calls = {"n": 0}
 
-    def counting(spec: GameSpec, **options: object) -> GameRecord:  # two games, then the arena fails for good
+    def counting(spec: GameSpec, **options: object) -> RefereedGame:  # two games, then the arena fails for good
         calls["n"] += 1
         broken["on"] = calls["n"] > 2
         return breaks_after_two(spec)
 
-    monkeypatch.setattr(runner, "play_game", counting)
+    monkeypatch.setattr(runner, "referee_game", counting)
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 1, result.output
     lines = [line for line in result.output.splitlines() if line.strip()]
@@ -261,7 +262,7 @@ def test_an_arena_that_keeps_failing_stops_the_run_in_one_line(tmp_path: Path,
         assert store.games.void_count() >= VOID_IN_A_ROW
     # The machine is fixed: the same command plays the rest, and nothing twice.
     broken["on"], calls["n"] = False, -100
-    monkeypatch.setattr(runner, "play_game", real)
+    monkeypatch.setattr(runner, "referee_game", real)
     again = CliRunner().invoke(main, args)
     assert again.exit_code == 0, again.output
     with Store(db) as store:

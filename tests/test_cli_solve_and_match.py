@@ -209,7 +209,7 @@ def test_ctrl_c_in_replay_and_match_is_one_line_and_130(tmp_path: Path, monkeypa
     db = _db_with_games(tmp_path)
     monkeypatch.setattr(arena.terminal.replay.ReplaySession, "run", _ctrl_c)
     _interrupted(_run("replay", "1", "--db", db))
-    monkeypatch.setattr(arena.tournament.runner, "play_game", _ctrl_c)
+    monkeypatch.setattr(arena.tournament.runner, "referee_game", _ctrl_c)
     result = _run("match", "random", "greedy", "-n", "2")
     assert result.exit_code == 130, (result.exit_code, result.output)
     assert "Traceback" not in result.output and "Aborted" not in result.output
@@ -321,13 +321,13 @@ def test_match_gives_every_game_the_time_control(monkeypatch: pytest.MonkeyPatch
     from arena.records import TimeControl
 
     seen: list[TimeControl] = []
-    real = arena.tournament.runner.play_game
+    real = arena.tournament.runner.referee_game
 
     def spy(spec, **options):  # type: ignore[no-untyped-def]
         seen.append(spec.time_control)
         return real(spec, **options)
 
-    monkeypatch.setattr(arena.tournament.runner, "play_game", spy)
+    monkeypatch.setattr(arena.tournament.runner, "referee_game", spy)
     result = _run("match", "random", "greedy", "-n", "2", "--move-seconds", "2", "--bank-seconds", "5")
     assert result.exit_code == 0, result.output
     assert seen == [TimeControl(2.0, 5.0)] * 2

@@ -22,7 +22,7 @@ from arena.store import Store
 from tests.conftest import TEST_BOTS
 
 SLEEPY = str(TEST_BOTS / "sleepy.py")
-PLAY_GAME = arena.tournament.runner.play_game
+REFEREE_GAME = arena.tournament.runner.referee_game
 
 
 def _games(db: Path, name: str | None = None) -> dict[str, tuple]:
@@ -68,9 +68,9 @@ def _counting(monkeypatch: pytest.MonkeyPatch, stop_after: int | None = None) ->
         if stop_after is not None and len(played) == stop_after:
             raise KeyboardInterrupt
         played.append(spec.key)
-        return PLAY_GAME(spec, **options)
+        return REFEREE_GAME(spec, **options)
 
-    monkeypatch.setattr(arena.tournament.runner, "play_game", play)
+    monkeypatch.setattr(arena.tournament.runner, "referee_game", play)
     return played
 
 

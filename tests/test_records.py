@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pickle
 import subprocess
@@ -11,7 +12,7 @@ import pytest
 
 from arena.engine.game import Board, Rules
 from arena.formats.game_files import import_game
-from arena.records import GameRecord, GameSpec, MoveRecord, Outcome, Termination
+from arena.records import BotCode, GameRecord, GameSpec, Limits, MoveRecord, Outcome, Termination, TimeControl
 from arena.store import Store
 from arena.terminal.casual import HUMAN, save_game
 
@@ -95,6 +96,25 @@ def test_game_records_pickle_compactly_and_come_back_whole():
     assert copy == record
     assert all(type(move) is MoveRecord for move in copy.moves)
     assert copy.outcome.termination is Termination.WIN
+
+
+def test_game_specs_pickle_as_their_values_and_come_back_whole():
+    # Every field away from its default, so that a field the pickle left out shows.
+    spec = GameSpec(
+        key="p0001-o0002-b", rules=Rules(8, 7, 5, gravity=False), first="a.py", second="greedy",
+        pairing="p0001", opening=(9, 17), seed=2**62 + 3, time_control=TimeControl(0.5, 2.0), isolate=True,
+        limits=Limits(memory_mb=256, processes=8), submitted=(("a.py", BotCode("a.py", text="x = 1")),),
+        failed_start=(("greedy", "timed out"),), adjudicate=12,
+    )
+    data = pickle.dumps(spec, protocol=pickle.HIGHEST_PROTOCOL)
+    assert b"failed_start" not in data  # the values, not a dict of them by name
+    copy = pickle.loads(data)
+    assert type(copy) is GameSpec
+    assert copy == spec
+    assert [getattr(copy, name) for name in vars(spec)] == [getattr(spec, name) for name in vars(spec)]
+    assert hash(copy) == hash(spec)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        copy.seed = 1  # type: ignore[misc]
 
 
 # --- stored and imported games read back -----------------------------------------------------

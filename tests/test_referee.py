@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from arena.bot import Bot, BotFailure
+from arena.bot import Bot, BotFailure, Choice
 from arena.engine.game import Board, Rules
 from arena.records import GameSpec, TimeControl
 from arena.referee import referee
 from arena.referee.referee import play_game
+from arena.store.rows import FinishedGame
 from tests.conftest import TEST_BOTS
 
 MISBEHAVING = TEST_BOTS / "hostile.py"
@@ -220,3 +221,37 @@ def test_the_referee_does_not_import_the_sandboxed_bot():
     imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     assert "arena.sandbox.proxy" not in imported
     assert "SandboxedBot" not in Path(referee.__file__).read_text()
+
+
+class _Talker(Bot):
+    """Prints every move and reports an info on some: what a record keeps beside the moves."""
+
+    name = "talker"
+
+    def choose_move(self, board: Board) -> int | Choice:
+        print("at ply", board.ply)
+        move = board.legal_moves()[0]
+        return move if board.ply % 3 else Choice(move, {"ply": board.ply})
+
+
+@pytest.mark.parametrize(("first", "second", "opening"), [
+    ("minimax", "random", ()),  # infos on one side's moves
+    ("random:stream=1", "random:stream=2", (3, 3, 4)),  # no info, an opening
+    (bad("FullColumn"), "random", (2,)),  # a forfeit, after moves
+    ("talker", "random", ()),  # a log, infos on some moves
+])
+def test_a_refereed_game_gives_the_rows_of_its_record(first, second, opening):
+    # A tournament's worker stores a game from the referee's columns, without making
+    # its GameRecord; both ways give the same rows, the timings included.
+    bots = (_Talker(), None) if first == "talker" else None
+    game = referee.referee_game(spec(first, second, seed=5, opening=opening), bots)
+    record = game.record()
+    assert [m.ply for m in record.moves] == list(range(len(game.moves)))
+    assert [m.ms for m in record.moves][:len(opening)] == [None] * len(opening)
+    rows = FinishedGame.of_refereed(game)
+    assert rows == FinishedGame.of(record)
+    assert type(rows) is FinishedGame
+    if first in ("minimax", "talker"):
+        assert rows.move_info is not None and rows.move_info.count(None) < len(rows.move_info)
+    if first == "talker":
+        assert rows.logs is not None

@@ -31,7 +31,7 @@ from arena.players.plugins import make_player
 from arena.protocol.bot_log import LogCollector, crash_reason, where
 from arena.protocol.messages import describe_exception
 from arena.protocol.player import Player, as_player
-from arena.records import BotLog, GameRecord, GameSpec, MoveRecord, Outcome, Termination, TimeControl
+from arena.records import GameRecord, GameSpec, Outcome, RefereedGame, Termination, TimeControl
 from arena.referee.adjudication import Adjudicator
 from arena.referee.kept_bots import KeptBots
 from arena.text import json_text, storable
@@ -60,14 +60,26 @@ def play_game(
     before it, where their class allows: see :class:`KeptBots`), which then keeps
     it for the next game. ``log_sink`` is told what each bot writes as it comes
     (``arena play --debug``)."""
+    return referee_game(spec, bots, log_sink, kept).record()
+
+
+def referee_game(
+    spec: GameSpec,
+    bots: tuple[Bot | Player | None, Bot | Player | None] | None = None,
+    log_sink: LogSink | None = None,
+    kept: KeptBots | None = None,
+) -> RefereedGame:
+    """:func:`play_game`, its moves left in columns (what a tournament's worker stores)."""
     started = time.perf_counter()
     # The referee's board, read-only to its bots: one that only reads it is handed
     # it as it is (the rest get a copy for every move).
     board = Board(spec.rules)
-    moves = [MoveRecord(ply, move, None) for ply, move in enumerate(spec.opening)]
     for move in spec.opening:
         board.play_checked(move)
     board = read_only(board)
+    moves = list(spec.opening)
+    ms: list[float | None] = [None] * len(moves)
+    infos: dict[int, dict[str, Any]] = {}
     players: tuple[Player, ...] = ()
     collectors = (_collector(spec.first, log_sink), _collector(spec.second, log_sink))
     try:
@@ -76,7 +88,7 @@ def play_game(
             player.log = collector
         _start_bots(players, spec)
         adjudicator = None if spec.adjudicate is None else Adjudicator(spec.adjudicate)
-        adjudicated = _play_out(board, players, spec.time_control, moves, adjudicator)
+        adjudicated = _play_out(board, players, spec.time_control, (moves, ms, infos), adjudicator)
         outcome = adjudicated or _PLAYED_OUT[board.winner]
     except _Forfeit as forfeit:
         outcome = Outcome(1 - forfeit.player, Termination.FORFEIT, storable(forfeit.reason))
@@ -88,15 +100,8 @@ def play_game(
             bot.log = None
     if kept is not None and outcome.termination in _FAILED:
         kept.clear()  # a bot that failed is built anew, and so is its opponent
-    logs: tuple[BotLog | None, BotLog | None] = (collectors[0].log(), collectors[1].log())
-    return GameRecord(
-        spec=spec,
-        outcome=outcome,
-        moves=moves,
-        duration=time.perf_counter() - started,
-        finished_at=time.time(),
-        logs=logs,
-    )
+    return RefereedGame(spec, outcome, moves, ms, infos, time.perf_counter() - started, time.time(),
+                        (collectors[0].log(), collectors[1].log()))
 
 
 #: The terminations after which the kept bots are built anew (a module name: reading
@@ -190,11 +195,13 @@ def _close(bot: Player) -> None:
 
 
 def _play_out(
-    board: Board, players: tuple[Player, Player], clock: TimeControl, moves: list[MoveRecord],
+    board: Board, players: tuple[Player, Player], clock: TimeControl,
+    played: tuple[list[int], list[float | None], dict[int, dict[str, Any]]],
     adjudicator: Adjudicator | None = None,
 ) -> Outcome | None:
     """Play until the game is over (None), or until ``adjudicator`` proves its
-    result (that outcome), asked before each move, off both clocks."""
+    result (that outcome), asked before each move, off both clocks. Each move goes
+    into ``played``'s columns (see :class:`RefereedGame`) once it is found legal."""
     banks = [clock.bank_seconds, clock.bank_seconds]
     limit = clock.move_seconds
     # The limit each side is given for its next move: the same object move after
@@ -204,7 +211,8 @@ def _play_out(
     # A game of random bots spends as long here as in the bots: no call, lookup or
     # object per move that the loop can do without. The side to move and the ply
     # are counted here rather than asked of the board each move.
-    record = moves.append
+    record_move, record_ms = played[0].append, played[1].append
+    infos = played[2]
     is_over, is_legal, copy = board.is_over, board.is_legal, board.copy
     play = Board.play.__get__(board)  # the board is read-only to the bots: not to the referee
     asks = (players[0].play, players[1].play)
@@ -234,12 +242,15 @@ def _play_out(
             if banks[player] < 0:
                 raise _Forfeit(player, f"time: took {took:.3f} s, limit {clock.describe()}")
             given[player] = _limit(clock, banks[player])
-        if info is not None:
-            info = _clean_info(info)
         if not is_legal(move):  # the bot's answer, of any type: checked here
             raise _Forfeit(player, _illegal(board, move))
         play(move)
-        record(_move_record(MoveRecord, (ply, move, took * 1000.0, info)))
+        record_move(move)  # type: ignore[arg-type]  # an int: is_legal said so
+        record_ms(took * 1000.0)
+        if info is not None:
+            info = _clean_info(info)
+            if info is not None:
+                infos[ply] = info
         ply += 1
         player ^= 1
     return None
@@ -250,11 +261,6 @@ def _limit(clock: TimeControl, bank: float) -> Limit:
     if clock.move_seconds is None:
         return NO_LIMIT
     return Limit(clock.move_seconds, max(bank, 0.0) if clock.bank_seconds else None)
-
-
-#: Makes a MoveRecord from its fields without the Python-level __new__ of a
-#: NamedTuple: a game of random bots makes one per ply, by the million.
-_move_record = tuple.__new__
 
 
 def _illegal(board: Board, move: object) -> str:

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from arena.engine.game import Rules, format_moves, move_names
 from arena.errors import ArenaError
-from arena.records import BotLog, Frame, GameRecord, Termination
+from arena.records import BotLog, Frame, GameRecord, GameSpec, Outcome, RefereedGame, Termination
 from arena.text import json_text, storable
 
 #: The spec stored for a player an imported game's file does not name. Such a
@@ -370,21 +370,39 @@ class FinishedGame(NamedTuple):
 
     @classmethod
     def of(cls, record: GameRecord) -> FinishedGame:
-        spec, outcome = record.spec, record.outcome
+        moves = record.moves
+        infos = [move.info for move in moves]
+        return cls._made(record.spec, record.outcome, tuple([move.ply for move in moves]),
+                         [move.move for move in moves], tuple([move.ms for move in moves]),
+                         None if infos.count(None) == len(infos) else infos,
+                         record.duration, record.finished_at, record.logs)
+
+    @classmethod
+    def of_refereed(cls, game: RefereedGame) -> FinishedGame:
+        """:meth:`of` the record of ``game``, without making it (a worker's every game)."""
+        spec, outcome, moves, ms, infos, duration, finished_at, logs = game
+        plies = tuple(range(len(moves)))
+        return cls._made(spec, outcome, plies, moves, tuple(ms),
+                         [infos.get(ply) for ply in plies] if infos else None, duration, finished_at, logs)
+
+    @classmethod
+    def _made(
+        cls, spec: GameSpec, outcome: Outcome, plies: tuple[int, ...], moves: list[int],
+        ms: tuple[float | None, ...], infos: list[dict[str, Any] | None] | None,
+        duration: float, finished_at: float, logs: tuple[BotLog | None, BotLog | None],
+    ) -> FinishedGame:
+        """The rows of a game whose infos are None where no move has one."""
         names, joiner = _notation(spec.rules)
-        plies, moves, ms, infos = zip(*record.moves) if record.moves else ((), (), (), ())
         played = tuple([names[move] for move in moves])
-        info_texts = None
-        if infos.count(None) != len(infos):
-            # strict JSON: a NaN a bot reported is null
-            info_texts = tuple([None if info is None else json_text(info) for info in infos])
-        return cls(
+        # strict JSON: a NaN a bot reported is null
+        info_texts = None if infos is None else tuple([None if info is None else json_text(info) for info in infos])
+        return tuple.__new__(cls, (  # skips NamedTuple's Python-level __new__: one a game
             spec.key, spec.pairing, spec.first, spec.second,
             joiner.join([names[move] for move in spec.opening]), len(spec.opening),
             outcome.result, outcome.winner, str(outcome.termination), outcome.reason, len(played),
-            joiner.join(played), round(record.duration, 6), spec.seed, stored_time(record.finished_at),
-            plies, played, ms, info_texts, _log_rows(record.logs),
-        )
+            joiner.join(played), round(duration, 6), spec.seed, stored_time(finished_at),
+            plies, played, ms, info_texts, _log_rows(logs),
+        ))
 
     def storable(self) -> FinishedGame:
         """This game with every text it stores made storable (:func:`arena.text.storable`):

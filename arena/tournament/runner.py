@@ -22,7 +22,7 @@ from arena.players.plugins import installed_bots, load_entry, parse_spec
 from arena.ratings.knockout_record import SEEDING_ORDER
 from arena.records import BotCode, GameRecord, GameSpec, Termination
 from arena.referee.kept_bots import KeptBots
-from arena.referee.referee import LogSink, play_game
+from arena.referee.referee import LogSink, play_game, referee_game
 from arena.store import BotIdentity, FinishedGame, Store, StoreError, StoreWriteFailed
 from arena.text import content_hash
 from arena.tournament.cluster import worker_needs
@@ -287,7 +287,7 @@ def play_for_store(specs: list[GameSpec], log_sink: LogSink | None = None) -> It
     (see :class:`~arena.referee.kept_bots.KeptBots`)."""
     kept = KeptBots()
     for spec in specs:
-        yield FinishedGame.of(play_game(spec, log_sink=log_sink, kept=kept))
+        yield FinishedGame.of_refereed(referee_game(spec, log_sink=log_sink, kept=kept))
 
 
 def chunked(specs: Iterable[GameSpec], count: int, executor: Any) -> Iterator[list[GameSpec]]:
