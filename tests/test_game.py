@@ -169,6 +169,26 @@ def test_engine_agrees_with_reference(rules, data):
         assert board.cell(column, row) == 1 - board.to_move
 
 
+@PROPERTY
+@given(rules=rules_strategy(), data=st.data())
+def test_play_if_legal_is_is_legal_then_play_then_is_over(rules, data):
+    # The referee's one call for a bot's answer: the same as the three it stands for,
+    # for every answer, legal or not, of any type, in any position (a won one too).
+    board = Board(rules)
+    play_random(data, board, ReferenceGame.from_rules(rules), rules.cells)
+    answers = [*range(-2, rules.move_count + 2), 2.0, True, "3", None]
+    for answer in answers:
+        fused, stepwise = board.copy(), board.copy()
+        over = fused.play_if_legal(answer)
+        if stepwise.is_legal(answer):
+            stepwise.play(answer)  # type: ignore[arg-type]
+            assert over is stepwise.is_over()
+        else:
+            assert over is None
+        assert fused.history == stepwise.history and fused.key() == stepwise.key()
+        assert fused.winner == stepwise.winner and fused.legal_moves() == stepwise.legal_moves()
+
+
 @settings(PROPERTY, max_examples=60)
 @given(
     rules=rules_strategy(min_width=10, max_width=40, min_height=10, max_height=40),

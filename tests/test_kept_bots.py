@@ -129,13 +129,14 @@ def test_a_bot_that_plays_on_the_board_it_said_it_only_reads_forfeits():
 
 def test_a_read_only_board_refuses_to_be_played_on_and_copies_to_an_ordinary_board():
     board = read_only(Board.from_moves("44"))
-    for change in (lambda: board.play(3), lambda: board.play_checked(3), board.undo):
+    for change in (lambda: board.play(3), lambda: board.play_checked(3), lambda: board.play_if_legal(3), board.undo):
         with pytest.raises(TypeError, match="read-only"):
             change()
     Board.play(board, 2)  # its owner plays on
-    assert board.moves_string() == Board.from_moves("443").moves_string()
+    assert Board.play_if_legal(board, 3) is False and Board.play_if_legal(board, 99) is None
+    assert board.moves_string() == Board.from_moves("4434").moves_string()
     copy = board.copy()
     copy.play(0)
-    assert type(copy) is Board and board.ply == 3
+    assert type(copy) is Board and board.ply == 4
     again = pickle.loads(pickle.dumps(board))
     assert type(again) is Board and again == board

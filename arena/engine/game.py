@@ -489,6 +489,19 @@ class Board:
             self._winner = len(history) - 1 & 1
             self._legal.clear()
 
+    def play_if_legal(self, move: object) -> bool | None:
+        """Play ``move`` if it is legal (of any type: a bot's answer) and say whether
+        the game is over now; None, nothing played, if it is not legal. The
+        referee's every move: one call in Python where is_legal, play and is_over
+        are three."""
+        if type(move) is not int or self._winner is not None:
+            return None
+        open_bit = self._g.open_bit
+        if not 0 <= move < len(open_bit) or self._mask & open_bit[move]:
+            return None
+        Board.play(self, move)  # Board's: a read-only board's owner plays through this too
+        return not self._legal
+
     def play_checked(self, move: object) -> None:
         """Play ``move`` after checking it; raise IllegalMoveError if it is not legal."""
         if not self.is_legal(move):
@@ -654,7 +667,8 @@ class ReadOnlyBoard(Board):
     """A board that refuses to be played on through its methods: the referee's own
     board, handed as it is to a bot that only reads it (``Bot.reads_board_only``)
     instead of a copy for every move. Whoever owns it moves with :meth:`Board.play`
-    called on it (``Board.play(board, move)``); ``copy`` gives an ordinary board."""
+    called on it (``Board.play(board, move)``, ``Board.play_if_legal(board, move)``);
+    ``copy`` gives an ordinary board."""
 
     __slots__ = ()
 
@@ -662,6 +676,9 @@ class ReadOnlyBoard(Board):
         raise TypeError(_READ_ONLY)
 
     def play_checked(self, move: object) -> None:
+        raise TypeError(_READ_ONLY)
+
+    def play_if_legal(self, move: object) -> bool | None:
         raise TypeError(_READ_ONLY)
 
     def undo(self) -> int:

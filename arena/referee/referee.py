@@ -213,15 +213,17 @@ def _play_out(
     # are counted here rather than asked of the board each move.
     record_move, record_ms = played[0].append, played[1].append
     infos = played[2]
-    is_over, is_legal, copy = board.is_over, board.is_legal, board.copy
-    play = Board.play.__get__(board)  # the board is read-only to the bots: not to the referee
+    copy = board.copy
+    # The board is read-only to the bots, not to the referee: Board's own method.
+    play_if_legal = Board.play_if_legal.__get__(board)
     asks = (players[0].play, players[1].play)
     # What each side is shown: the board itself (a bot that only reads it), else a copy.
     shown = [board if bot.reads_board_only else None for bot in players]
     ply = board.ply
     player = ply & 1
     adjudicate_from = adjudicator.stones if adjudicator is not None else board.rules.cells + 1
-    while not is_over():
+    over = board.is_over()
+    while not over:
         if ply >= adjudicate_from:
             assert adjudicator is not None
             verdict = adjudicator.verdict(board)
@@ -242,10 +244,10 @@ def _play_out(
             if banks[player] < 0:
                 raise _Forfeit(player, f"time: took {took:.3f} s, limit {clock.describe()}")
             given[player] = _limit(clock, banks[player])
-        if not is_legal(move):  # the bot's answer, of any type: checked here
+        over = play_if_legal(move)  # the bot's answer, of any type: checked here
+        if over is None:
             raise _Forfeit(player, _illegal(board, move))
-        play(move)
-        record_move(move)  # type: ignore[arg-type]  # an int: is_legal said so
+        record_move(move)  # type: ignore[arg-type]  # an int: it was legal
         record_ms(took * 1000.0)
         if info is not None:
             info = _clean_info(info)
