@@ -81,7 +81,7 @@ def load(name: str, limit: int | None) -> list[tuple[str, int]]:
     return rows[:limit] if limit else rows
 
 
-def run_set(solver: Solver, rows, keep_table: bool) -> tuple[float, float, int, list[str]]:
+def run_set(solver: Solver, rows: list[tuple[str, int]], keep_table: bool) -> tuple[float, float, int, list[str]]:
     """(wall seconds, cpu seconds, nodes, wrong lines) for one pass over ``rows``.
 
     The whole pass is timed at once (reading the clocks per position would cost
@@ -140,7 +140,7 @@ class BookLessPeer:
     """BitBully's C++ search with no opening book and its table emptied per position."""
 
     def __init__(self) -> None:
-        import bitbully.bitbully_core as core  # bench-only peer (AGPL): never the arena's
+        import bitbully.bitbully_core as core  # type: ignore[import-not-found]  # bench-only peer (AGPL): never the arena's
 
         self._core = core
         self._solver: Any = core.BitBullyCore()  # no path: no book loaded
@@ -384,6 +384,7 @@ def main(argv: list[str] | None = None) -> int:
                 result = run_set(solver, rows, args.keep_table)
                 if best is None or result[1] < best[1]:
                     best = result
+            assert best is not None  # at least one pass
             wall, cpu, nodes, wrong = best
             n = len(rows)
             us, cpu_us, mean_nodes = wall / n * 1e6, cpu / n * 1e6, nodes / n

@@ -6,7 +6,7 @@ import _random
 import random
 
 try:  # Python's own SHA-512, the one random.seed hashes a text seed with: quicker to
-    # start than OpenSSL's, which hashlib gives (a start a game, for each bot)
+    # set up than OpenSSL's, which hashlib gives (each bot hashes its seed every game)
     from _sha512 import sha512  # type: ignore[import-not-found]
 except ImportError:  # where Python has it under another name (3.12 on)
     from hashlib import sha512
